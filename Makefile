@@ -1,0 +1,73 @@
+# Thin wrapper over Meson: installs missing Debian packages, then builds.
+#   make demo    build and run the main job
+#   make check   build and run every test (plain, ASan+UBSan, valgrind, fuzz smoke)
+#   make bench   benchmarks (BENCH_SECONDS=N for short runs)
+#   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+BENCH_SECONDS ?= 2
+FUZZ_SECONDS  ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+
+DEB_PACKAGES = liburcu-dev libcmocka-dev libfuse3-dev fuse3 meson ninja-build pkg-config \
+               valgrind clang libclang-rt-14-dev procps util-linux
+
+.PHONY: all deps build demo check check-plain check-asan check-fuzz bench fuzz clean
+
+all: build
+
+# Install the Debian packages only when a check says something is missing.
+deps:
+	@missing=0; \
+	for pc in liburcu-bp liburcu-cds cmocka fuse3; do \
+	  pkg-config --exists $$pc 2>/dev/null || missing=1; done; \
+	for cmd in meson ninja valgrind clang pkg-config sysctl unshare fusermount3; do \
+	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
+	[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] || \
+	  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing=1; \
+	if [ $$missing = 1 ]; then \
+	  echo "deps: installing Debian packages: $(DEB_PACKAGES)"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(DEB_PACKAGES); \
+	fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) -Dwerror=true
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+demo: build
+	./$(BUILD)/examples/tunable-readers
+
+check: build check-plain check-asan check-fuzz
+	@echo "check: all suites passed"
+
+check-plain: build
+	meson test -C $(BUILD) --print-errorlogs --num-processes 2
+
+$(ASAN_BUILD)/build.ninja:
+	meson setup $(ASAN_BUILD) -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+
+check-asan: deps $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+	meson test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 --no-suite valgrind --no-suite bench
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+
+# Brief runs of every libFuzzer target over its corpus (longer: make fuzz).
+check-fuzz: deps $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+	FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) tests/fuzz/run-all $(FUZZ_BUILD)
+
+fuzz: deps $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run-all $(FUZZ_BUILD)
+
+bench: build
+	./$(BUILD)/bench/rcustring-bench --seconds $(BENCH_SECONDS)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * String variables: publish whole values with RCU, serialize writers with a
+ * per-variable mutex, never free the static default.
+ */
+#define _LGPL_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu-bp.h>
+
+#include "rcustring/rcustring.h"
+#include "buf.h"
+
+int rcustring_init(struct rcustring *s, size_t maxlen, const char *static_default)
+{
+	int err;
+
+	if (!s || !static_default || maxlen == 0)
+		return -EINVAL;
+	if (strnlen(static_default, maxlen) >= maxlen)
+		return -EMSGSIZE;
+	err = pthread_mutex_init(&s->writer_lock, NULL);
+	if (err)
+		return -err;
+	s->value = (char *)static_default;
+	s->maxlen = maxlen;
+	s->static_default = static_default;
+	s->generation = 0;
+	return 0;
+}
+
+/* Free a value that was published, unless it is the static default. */
+static void retire(struct rcustring *s, char *old)
+{
+	if (old != s->static_default)
+		rcs_buf_free_deferred(old);
+}
+
+/* Publish @new (a buffer or the static default) under the writer lock. */
+static char *publish_locked(struct rcustring *s, char *new)
+{
+	char *old = s->value;
+
+	rcu_assign_pointer(s->value, new);
+	__atomic_store_n(&s->generation, s->generation + 1, __ATOMIC_RELEASE);
+	return old;
+}
+
+void rcustring_destroy(struct rcustring *s)
+{
+	char *old;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->writer_lock);
+	old = s->value;
+	rcu_assign_pointer(s->value, (char *)s->static_default);
+	pthread_mutex_unlock(&s->writer_lock);
+	retire(s, old);
+	pthread_mutex_destroy(&s->writer_lock);
+}
+
+int rcustring_set_len(struct rcustring *s, const char *value, size_t len)
+{
+	char *new, *old;
+
+	if (!s || !value)
+		return -EINVAL;
+	len = strnlen(value, len);
+	if (len >= s->maxlen)
+		return -EMSGSIZE;
+	/* Allocate and fill outside the lock: only the publish is serialized. */
+	new = rcs_buf_alloc(s->maxlen);
+	if (!new)
+		return -ENOMEM;
+	memcpy(new, value, len);
+	new[len] = '\0';
+	pthread_mutex_lock(&s->writer_lock);
+	old = publish_locked(s, new);
+	pthread_mutex_unlock(&s->writer_lock);
+	retire(s, old);
+	return 0;
+}
+
+int rcustring_set(struct rcustring *s, const char *value)
+{
+	if (!s || !value)
+		return -EINVAL;
+	return rcustring_set_len(s, value, strnlen(value, s->maxlen));
+}
+
+int rcustring_reset(struct rcustring *s)
+{
+	char *old;
+
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->writer_lock);
+	old = publish_locked(s, (char *)s->static_default);
+	pthread_mutex_unlock(&s->writer_lock);
+	retire(s, old);
+	return 0;
+}
+
+int rcustring_edit_begin(struct rcustring *s, struct rcustring_edit *e)
+{
+	char *copy;
+
+	if (!s || !e)
+		return -EINVAL;
+	copy = rcs_buf_alloc(s->maxlen);
+	if (!copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->writer_lock);
+	/* Holding the writer lock: the value cannot change or be freed. */
+	strcpy(copy, s->value);
+	e->s = s;
+	e->buf = copy;
+	e->size = s->maxlen;
+	return 0;
+}
+
+static void edit_end(struct rcustring_edit *e)
+{
+	pthread_mutex_unlock(&e->s->writer_lock);
+	e->buf = NULL;
+	e->s = NULL;
+}
+
+int rcustring_edit_commit(struct rcustring_edit *e)
+{
+	struct rcustring *s;
+	char *old;
+
+	if (!e || !e->s || !e->buf)
+		return -EINVAL;
+	s = e->s;
+	if (!memchr(e->buf, '\0', e->size)) {
+		rcustring_edit_abort(e);
+		return -EMSGSIZE;
+	}
+	old = publish_locked(s, e->buf);
+	edit_end(e);
+	retire(s, old);
+	return 0;
+}
+
+void rcustring_edit_abort(struct rcustring_edit *e)
+{
+	if (!e || !e->s)
+		return;
+	rcs_buf_free_now(e->buf);
+	edit_end(e);
+}
+
+void rcustring_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void rcustring_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
+const char *rcustring_dereference(const struct rcustring *s)
+{
+	return rcu_dereference(s->value);
+}
+
+ssize_t rcustring_copy(const struct rcustring *s, char *buf, size_t size)
+{
+	const char *v;
+	size_t len;
+
+	if (!s || !buf || size == 0)
+		return -EINVAL;
+	rcu_read_lock();
+	v = rcu_dereference(s->value);
+	len = strnlen(v, size);
+	if (len < size)
+		memcpy(buf, v, len + 1);
+	rcu_read_unlock();
+	if (len >= size) {
+		buf[0] = '\0';
+		return -ERANGE;
+	}
+	return (ssize_t)len;
+}
+
+char *rcustring_dup(const struct rcustring *s)
+{
+	char *copy;
+
+	if (!s) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Allocate before the read lock; maxlen always fits. */
+	copy = malloc(s->maxlen);
+	if (!copy) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rcustring_copy(s, copy, s->maxlen);
+	return copy;
+}
+
+uint64_t rcustring_generation(const struct rcustring *s)
+{
+	return __atomic_load_n(&s->generation, __ATOMIC_ACQUIRE);
+}
+
+size_t rcustring_maxlen(const struct rcustring *s)
+{
+	return s->maxlen;
+}

@@ -1,0 +1,42 @@
+/*
+ * Link-time fault injection: tests linked with -Wl,--wrap=malloc fail the
+ * Nth malloc after failmalloc_arm(N) (1 = the next one). Include once per
+ * test program.
+ */
+#ifndef RCUSTRING_TESTS_FAILMALLOC_H
+#define RCUSTRING_TESTS_FAILMALLOC_H
+
+#include <stddef.h>
+
+void *__real_malloc(size_t size);
+
+static __thread long failmalloc_countdown; /* 0: disarmed */
+static __thread long failmalloc_calls;     /* mallocs seen while armed */
+
+void *__wrap_malloc(size_t size);
+void *__wrap_malloc(size_t size)
+{
+	if (failmalloc_countdown > 0) {
+		failmalloc_calls++;
+		if (--failmalloc_countdown == 0)
+			return NULL;
+	}
+	return __real_malloc(size);
+}
+
+static inline void failmalloc_arm(long nth)
+{
+	failmalloc_calls = 0;
+	failmalloc_countdown = nth;
+}
+
+/* Disarm; returns how many mallocs ran while armed. */
+static inline long failmalloc_disarm(void)
+{
+	long calls = failmalloc_calls;
+
+	failmalloc_countdown = 0;
+	return calls;
+}
+
+#endif
