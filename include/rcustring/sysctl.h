@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sysctl tree: ctl_table entries registered under paths, read and
+ * written through the kernel's handlers, with change notification and an
+ * audit ring. Front ends (FUSE, control socket, CLI) sit on top of this
+ * header only.
+ *
+ * Paths: "kernel.core_pattern" or "kernel/core_pattern". When a path holds
+ * a '/', '/' separates and '.' is part of a name (systemd's rule for
+ * sysctl.d); otherwise '.' separates.
+ *
+ * Errors are negative errno values. Every function may be called from any
+ * thread without registration.
+ */
+#ifndef RCUSTRING_SYSCTL_H
+#define RCUSTRING_SYSCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "rcustring/rcustring.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ctl_table;
+
+/*
+ * The kernel's handler contract. Read (write == 0): fill @buffer with at
+ * most *@lenp bytes of the value's text starting at *@ppos, set *@lenp to
+ * the bytes produced and advance *@ppos; *@lenp == 0 means end of file.
+ * Write: parse *@lenp bytes of @buffer at *@ppos, set *@lenp to the bytes
+ * consumed and advance *@ppos. Return 0 or a negative errno.
+ */
+typedef int proc_handler(const struct ctl_table *table, int write, void *buffer, size_t *lenp,
+			 off_t *ppos);
+
+struct ctl_table {
+	const char *procname; /* entry name, no '/' or '.' separators */
+	void *data;           /* what the handler reads and writes (see each handler) */
+	int maxlen;           /* bytes at data (strings: capacity with NUL) */
+	mode_t mode;          /* 0644, 0444, 0200, ... */
+	proc_handler *proc_handler;
+	void *extra1; /* min for *_minmax handlers (pointer to the element type) */
+	void *extra2; /* max */
+	const char *desc; /* one-line description */
+};
+
+/*
+ * Handlers (documented in sysctl_handlers(7)).
+ * proc_dostring:    data is a char[maxlen]; read-only strings or strings the
+ *                   program locks itself.
+ * proc_rcu_string:  data is a struct rcustring *; maxlen must equal its
+ *                   capacity. Lock-free readers, all-or-nothing writes.
+ * proc_dointvec*, proc_douintvec*, proc_doulongvec_minmax, proc_dobool:
+ *                   data is an array of maxlen / sizeof(element) elements.
+ */
+RCUSTRING_API proc_handler proc_dostring;
+RCUSTRING_API proc_handler proc_rcu_string;
+RCUSTRING_API proc_handler proc_dointvec;
+RCUSTRING_API proc_handler proc_dointvec_minmax;
+RCUSTRING_API proc_handler proc_douintvec;
+RCUSTRING_API proc_handler proc_douintvec_minmax;
+RCUSTRING_API proc_handler proc_doulongvec_minmax;
+RCUSTRING_API proc_handler proc_dobool;
+
+struct sysctl_tree;        /* a tree of tunables */
+struct sysctl_table_header; /* one registered table */
+struct sysctl_entry;        /* a file (an entry) or a directory in a tree */
+
+/* Who asks; used for permission checks and the audit ring. */
+struct sysctl_caller {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+};
+
+/** sysctl_tree_new - an empty tree; NULL with errno ENOMEM */
+RCUSTRING_API struct sysctl_tree *sysctl_tree_new(void);
+
+/**
+ * sysctl_tree_free - unregister everything and free the tree
+ *
+ * No other call on @tree may be running or start. References still held on
+ * entries must have been put.
+ */
+RCUSTRING_API void sysctl_tree_free(struct sysctl_tree *tree);
+
+/**
+ * sysctl_register_table - register @count entries under directory @path
+ * @path: "" for the root, "kernel", "fs/ocfs2/nm", "fs.ocfs2.nm"
+ * @table: entries; the array and what it points to must outlive the
+ *         registration
+ * @out: receives the handle to unregister with
+ *
+ * Checked like the kernel's sysctl_check_table: bad or duplicate names
+ * (also against entries already registered), missing handler, string
+ * handler with maxlen 0, proc_rcu_string whose maxlen differs from its
+ * variable's, minmax handler without bounds, mode bits beyond 0777.
+ * Return: 0, -EINVAL (bad table), -EEXIST (name taken), -ENOMEM. On error
+ * nothing is registered; a message naming the entry is logged through
+ * the tree's log function.
+ */
+RCUSTRING_API int sysctl_register_table(struct sysctl_tree *tree, const char *path,
+					struct ctl_table *table, size_t count,
+					struct sysctl_table_header **out);
+
+/**
+ * sysctl_unregister_table - remove a table's entries
+ *
+ * Concurrent lookups never see a freed node. Waits until no handler of the
+ * table runs any more, so the caller may free the table's data on return.
+ */
+RCUSTRING_API void sysctl_unregister_table(struct sysctl_table_header *header);
+
+/** Log hook for registration errors; default writes to stderr. */
+typedef void sysctl_log_fn(void *arg, const char *message);
+RCUSTRING_API void sysctl_tree_set_log(struct sysctl_tree *tree, sysctl_log_fn *fn, void *arg);
+
+/**
+ * sysctl_lookup - find an entry or a directory and take a reference
+ * Return: the entry (release with sysctl_entry_put()), or NULL with errno
+ * ENOENT or EINVAL (malformed path).
+ */
+RCUSTRING_API struct sysctl_entry *sysctl_lookup(struct sysctl_tree *tree, const char *path);
+
+/** sysctl_entry_put - drop a reference from sysctl_lookup() or a walk */
+RCUSTRING_API void sysctl_entry_put(struct sysctl_entry *e);
+
+/** sysctl_entry_get - take another reference */
+RCUSTRING_API void sysctl_entry_get(struct sysctl_entry *e);
+
+RCUSTRING_API int sysctl_entry_is_dir(const struct sysctl_entry *e);
+RCUSTRING_API const char *sysctl_entry_name(const struct sysctl_entry *e);
+/** Dotted full path, e.g. "kernel.core_pattern" (as procps sysctl prints it). */
+RCUSTRING_API const char *sysctl_entry_path(const struct sysctl_entry *e);
+/** Mode bits of the entry (0555 for directories). */
+RCUSTRING_API mode_t sysctl_entry_mode(const struct sysctl_entry *e);
+RCUSTRING_API const char *sysctl_entry_desc(const struct sysctl_entry *e);
+/** The table row (NULL for directories). */
+RCUSTRING_API const struct ctl_table *sysctl_entry_table(const struct sysctl_entry *e);
+/** 0 once the entry's table was unregistered (then reads and writes: -ENOENT). */
+RCUSTRING_API int sysctl_entry_live(const struct sysctl_entry *e);
+
+/**
+ * sysctl_access - may @who read (R_OK) or write (W_OK) @e?
+ *
+ * Like /proc/sys: root (uid 0) passes a check when any of the owner's
+ * bits allow it; other users are checked against the "other" bits.
+ * Return: 0 or -EACCES.
+ */
+RCUSTRING_API int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who,
+				int mask);
+
+/**
+ * sysctl_entry_read - run the handler's read at *@ppos
+ * Return: 0 or a negative errno; *@lenp bytes produced. No permission check
+ * (front ends call sysctl_access() at open time, as the kernel does).
+ */
+RCUSTRING_API int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp,
+				    off_t *ppos);
+
+/**
+ * sysctl_entry_write - run the handler's write at *@ppos
+ *
+ * On success the entry's change counter is bumped, waiters and callbacks
+ * are told, and the audit ring records @who (may be NULL), the time, the
+ * previous and the new value. Return: 0 or the handler's negative errno.
+ */
+RCUSTRING_API int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
+				     const char *buf, size_t *lenp, off_t *ppos);
+
+/**
+ * sysctl_get - the whole value of @path as its file reads (with '\n')
+ * Return: the length, -ENOENT, -EISDIR, -ERANGE (buffer too small), or the
+ * handler's error.
+ */
+RCUSTRING_API ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf,
+				 size_t size);
+
+/**
+ * sysctl_set - write @len bytes of @value to @path at position 0, checking
+ * @who's permission (NULL: no check, the program itself)
+ * Return: 0, -ENOENT, -EISDIR, -EACCES, or the handler's error.
+ */
+RCUSTRING_API int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value,
+			     size_t len, const struct sysctl_caller *who);
+
+/**
+ * sysctl_walk - call @fn for every entry (not directory) under @prefix
+ * ("" for all) in a stable order (sorted by path component).
+ *
+ * @fn gets a borrowed entry valid during the call; returning non-zero stops
+ * the walk and that value is returned. Return: 0, -ENOENT, or @fn's value.
+ */
+RCUSTRING_API int sysctl_walk(struct sysctl_tree *tree, const char *prefix,
+			      int (*fn)(struct sysctl_entry *e, void *arg), void *arg);
+
+/**
+ * sysctl_list_dir - call @fn for each direct child of directory @path, sorted
+ * Return: 0, -ENOENT, -ENOTDIR, or @fn's non-zero value.
+ */
+RCUSTRING_API int sysctl_list_dir(struct sysctl_tree *tree, const char *path,
+				  int (*fn)(struct sysctl_entry *child, void *arg), void *arg);
+
+/* ---- change notification ---- */
+
+/** sysctl_entry_changes - the entry's change counter (successful writes) */
+RCUSTRING_API uint64_t sysctl_entry_changes(const struct sysctl_entry *e);
+
+/**
+ * sysctl_entry_notify - tell waiters and callbacks that the program changed
+ * the entry's data directly (not through a tree write)
+ */
+RCUSTRING_API void sysctl_entry_notify(struct sysctl_entry *e);
+
+/**
+ * sysctl_entry_wait - block until the change counter differs from @seen
+ * @timeout_ms: -1 waits forever
+ * Return: the new counter (>= 0), -ETIMEDOUT, or -ENOENT when the entry is
+ * unregistered.
+ */
+RCUSTRING_API int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms);
+
+struct sysctl_callback;
+typedef void sysctl_change_fn(struct sysctl_entry *e, uint64_t changes, void *arg);
+
+/**
+ * sysctl_entry_on_change - call @fn after each change of @e
+ *
+ * @fn runs after the change is published, outside every lock of the tree,
+ * never concurrently with itself; every change is seen at least once (a
+ * burst may be folded into one call with the latest counter).
+ * Return: 0, -ENOMEM; *@out is the handle to remove it.
+ */
+RCUSTRING_API int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
+					 struct sysctl_callback **out);
+
+/** sysctl_callback_remove - remove; waits if the callback is running (not from within it) */
+RCUSTRING_API void sysctl_callback_remove(struct sysctl_callback *cb);
+
+/* ---- audit ---- */
+
+#define SYSCTL_AUDIT_VALUE_MAX 256 /* longer values are recorded cut, with "..." */
+#define SYSCTL_AUDIT_PATH_MAX 256
+#define SYSCTL_AUDIT_RING 1024     /* records kept per tree */
+
+struct sysctl_audit_record {
+	uint64_t seq; /* 1, 2, ... per tree */
+	struct timespec when; /* CLOCK_REALTIME */
+	uid_t uid;            /* (uid_t)-1 / 0 pid when the writer passed no caller */
+	pid_t pid;
+	char path[SYSCTL_AUDIT_PATH_MAX];
+	char old_value[SYSCTL_AUDIT_VALUE_MAX];
+	char new_value[SYSCTL_AUDIT_VALUE_MAX];
+};
+
+/**
+ * sysctl_audit_read - copy records with seq > @after_seq, oldest first
+ * Return: the number copied (at most @max). Records overwritten in the ring
+ * are gone; the first seq returned shows the gap.
+ */
+RCUSTRING_API size_t sysctl_audit_read(struct sysctl_tree *tree, uint64_t after_seq,
+				       struct sysctl_audit_record *out, size_t max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RCUSTRING_SYSCTL_H */
