@@ -42,7 +42,7 @@ demo: build
 	./$(BUILD)/examples/tunable-readers
 
 check: build check-plain check-asan check-fuzz
-	@echo "check: all suites passed"
+	@tests/summarize $(BUILD)/meson-logs/testlog.json $(ASAN_BUILD)/meson-logs/testlog.json
 
 check-plain: build
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2
