@@ -1,0 +1,140 @@
+/* sysctl.d parser: comments, separators, '-' prefix, globs, errors. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sysctl_conf.h"
+#include "../failmalloc.h"
+
+struct seen {
+	char out[2048];  /* "key=value[!][*]@line;" per item */
+	char errs[512];  /* "line:message;" per error */
+};
+
+static int on_item(const struct sysctl_conf_item *it, void *arg)
+{
+	struct seen *s = arg;
+	size_t n = strlen(s->out);
+
+	snprintf(s->out + n, sizeof(s->out) - n, "%s=%s%s%s@%u;", it->key, it->value,
+		 it->ignore_failure ? "!" : "", it->glob ? "*" : "", it->line);
+	return 0;
+}
+
+static void on_error(unsigned line, const char *msg, void *arg)
+{
+	struct seen *s = arg;
+	size_t n = strlen(s->errs);
+
+	snprintf(s->errs + n, sizeof(s->errs) - n, "%u:%s;", line, msg);
+}
+
+static int parse(const char *text, struct seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	return sysctl_conf_parse(text, strlen(text), on_item, on_error, s);
+}
+
+static void test_assignments_and_comments(void **state)
+{
+	struct seen s;
+
+	(void)state;
+	assert_int_equal(parse("# comment\n; also comment\n\n   \n"
+			       "kernel.core_pattern = |/bin/crash %p\n"
+			       "\tkernel.modprobe=/sbin/modprobe  \r\n"
+			       "fs.ocfs2.nm.hb_ctl_path =\n", &s), 0);
+	assert_string_equal(s.out, "kernel/core_pattern=|/bin/crash %p@5;"
+				   "kernel/modprobe=/sbin/modprobe@6;"
+				   "fs/ocfs2/nm/hb_ctl_path=@7;");
+	assert_string_equal(s.errs, "");
+}
+
+/* systemd sysctl.d(5): the first separator decides how the key is read. */
+static void test_separator_rule(void **state)
+{
+	struct seen s;
+
+	(void)state;
+	assert_int_equal(parse("net.ipv4.conf.enp3s0/200.forwarding = 1\n"
+			       "net/ipv4/conf/enp3s0.200/forwarding = 1\n", &s), 0);
+	assert_string_equal(s.out, "net/ipv4/conf/enp3s0.200/forwarding=1@1;"
+				   "net/ipv4/conf/enp3s0.200/forwarding=1@2;");
+}
+
+static void test_ignore_failure_and_globs(void **state)
+{
+	struct seen s;
+
+	(void)state;
+	assert_int_equal(parse("-kernel.hotplug = /sbin/hotplug\n"
+			       " - net.ipv4.conf.*.rp_filter = 2\n", &s), 0);
+	assert_string_equal(s.out, "kernel/hotplug=/sbin/hotplug!@1;"
+				   "net/ipv4/conf/*/rp_filter=2!*@2;");
+}
+
+static void test_value_keeps_inner_equals_and_spaces(void **state)
+{
+	struct seen s;
+
+	(void)state;
+	assert_int_equal(parse("kernel.poweroff_cmd = /sbin/poweroff -f a=b\n", &s), 0);
+	assert_string_equal(s.out, "kernel/poweroff_cmd=/sbin/poweroff -f a=b@1;");
+}
+
+static void test_malformed_lines_reported_and_skipped(void **state)
+{
+	struct seen s;
+	char big[SYSCTL_CONF_LINE_MAX + 32];
+
+	(void)state;
+	assert_int_equal(parse("no assignment here\n = value\n-=x\na.b = 1\n", &s), 3);
+	assert_string_equal(s.errs, "1:line is not an assignment;2:empty key;3:empty key;");
+	assert_string_equal(s.out, "a/b=1@4;");
+
+	memset(big, 'k', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	big[10] = '=';
+	assert_int_equal(parse(big, &s), 1);
+	assert_string_equal(s.errs, "1:line too long;");
+
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(sysctl_conf_parse("a=1\n\0b=2\nc=3", 12, on_item, on_error, &s), 1);
+	assert_string_equal(s.out, "a=1@1;c=3@3;");
+	assert_string_equal(s.errs, "2:NUL byte in line;");
+}
+
+static int stop_at_second(const struct sysctl_conf_item *it, void *arg)
+{
+	(void)arg;
+	return it->line == 2 ? 42 : 0;
+}
+
+static void test_callback_stops_parse_and_enomem(void **state)
+{
+	(void)state;
+	assert_int_equal(sysctl_conf_parse("a=1\nb=2\nc=3\n", 12, stop_at_second, NULL, NULL), 42);
+	failmalloc_arm(1);
+	assert_int_equal(sysctl_conf_parse("a=1\n", 4, stop_at_second, NULL, NULL), -ENOMEM);
+	failmalloc_disarm();
+	/* No trailing newline, NULL callbacks: still counts errors. */
+	assert_int_equal(sysctl_conf_parse("x\ny=1", 5, NULL, NULL, NULL), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_assignments_and_comments),
+		cmocka_unit_test(test_separator_rule),
+		cmocka_unit_test(test_ignore_failure_and_globs),
+		cmocka_unit_test(test_value_keeps_inner_equals_and_spaces),
+		cmocka_unit_test(test_malformed_lines_reported_and_skipped),
+		cmocka_unit_test(test_callback_stops_parse_and_enomem),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
