@@ -1,0 +1,841 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sysctl tree: registration, lookup, walks, reads and writes.
+ *
+ * Nodes (entries and directories) hang in sorted RCU lists. Lookups run
+ * under rcu_read_lock and take a reference; register/unregister are
+ * serialized by the tree mutex. A node unlinked from the tree keeps its
+ * "linked" reference until a grace period has passed (call_rcu), so a
+ * reader that found it can still take a reference; it is freed when the
+ * last reference goes. Handlers run outside every RCU section (they may
+ * sleep) with their table's in-flight count raised, which unregister
+ * drains.
+ */
+#define _LGPL_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu-bp.h>
+#include <urcu/rculist.h>
+
+#include "rcustring/sysctl.h"
+#include "tree.h"
+
+#define NAME_MAX_LEN 255 /* a component must fit a file name (FUSE) */
+#define MAX_DEPTH 32
+
+/* ---- references and freeing ---- */
+
+static void header_put(struct sysctl_table_header *h)
+{
+	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	pthread_mutex_destroy(&h->drain_lock);
+	pthread_cond_destroy(&h->drain_cond);
+	free(h->entries);
+	free(h);
+}
+
+static void entry_free(struct sysctl_entry *e)
+{
+	struct sysctl_table_header *h = e->header;
+
+	rcs_sysctl_entry_fini_notify(e);
+	pthread_mutex_destroy(&e->write_lock);
+	free(e->name);
+	free(e->path);
+	free(e->desc);
+	free(e);
+	if (h)
+		header_put(h);
+}
+
+void sysctl_entry_get(struct sysctl_entry *e)
+{
+	if (e)
+		__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+}
+
+void sysctl_entry_put(struct sysctl_entry *e)
+{
+	/*
+	 * The last reference can only go after the linked reference, which
+	 * is dropped a grace period after the unlink: no reader can find the
+	 * node any more, so it is freed at once.
+	 */
+	if (e && __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		entry_free(e);
+}
+
+static void linked_ref_drop_rcu(struct rcu_head *head)
+{
+	sysctl_entry_put(caa_container_of(head, struct sysctl_entry, rcu));
+}
+
+/* Unlink @e from its parent (tree lock held); readers may still hold it. */
+static void entry_unlink(struct sysctl_entry *e)
+{
+	__atomic_store_n(&e->live, 0, __ATOMIC_SEQ_CST);
+	cds_list_del_rcu(&e->sibling);
+	e->parent = NULL;
+	call_rcu(&e->rcu, linked_ref_drop_rcu);
+}
+
+static char *join_path(const char *parent_path, const char *name)
+{
+	char *p;
+
+	if (!parent_path || !*parent_path)
+		return strdup(name);
+	if (asprintf(&p, "%s.%s", parent_path, name) < 0)
+		return NULL;
+	return p;
+}
+
+static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *parent_path,
+					const char *name, size_t namelen, bool is_dir)
+{
+	struct sysctl_entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->tree = tree;
+	e->is_dir = is_dir;
+	e->mode = 0555;
+	e->live = 1;
+	e->refs = 1;
+	CDS_INIT_LIST_HEAD(&e->children);
+	CDS_INIT_LIST_HEAD(&e->sibling);
+	e->name = strndup(name, namelen);
+	e->path = e->name ? join_path(parent_path, e->name) : NULL;
+	if (!e->path || pthread_mutex_init(&e->write_lock, NULL)) {
+		free(e->name);
+		free(e->path);
+		free(e);
+		return NULL;
+	}
+	if (rcs_sysctl_entry_init_notify(e)) {
+		pthread_mutex_destroy(&e->write_lock);
+		free(e->name);
+		free(e->path);
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* Insert @child into @dir's sorted children (tree lock held). */
+static void entry_link(struct sysctl_entry *dir, struct sysctl_entry *child)
+{
+	struct cds_list_head *pos = &dir->children;
+	struct sysctl_entry *c;
+
+	cds_list_for_each_entry(c, &dir->children, sibling) {
+		if (strcmp(c->name, child->name) > 0)
+			break;
+		pos = &c->sibling;
+	}
+	child->parent = dir;
+	/* Publishes child's fields (rcu_assign_pointer inside). */
+	cds_list_add_rcu(&child->sibling, pos);
+}
+
+/* ---- paths ---- */
+
+struct comp {
+	const char *s;
+	size_t len;
+};
+
+/*
+ * Split @path into components. A path holding a '/' is split at '/' and
+ * '.' is part of a name (systemd's sysctl.d rule); otherwise at '.'.
+ * Leading and trailing separators are ignored ("/kernel/", FUSE style);
+ * empty, "." or ".." components in between are malformed.
+ * Return: the number of components, or -EINVAL.
+ */
+static int split_path(const char *path, struct comp *out, int max)
+{
+	char sep = strchr(path, '/') ? '/' : '.';
+	const char *p = path, *end = path + strlen(path);
+	int n = 0;
+
+	while (p < end && *p == sep)
+		p++;
+	while (end > p && end[-1] == sep)
+		end--;
+	while (p < end) {
+		const char *q = memchr(p, sep, (size_t)(end - p));
+		size_t len = q ? (size_t)(q - p) : (size_t)(end - p);
+
+		if (len == 0 || len > NAME_MAX_LEN || n == max)
+			return -EINVAL;
+		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		out[n].s = p;
+		out[n].len = len;
+		n++;
+		p += len + (q ? 1 : 0);
+	}
+	return n;
+}
+
+static struct sysctl_entry *find_child(struct sysctl_entry *dir, const char *name, size_t len)
+{
+	struct sysctl_entry *c;
+
+	cds_list_for_each_entry_rcu(c, &dir->children, sibling) {
+		int cmp = strncmp(c->name, name, len);
+
+		if (cmp == 0 && c->name[len] == '\0')
+			return c;
+		if (cmp > 0)
+			break;
+	}
+	return NULL;
+}
+
+/* Resolve components under RCU or the tree lock; NULL if missing. */
+static struct sysctl_entry *resolve(struct sysctl_tree *tree, const struct comp *c, int n)
+{
+	struct sysctl_entry *e = tree->root;
+
+	for (int i = 0; i < n && e; i++) {
+		if (!e->is_dir)
+			return NULL;
+		e = find_child(e, c[i].s, c[i].len);
+	}
+	return e;
+}
+
+/* Look up @path under RCU and take a reference. Return 0 or -errno. */
+static int lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
+{
+	struct comp comps[MAX_DEPTH];
+	struct sysctl_entry *e;
+	int n;
+
+	if (!tree || !path)
+		return -EINVAL;
+	n = split_path(path, comps, MAX_DEPTH);
+	if (n < 0)
+		return n;
+	rcu_read_lock();
+	e = resolve(tree, comps, n);
+	if (e)
+		sysctl_entry_get(e);
+	rcu_read_unlock();
+	if (!e)
+		return -ENOENT;
+	*out = e;
+	return 0;
+}
+
+struct sysctl_entry *sysctl_lookup(struct sysctl_tree *tree, const char *path)
+{
+	struct sysctl_entry *e = NULL;
+	int err = lookup_ref(tree, path, &e);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return e;
+}
+
+/* ---- tree ---- */
+
+static void log_stderr(void *arg, const char *message)
+{
+	(void)arg;
+	fprintf(stderr, "sysctl: %s\n", message);
+}
+
+struct sysctl_tree *sysctl_tree_new(void)
+{
+	struct sysctl_tree *tree = calloc(1, sizeof(*tree));
+	pthread_condattr_t attr;
+
+	if (!tree)
+		goto nomem;
+	pthread_mutex_init(&tree->lock, NULL);
+	pthread_mutex_init(&tree->notify_lock, NULL);
+	pthread_mutex_init(&tree->audit_lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&tree->notify_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	CDS_INIT_LIST_HEAD(&tree->headers);
+	tree->log = log_stderr;
+	tree->root = entry_alloc(tree, "", "", 0, true);
+	if (!tree->root || rcs_audit_init(tree)) {
+		if (tree->root)
+			sysctl_entry_put(tree->root);
+		pthread_cond_destroy(&tree->notify_cond);
+		free(tree);
+		goto nomem;
+	}
+	return tree;
+nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+void sysctl_tree_free(struct sysctl_tree *tree)
+{
+	if (!tree)
+		return;
+	for (;;) {
+		struct sysctl_table_header *h = NULL;
+
+		pthread_mutex_lock(&tree->lock);
+		if (!cds_list_empty(&tree->headers))
+			h = cds_list_first_entry(&tree->headers, struct sysctl_table_header, node);
+		pthread_mutex_unlock(&tree->lock);
+		if (!h)
+			break;
+		sysctl_unregister_table(h);
+	}
+	sysctl_entry_put(tree->root);
+	/* Run the deferred reference drops now, so every node is freed on return. */
+	rcu_barrier();
+	rcs_audit_fini(tree);
+	pthread_cond_destroy(&tree->notify_cond);
+	pthread_mutex_destroy(&tree->notify_lock);
+	pthread_mutex_destroy(&tree->lock);
+	free(tree);
+}
+
+void sysctl_tree_set_log(struct sysctl_tree *tree, sysctl_log_fn *fn, void *arg)
+{
+	if (!tree)
+		return;
+	pthread_mutex_lock(&tree->lock);
+	tree->log = fn ? fn : log_stderr;
+	tree->log_arg = fn ? arg : NULL;
+	pthread_mutex_unlock(&tree->lock);
+}
+
+/* One line naming the path and the reason (tree lock held). */
+static void reg_error(struct sysctl_tree *tree, const char *dir, const char *name,
+		      const char *fmt, ...)
+{
+	char msg[512], why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof(msg), "register %s%s%s: %s", dir && *dir ? dir : "",
+		 dir && *dir && name ? "/" : "", name ? name : (dir && *dir ? "" : "/"), why);
+	tree->log(tree->log_arg, msg);
+}
+
+static bool is_string_handler(proc_handler *h)
+{
+	return h && (h == proc_dostring || h == proc_rcu_string);
+}
+
+static bool is_minmax_handler(proc_handler *h)
+{
+	return h && (h == proc_dointvec_minmax || h == proc_douintvec_minmax ||
+		     h == proc_doulongvec_minmax);
+}
+
+/* Size of a vector handler's element, 0 for other handlers. */
+static size_t vector_elem_size(proc_handler *h)
+{
+	if (!h)
+		return 0;
+	if (h == proc_dointvec || h == proc_dointvec_minmax)
+		return sizeof(int);
+	if (h == proc_douintvec || h == proc_douintvec_minmax)
+		return sizeof(unsigned int);
+	if (h == proc_doulongvec_minmax)
+		return sizeof(unsigned long);
+	if (h == proc_dobool)
+		return sizeof(bool);
+	return 0;
+}
+
+/* The checks of the kernel's sysctl_check_table, plus ours. Return 0 or -EINVAL. */
+static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl_table *t)
+{
+	const char *name = t->procname;
+	size_t elem;
+
+	if (!name || !*name) {
+		reg_error(tree, dir, "(null)", "empty or missing procname");
+		return -EINVAL;
+	}
+	if (strchr(name, '/') || strlen(name) > NAME_MAX_LEN || !strcmp(name, ".") ||
+	    !strcmp(name, "..")) {
+		reg_error(tree, dir, name, "bad procname");
+		return -EINVAL;
+	}
+	if (!t->proc_handler) {
+		reg_error(tree, dir, name, "no proc_handler");
+		return -EINVAL;
+	}
+	if (t->mode & ~(mode_t)0777) {
+		reg_error(tree, dir, name, "bogus mode 0%o", (unsigned int)t->mode);
+		return -EINVAL;
+	}
+	if (is_string_handler(t->proc_handler)) {
+		if (t->maxlen <= 0 || !t->data) {
+			reg_error(tree, dir, name, "string handler without data or maxlen");
+			return -EINVAL;
+		}
+		if (t->proc_handler == proc_rcu_string &&
+		    (size_t)t->maxlen != rcustring_maxlen(t->data)) {
+			reg_error(tree, dir, name, "maxlen %d differs from the variable's %zu",
+				  t->maxlen, rcustring_maxlen(t->data));
+			return -EINVAL;
+		}
+	}
+	elem = vector_elem_size(t->proc_handler);
+	if (elem && (!t->data || t->maxlen <= 0 || (size_t)t->maxlen % elem)) {
+		reg_error(tree, dir, name, "no data or maxlen %d not a multiple of %zu", t->maxlen,
+			  elem);
+		return -EINVAL;
+	}
+	if (is_minmax_handler(t->proc_handler) && (!t->extra1 || !t->extra2)) {
+		reg_error(tree, dir, name, "minmax handler without bounds (extra1/extra2)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_table(struct sysctl_tree *tree, const char *dir, struct sysctl_entry *existing,
+		       const struct ctl_table *table, size_t count)
+{
+	int err;
+
+	for (size_t i = 0; i < count; i++) {
+		err = check_row(tree, dir, &table[i]);
+		if (err)
+			return err;
+		for (size_t j = 0; j < i; j++) {
+			if (!strcmp(table[i].procname, table[j].procname)) {
+				reg_error(tree, dir, table[i].procname, "duplicate name in the table");
+				return -EEXIST;
+			}
+		}
+		if (existing &&
+		    find_child(existing, table[i].procname, strlen(table[i].procname))) {
+			reg_error(tree, dir, table[i].procname, "name already registered");
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
+			  size_t count, struct sysctl_table_header **out)
+{
+	struct sysctl_entry *newdirs[MAX_DEPTH] = { 0 };
+	struct comp comps[MAX_DEPTH];
+	struct sysctl_table_header *h = NULL;
+	struct sysctl_entry *dir, *parent;
+	int n, have, nnew = 0, err;
+
+	if (!tree || !path || (!table && count) || !out)
+		return -EINVAL;
+	n = split_path(path, comps, MAX_DEPTH - 1);
+	pthread_mutex_lock(&tree->lock);
+	if (n < 0) {
+		reg_error(tree, path, NULL, "malformed path");
+		err = -EINVAL;
+		goto out;
+	}
+	/* The existing part of the directory path. */
+	dir = tree->root;
+	for (have = 0; have < n; have++) {
+		struct sysctl_entry *c = find_child(dir, comps[have].s, comps[have].len);
+
+		if (!c)
+			break;
+		if (!c->is_dir) {
+			reg_error(tree, path, NULL, "%s is an entry, not a directory", c->path);
+			err = -EEXIST;
+			goto out;
+		}
+		dir = c;
+	}
+	err = check_table(tree, path, have == n ? dir : NULL, table, count);
+	if (err)
+		goto out;
+
+	err = -ENOMEM;
+	h = calloc(1, sizeof(*h));
+	if (!h || (count && !(h->entries = calloc(count, sizeof(*h->entries)))))
+		goto fail;
+	h->tree = tree;
+	h->count = count;
+	h->refs = 1;
+	pthread_mutex_init(&h->drain_lock, NULL);
+	pthread_cond_init(&h->drain_cond, NULL);
+	/* Allocate everything first, so that linking cannot fail half way. */
+	parent = dir;
+	for (int i = have; i < n; i++) {
+		newdirs[nnew] = entry_alloc(tree, parent->path, comps[i].s, comps[i].len, true);
+		if (!newdirs[nnew])
+			goto fail;
+		parent = newdirs[nnew++];
+	}
+	for (size_t i = 0; i < count; i++) {
+		struct sysctl_entry *e =
+			entry_alloc(tree, parent->path, table[i].procname, strlen(table[i].procname),
+				    false);
+
+		if (!e)
+			goto fail;
+		h->entries[i] = e;
+		e->header = h;
+		h->refs++;
+		e->table = &table[i];
+		e->mode = table[i].mode;
+		if (table[i].desc && !(e->desc = strdup(table[i].desc)))
+			goto fail;
+	}
+
+	/* Link: children of the new directories first, the top one last. */
+	for (size_t i = 0; i < count; i++)
+		entry_link(parent, h->entries[i]);
+	for (int i = nnew - 1; i >= 0; i--)
+		entry_link(i ? newdirs[i - 1] : dir, newdirs[i]);
+	h->dir = parent;
+	parent->pins++;
+	cds_list_add_tail(&h->node, &tree->headers);
+	*out = h;
+	err = 0;
+	goto out;
+fail:
+	reg_error(tree, path, NULL, "out of memory");
+	for (int i = 0; i < nnew; i++)
+		sysctl_entry_put(newdirs[i]);
+	if (h) {
+		for (size_t i = 0; i < count && h->entries; i++)
+			if (h->entries[i])
+				sysctl_entry_put(h->entries[i]);
+		header_put(h);
+	}
+out:
+	pthread_mutex_unlock(&tree->lock);
+	return err;
+}
+
+void sysctl_unregister_table(struct sysctl_table_header *h)
+{
+	struct sysctl_tree *tree;
+	struct sysctl_entry *dir;
+
+	if (!h)
+		return;
+	tree = h->tree;
+	pthread_mutex_lock(&tree->lock);
+	for (size_t i = 0; i < h->count; i++)
+		entry_unlink(h->entries[i]);
+	/* Remove directories left empty, up to (not including) the root. */
+	dir = h->dir;
+	dir->pins--;
+	while (dir != tree->root && !dir->pins && cds_list_empty(&dir->children)) {
+		struct sysctl_entry *up = dir->parent;
+
+		entry_unlink(dir);
+		dir = up;
+	}
+	cds_list_del(&h->node);
+	pthread_mutex_unlock(&tree->lock);
+
+	/* No new handler call can start; wait for those running. */
+	__atomic_store_n(&h->dead, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&h->drain_lock);
+	while (__atomic_load_n(&h->inflight, __ATOMIC_SEQ_CST))
+		pthread_cond_wait(&h->drain_cond, &h->drain_lock);
+	pthread_mutex_unlock(&h->drain_lock);
+	/* Waiters on the dead entries return -ENOENT. */
+	rcs_sysctl_wake_all(tree);
+	header_put(h);
+}
+
+/* ---- entries ---- */
+
+int sysctl_entry_is_dir(const struct sysctl_entry *e)
+{
+	return e ? e->is_dir : 0;
+}
+
+const char *sysctl_entry_name(const struct sysctl_entry *e)
+{
+	return e ? e->name : NULL;
+}
+
+const char *sysctl_entry_path(const struct sysctl_entry *e)
+{
+	return e ? e->path : NULL;
+}
+
+mode_t sysctl_entry_mode(const struct sysctl_entry *e)
+{
+	return e ? e->mode : 0;
+}
+
+const char *sysctl_entry_desc(const struct sysctl_entry *e)
+{
+	return e ? e->desc : NULL;
+}
+
+/* The row is the caller's memory, which may be gone once the entry is dead. */
+const struct ctl_table *sysctl_entry_table(const struct sysctl_entry *e)
+{
+	if (!e || e->is_dir || !sysctl_entry_live(e))
+		return NULL;
+	return e->table;
+}
+
+int sysctl_entry_live(const struct sysctl_entry *e)
+{
+	return e ? __atomic_load_n(&e->live, __ATOMIC_ACQUIRE) : 0;
+}
+
+/*
+ * Permission as the kernel's test_perm() in fs/proc/proc_sysctl.c: root
+ * uses the owner bits, members of group 0 the group bits, everyone else
+ * the "other" bits; every requested bit must be set, so root cannot write
+ * a 0444 entry.
+ */
+int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who, int mask)
+{
+	unsigned int mode;
+
+	if (!e || !who)
+		return -EINVAL;
+	mode = (unsigned int)e->mode;
+	if (who->uid == 0)
+		mode >>= 6;
+	else if (who->gid == 0)
+		mode >>= 3;
+	if (((unsigned int)mask & ~mode & (R_OK | W_OK | X_OK)) == 0)
+		return 0;
+	return -EACCES;
+}
+
+int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos)
+{
+	struct sysctl_table_header *h = e->header;
+	int err = -ENOENT;
+
+	if (!h)
+		return -EISDIR;
+	__atomic_add_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&h->dead, __ATOMIC_SEQ_CST))
+		err = e->table->proc_handler(e->table, write, buf, lenp, ppos);
+	if (__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_lock(&h->drain_lock);
+		pthread_cond_broadcast(&h->drain_cond);
+		pthread_mutex_unlock(&h->drain_lock);
+	}
+	return err;
+}
+
+int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp, off_t *ppos)
+{
+	if (!e || !lenp || !ppos || (!buf && *lenp))
+		return -EINVAL;
+	if (e->is_dir)
+		return -EISDIR;
+	return rcs_sysctl_call(e, 0, buf, lenp, ppos);
+}
+
+int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
+		       size_t *lenp, off_t *ppos)
+{
+	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
+	int err;
+
+	if (!e || !lenp || !ppos || (!buf && *lenp))
+		return -EINVAL;
+	if (e->is_dir)
+		return -EISDIR;
+	if (!sysctl_entry_live(e))
+		return -ENOENT;
+	/* One writer at a time, so the recorded old/new pair belongs together. */
+	pthread_mutex_lock(&e->write_lock);
+	rcs_audit_value(e, old_value);
+	err = rcs_sysctl_call(e, 1, (void *)buf, lenp, ppos);
+	if (!err) {
+		__atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
+		rcs_audit_value(e, new_value);
+		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
+	}
+	pthread_mutex_unlock(&e->write_lock);
+	if (!err)
+		rcs_sysctl_changed(e);
+	return err;
+}
+
+ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf, size_t size)
+{
+	struct sysctl_entry *e;
+	size_t pos = 0, len;
+	off_t off = 0;
+	int err;
+
+	if (!buf && size)
+		return -EINVAL;
+	err = lookup_ref(tree, path, &e);
+	if (err)
+		return err;
+	if (e->is_dir) {
+		err = -EISDIR;
+		goto out;
+	}
+	/* Read until the handler says end of file; the NUL must fit too. */
+	while (pos < size) {
+		len = size - pos;
+		err = sysctl_entry_read(e, buf + pos, &len, &off);
+		if (err)
+			goto out;
+		if (len == 0)
+			break;
+		pos += len;
+	}
+	if (pos >= size) {
+		err = -ERANGE;
+		goto out;
+	}
+	buf[pos] = '\0';
+out:
+	sysctl_entry_put(e);
+	return err ? err : (ssize_t)pos;
+}
+
+int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+	       const struct sysctl_caller *who)
+{
+	struct sysctl_entry *e;
+	off_t off = 0;
+	int err;
+
+	if (!value && len)
+		return -EINVAL;
+	err = lookup_ref(tree, path, &e);
+	if (err)
+		return err;
+	if (e->is_dir)
+		err = -EISDIR;
+	else if (who)
+		err = sysctl_access(e, who, W_OK);
+	if (!err)
+		err = sysctl_entry_write(e, who, value, &len, &off);
+	sysctl_entry_put(e);
+	return err;
+}
+
+/* ---- walks ---- */
+
+struct snapshot {
+	struct sysctl_entry **v;
+	size_t n, cap;
+	int err;
+};
+
+/* Reference @e into @s (inside an RCU section: no sleeping, just malloc). */
+static void snap_add(struct snapshot *s, struct sysctl_entry *e)
+{
+	if (s->err)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		struct sysctl_entry **v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v) {
+			s->err = -ENOMEM;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	sysctl_entry_get(e);
+	s->v[s->n++] = e;
+}
+
+static void snap_files(struct snapshot *s, struct sysctl_entry *e, int depth)
+{
+	struct sysctl_entry *c;
+
+	if (!e->is_dir) {
+		snap_add(s, e);
+		return;
+	}
+	if (depth > MAX_DEPTH)
+		return;
+	cds_list_for_each_entry_rcu(c, &e->children, sibling)
+		snap_files(s, c, depth + 1);
+}
+
+/*
+ * Callbacks run on a snapshot of referenced entries taken under RCU, not
+ * inside the read-side section: they may sleep, write, or even unregister.
+ */
+static int snap_run(struct snapshot *s, int (*fn)(struct sysctl_entry *e, void *arg), void *arg)
+{
+	int ret = s->err;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (!ret && sysctl_entry_live(s->v[i]))
+			ret = fn(s->v[i], arg);
+		sysctl_entry_put(s->v[i]);
+	}
+	free(s->v);
+	return ret;
+}
+
+int sysctl_walk(struct sysctl_tree *tree, const char *prefix,
+		int (*fn)(struct sysctl_entry *e, void *arg), void *arg)
+{
+	struct snapshot s = { 0 };
+	struct sysctl_entry *e;
+	int err;
+
+	if (!fn)
+		return -EINVAL;
+	err = lookup_ref(tree, prefix, &e);
+	if (err)
+		return err;
+	rcu_read_lock();
+	snap_files(&s, e, 0);
+	rcu_read_unlock();
+	sysctl_entry_put(e);
+	return snap_run(&s, fn, arg);
+}
+
+int sysctl_list_dir(struct sysctl_tree *tree, const char *path,
+		    int (*fn)(struct sysctl_entry *child, void *arg), void *arg)
+{
+	struct snapshot s = { 0 };
+	struct sysctl_entry *e, *c;
+	int err;
+
+	if (!fn)
+		return -EINVAL;
+	err = lookup_ref(tree, path, &e);
+	if (err)
+		return err;
+	if (!e->is_dir) {
+		sysctl_entry_put(e);
+		return -ENOTDIR;
+	}
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(c, &e->children, sibling)
+		snap_add(&s, c);
+	rcu_read_unlock();
+	sysctl_entry_put(e);
+	return snap_run(&s, fn, arg);
+}

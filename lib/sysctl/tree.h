@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sysctl tree's internal structures, shared by tree.c (registration,
+ * lookup, reads and writes), notify.c (change counter, waiters, callbacks)
+ * and audit.c (the ring of write records). Internal to the library.
+ */
+#ifndef RCUSTRING_LIB_SYSCTL_TREE_H
+#define RCUSTRING_LIB_SYSCTL_TREE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <urcu/list.h>
+#include <urcu/call-rcu.h>
+
+#include "rcustring/sysctl.h"
+
+struct sysctl_tree {
+	/* Serializes register/unregister; lookups take no lock (RCU). */
+	pthread_mutex_t lock;
+	struct sysctl_entry *root;
+	struct cds_list_head headers; /* registered tables, under lock */
+	sysctl_log_fn *log;
+	void *log_arg;
+
+	/* Waiters of sysctl_entry_wait() on any entry of this tree. */
+	pthread_mutex_t notify_lock;
+	pthread_cond_t notify_cond; /* CLOCK_MONOTONIC */
+	long waiters;               /* atomic; writers skip the wake-up at 0 */
+
+	/* Audit ring: records[(seq - 1) % SYSCTL_AUDIT_RING]. */
+	pthread_mutex_t audit_lock;
+	uint64_t audit_seq; /* last seq recorded */
+	struct sysctl_audit_record *audit;
+};
+
+struct sysctl_table_header {
+	struct sysctl_tree *tree;
+	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
+	struct sysctl_entry **entries;
+	size_t count;
+	struct cds_list_head node; /* in tree->headers */
+	long refs;                 /* atomic: 1 for the registration + 1 per entry */
+
+	/*
+	 * Handlers of this table running now, and whether it is unregistered.
+	 * A handler call raises inflight then checks dead; unregister sets
+	 * dead then waits for inflight 0 (both seq_cst, so one of them sees
+	 * the other), like the kernel's use counts in proc_sysctl.c.
+	 */
+	long inflight;
+	int dead;
+	pthread_mutex_t drain_lock;
+	pthread_cond_t drain_cond;
+};
+
+struct sysctl_entry {
+	struct cds_list_head sibling;  /* in parent->children, sorted by name; RCU */
+	struct cds_list_head children; /* directories only; RCU */
+	struct sysctl_entry *parent;   /* under tree->lock while linked */
+	struct sysctl_tree *tree;
+	struct sysctl_table_header *header; /* NULL for directories */
+	const struct ctl_table *table;      /* NULL for directories */
+	char *name;
+	char *path; /* dotted */
+	char *desc; /* copied: the table may be freed after unregister */
+	mode_t mode;
+	int is_dir;
+	int live;   /* atomic; 0 once unlinked */
+	long pins;  /* directories: tables registered right here (under tree->lock) */
+	long refs;  /* atomic: 1 while linked (dropped after a grace period) + users */
+
+	/* Serializes writes so that the audit's old/new pair is consistent. */
+	pthread_mutex_t write_lock;
+	uint64_t changes; /* atomic */
+
+	/* Change callbacks of this entry. */
+	pthread_mutex_t cb_lock;
+	pthread_cond_t cb_cond; /* a callback stopped running */
+	struct cds_list_head callbacks;
+
+	struct rcu_head rcu;
+};
+
+/* notify.c */
+void rcs_sysctl_changed(struct sysctl_entry *e);
+void rcs_sysctl_wake_all(struct sysctl_tree *tree);
+int rcs_sysctl_entry_init_notify(struct sysctl_entry *e);
+void rcs_sysctl_entry_fini_notify(struct sysctl_entry *e);
+
+/* audit.c */
+int rcs_audit_init(struct sysctl_tree *tree);
+void rcs_audit_fini(struct sysctl_tree *tree);
+void rcs_audit_record(struct sysctl_tree *tree, const struct sysctl_caller *who, const char *path,
+		      const char *old_value, const char *new_value);
+/* Fill @out (SYSCTL_AUDIT_VALUE_MAX bytes) with @e's value, cut with "...". */
+void rcs_audit_value(struct sysctl_entry *e, char *out);
+
+/* tree.c: run @e's handler with the table's in-flight count held */
+int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos);
+
+#endif
