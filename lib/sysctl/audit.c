@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The audit ring: the last SYSCTL_AUDIT_RING successful writes of a tree,
+ * each with who, when, the path and the value before and after. A fixed
+ * array under a mutex: writes are rare, and a bounded ring cannot grow.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rcustring/sysctl.h"
+#include "tree.h"
+
+int rcs_audit_init(struct sysctl_tree *tree)
+{
+	/* calloc: the ring is ~800 KiB of pages untouched until written. */
+	tree->audit = calloc(SYSCTL_AUDIT_RING, sizeof(*tree->audit));
+	if (!tree->audit)
+		return -ENOMEM;
+	tree->audit_seq = 0;
+	return 0;
+}
+
+void rcs_audit_fini(struct sysctl_tree *tree)
+{
+	pthread_mutex_destroy(&tree->audit_lock);
+	free(tree->audit);
+	tree->audit = NULL;
+}
+
+/* Copy @src into @dst[size], cut with "..." when it does not fit. */
+static void copy_cut(char *dst, size_t size, const char *src, size_t len)
+{
+	if (len < size) {
+		memcpy(dst, src, len);
+		dst[len] = '\0';
+		return;
+	}
+	memcpy(dst, src, size - 4);
+	memcpy(dst + size - 4, "...", 4);
+}
+
+/*
+ * Read @e's value through its handler for the record (write lock of @e
+ * held). One byte more than the record holds is asked for, to know whether
+ * the value was cut; the file's trailing newline is dropped.
+ */
+void rcs_audit_value(struct sysctl_entry *e, char *out)
+{
+	char buf[SYSCTL_AUDIT_VALUE_MAX + 1];
+	size_t len = sizeof(buf);
+	off_t pos = 0;
+
+	if (rcs_sysctl_call(e, 0, buf, &len, &pos)) {
+		out[0] = '\0';
+		return;
+	}
+	if (len > sizeof(buf))
+		len = sizeof(buf);
+	if (len && buf[len - 1] == '\n')
+		len--;
+	copy_cut(out, SYSCTL_AUDIT_VALUE_MAX, buf, len);
+}
+
+void rcs_audit_record(struct sysctl_tree *tree, const struct sysctl_caller *who, const char *path,
+		      const char *old_value, const char *new_value)
+{
+	struct sysctl_audit_record *r;
+
+	pthread_mutex_lock(&tree->audit_lock);
+	tree->audit_seq++;
+	r = &tree->audit[(tree->audit_seq - 1) % SYSCTL_AUDIT_RING];
+	r->seq = tree->audit_seq;
+	clock_gettime(CLOCK_REALTIME, &r->when);
+	r->uid = who ? who->uid : (uid_t)-1;
+	r->pid = who ? who->pid : 0;
+	copy_cut(r->path, sizeof(r->path), path, strlen(path));
+	copy_cut(r->old_value, sizeof(r->old_value), old_value, strlen(old_value));
+	copy_cut(r->new_value, sizeof(r->new_value), new_value, strlen(new_value));
+	pthread_mutex_unlock(&tree->audit_lock);
+}
+
+size_t sysctl_audit_read(struct sysctl_tree *tree, uint64_t after_seq,
+			 struct sysctl_audit_record *out, size_t max)
+{
+	uint64_t seq, oldest;
+	size_t n = 0;
+
+	if (!tree || (!out && max))
+		return 0;
+	pthread_mutex_lock(&tree->audit_lock);
+	oldest = tree->audit_seq > SYSCTL_AUDIT_RING ? tree->audit_seq - SYSCTL_AUDIT_RING + 1 : 1;
+	seq = after_seq + 1 > oldest ? after_seq + 1 : oldest;
+	for (; seq <= tree->audit_seq && n < max; seq++)
+		out[n++] = tree->audit[(seq - 1) % SYSCTL_AUDIT_RING];
+	pthread_mutex_unlock(&tree->audit_lock);
+	return n;
+}
