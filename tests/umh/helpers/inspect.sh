@@ -1,0 +1,20 @@
+#!/bin/sh
+# Usage: inspect.sh OUT FD...
+# Writes to OUT what the helper inherited: which of the FDs are open, where
+# stdin points, the cwd, pid/pgrp/session, and the SigBlk/SigIgn masks.
+# Everything is computed before OUT is opened, so the shell's own
+# redirections cannot show up as open fds.
+out=$1
+shift
+open=""
+for fd in "$@"; do
+	if [ -e /proc/$$/fd/$fd ]; then open="$open $fd"; fi
+done
+stdin=$(readlink /proc/$$/fd/0)
+cwd=$(readlink /proc/$$/cwd)
+read -r stat < /proc/$$/stat
+set -- $stat
+ids="$1 $5 $6"
+sig=$(grep -E '^Sig(Blk|Ign):' /proc/$$/status | tr '\n\t' '  ')
+printf 'open:%s\nstdin: %s\ncwd: %s\nids: %s\nsig: %s\n' "$open" "$stdin" "$cwd" "$ids" "$sig" > "$out.tmp"
+mv "$out.tmp" "$out"
