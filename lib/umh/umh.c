@@ -148,6 +148,9 @@ static void *umh_waiter(void *arg)
 	int ret;
 
 	ret = umh_spawn(req->path, req->argv, req->envp, req->stdin_fd, &pid);
+	/* A failed call holds no slot by the time it returns. */
+	if (ret)
+		slot_put();
 	pthread_mutex_lock(&req->lock);
 	req->ret = ret;
 	req->done = true;
@@ -155,13 +158,18 @@ static void *umh_waiter(void *arg)
 	pthread_mutex_unlock(&req->lock);
 	req_put(req); /* the caller may return and free argv from here on */
 
-	if (ret == 0)
+	if (ret == 0) {
 		wait_status(pid);
-	slot_put();
+		slot_put();
+	}
 	return NULL;
 }
 
-/* Spawn in a waiter thread and return once the exec result is known. */
+/*
+ * Spawn in a waiter thread and return once the exec result is known. Takes
+ * over the caller's concurrency slot: the thread releases it after reaping,
+ * or this function does if no thread could be started.
+ */
 static int umh_spawn_detached(const char *path, char **argv, char **envp, int stdin_fd)
 {
 	pthread_attr_t attr;
@@ -171,8 +179,10 @@ static int umh_spawn_detached(const char *path, char **argv, char **envp, int st
 	int err, ret;
 
 	req = malloc(sizeof(*req));
-	if (!req)
+	if (!req) {
+		slot_put();
 		return -ENOMEM;
+	}
 	atomic_init(&req->refs, 2);
 	req->path = path;
 	req->argv = argv;
@@ -206,10 +216,11 @@ static int umh_spawn_detached(const char *path, char **argv, char **envp, int st
 	return ret;
 
 fail:
-	/* No thread: nobody else holds req. */
+	/* No thread: nobody else holds req or the slot. */
 	pthread_cond_destroy(&req->cond);
 	pthread_mutex_destroy(&req->lock);
 	free(req);
+	slot_put();
 	return -ENOMEM;
 }
 
@@ -250,6 +261,35 @@ static void feed(int fd, const void *data, size_t len)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * A close-on-exec pipe with both ends >= 3: in a program that closed one of
+ * its standard fds, pipe2() may hand out 0..2, and the write end would then
+ * sit where the helper expects stdout, or dup2(fd, 0) would be a no-op that
+ * keeps O_CLOEXEC.
+ */
+static int make_pipe(int pipefd[2])
+{
+	int i, fd;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	for (i = 0; i < 2; i++) {
+		if (pipefd[i] > STDERR_FILENO)
+			continue;
+		fd = fcntl(pipefd[i], F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+		if (fd < 0) {
+			fd = -errno;
+			close(pipefd[0]);
+			close(pipefd[1]);
+			pipefd[0] = pipefd[1] = -1;
+			return fd;
+		}
+		close(pipefd[i]);
+		pipefd[i] = fd;
+	}
+	return 0;
+}
+
 static int umh_call(const char *path, char **argv, char **envp, int wait, bool with_stdin,
 		    const void *data, size_t len, void (*cleanup)(void *), void *cdata)
 {
@@ -272,8 +312,8 @@ static int umh_call(const char *path, char **argv, char **envp, int wait, bool w
 		goto out;
 
 	if (with_stdin) {
-		if (pipe2(pipefd, O_CLOEXEC) < 0) {
-			ret = -errno;
+		ret = make_pipe(pipefd);
+		if (ret) {
 			slot_put();
 			goto out;
 		}
@@ -292,10 +332,7 @@ static int umh_call(const char *path, char **argv, char **envp, int wait, bool w
 			ret = wait_status(pid);
 		slot_put();
 	} else {
-		/* The waiter thread owns the slot once it runs. */
 		ret = umh_spawn_detached(path, argv, envp, pipefd[0]);
-		if (ret == -ENOMEM)
-			slot_put();
 		if (ret == 0 && with_stdin) {
 			close(pipefd[0]);
 			pipefd[0] = -1;

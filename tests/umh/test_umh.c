@@ -270,6 +270,20 @@ static void test_stdin(void **state)
 	snprintf(script, sizeof(script), "test \"$(wc -c)\" -eq 0");
 	assert_int_equal(call_usermodehelper_stdin("/bin/sh", argv, NULL, NULL, 0, UMH_WAIT_PROC), 0);
 	assert_int_equal(call_usermodehelper_stdin("/bin/sh", argv, NULL, NULL, 1, UMH_WAIT_PROC), -EINVAL);
+	/* A program with fd 0 closed: the pipe still lands on the helper's stdin. */
+	{
+		int saved = fcntl(0, F_DUPFD_CLOEXEC, 3);
+		const char *out = tmp_path("stdin-closed0");
+
+		assert_true(saved >= 3);
+		close(0);
+		snprintf(script, sizeof(script), "cat > '%s'", out);
+		m = call_usermodehelper_stdin("/bin/sh", argv, NULL, "hello", 5, UMH_WAIT_PROC);
+		assert_int_equal(dup2(saved, 0), 0);
+		close(saved);
+		assert_int_equal(m, 0);
+		check_bytes(out, "hello", 5);
+	}
 	/* Without the stdin variant, stdin is /dev/null: read hits EOF at once. */
 	assert_int_equal(sh("test \"$(wc -c)\" -eq 0", UMH_WAIT_PROC), 0);
 	wait_all_reaped();
