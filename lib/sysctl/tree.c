@@ -85,24 +85,43 @@ static void entry_unlink(struct sysctl_entry *e)
 	call_rcu(&e->rcu, linked_ref_drop_rcu);
 }
 
+/* Our own copies through malloc, so that fault injection reaches them. */
+static char *dup_n(const char *s, size_t len)
+{
+	char *p = malloc(len + 1);
+
+	if (p) {
+		memcpy(p, s, len);
+		p[len] = '\0';
+	}
+	return p;
+}
+
 static char *join_path(const char *parent_path, const char *name)
 {
+	size_t plen = parent_path ? strlen(parent_path) : 0, nlen = strlen(name);
 	char *p;
 
-	if (!parent_path || !*parent_path)
-		return strdup(name);
-	if (asprintf(&p, "%s.%s", parent_path, name) < 0)
-		return NULL;
+	if (!plen)
+		return dup_n(name, nlen);
+	p = malloc(plen + 1 + nlen + 1);
+	if (p) {
+		memcpy(p, parent_path, plen);
+		p[plen] = '.';
+		memcpy(p + plen + 1, name, nlen + 1);
+	}
 	return p;
 }
 
 static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *parent_path,
 					const char *name, size_t namelen, bool is_dir)
 {
-	struct sysctl_entry *e = calloc(1, sizeof(*e));
+	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
+	struct sysctl_entry *e = malloc(sizeof(*e));
 
 	if (!e)
 		return NULL;
+	memset(e, 0, sizeof(*e));
 	e->tree = tree;
 	e->is_dir = is_dir;
 	e->mode = 0555;
@@ -110,7 +129,7 @@ static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *pa
 	e->refs = 1;
 	CDS_INIT_LIST_HEAD(&e->children);
 	CDS_INIT_LIST_HEAD(&e->sibling);
-	e->name = strndup(name, namelen);
+	e->name = dup_n(name, namelen);
 	e->path = e->name ? join_path(parent_path, e->name) : NULL;
 	if (!e->path || pthread_mutex_init(&e->write_lock, NULL)) {
 		free(e->name);
@@ -471,14 +490,19 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 		goto out;
 
 	err = -ENOMEM;
-	h = calloc(1, sizeof(*h));
-	if (!h || (count && !(h->entries = calloc(count, sizeof(*h->entries)))))
+	h = malloc(sizeof(*h));
+	if (!h)
 		goto fail;
+	memset(h, 0, sizeof(*h));
 	h->tree = tree;
 	h->count = count;
 	h->refs = 1;
 	pthread_mutex_init(&h->drain_lock, NULL);
 	pthread_cond_init(&h->drain_cond, NULL);
+	if (count && !(h->entries = malloc(count * sizeof(*h->entries))))
+		goto fail;
+	if (count)
+		memset(h->entries, 0, count * sizeof(*h->entries));
 	/* Allocate everything first, so that linking cannot fail half way. */
 	parent = dir;
 	for (int i = have; i < n; i++) {
@@ -499,7 +523,7 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 		h->refs++;
 		e->table = &table[i];
 		e->mode = table[i].mode;
-		if (table[i].desc && !(e->desc = strdup(table[i].desc)))
+		if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
 			goto fail;
 	}
 

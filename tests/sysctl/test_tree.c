@@ -1,0 +1,549 @@
+/*
+ * Unit tests of the sysctl tree: registration checks, lookup with both
+ * separators, walk and list_dir order, references on dead entries, the
+ * unregister drain, permissions, sysctl_get/sysctl_set, allocation faults.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rcustring/sysctl.h"
+#include "../failmalloc.h"
+
+/* Tables leave trailing fields out, as kernel tables do. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+static int int_a = 1, int_b = 2, int_c = 3, int_min = 0, int_max = 10;
+static char str_buf[32] = "hello";
+
+/* Log hook: keep the last message and count them. */
+static char last_log[512];
+static int log_count;
+
+static void capture_log(void *arg, const char *message)
+{
+	(void)arg;
+	snprintf(last_log, sizeof(last_log), "%s", message);
+	log_count++;
+}
+
+static struct sysctl_tree *new_tree(void)
+{
+	struct sysctl_tree *t = sysctl_tree_new();
+
+	assert_non_null(t);
+	sysctl_tree_set_log(t, capture_log, NULL);
+	last_log[0] = '\0';
+	log_count = 0;
+	return t;
+}
+
+static bool exists(struct sysctl_tree *t, const char *path)
+{
+	struct sysctl_entry *e = sysctl_lookup(t, path);
+
+	if (!e) {
+		assert_int_equal(errno, ENOENT);
+		return false;
+	}
+	sysctl_entry_put(e);
+	return true;
+}
+
+/* Register @tbl and expect @err, nothing registered, a log line naming @what. */
+static void refused(struct sysctl_tree *t, const char *path, struct ctl_table *tbl, size_t n,
+		    int err, const char *what)
+{
+	struct sysctl_table_header *h = NULL;
+	int before = log_count;
+
+	assert_int_equal(sysctl_register_table(t, path, tbl, n, &h), err);
+	assert_null(h);
+	assert_int_equal(log_count, before + 1);
+	assert_non_null(strstr(last_log, what));
+	assert_null(strchr(last_log, '\n'));
+}
+
+static void test_register_checks(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct rcustring rs;
+	struct sysctl_table_header *h, *h2;
+	struct ctl_table good = { "good", &int_a, sizeof(int), 0644, proc_dointvec, NULL, NULL,
+				  NULL };
+	struct ctl_table tbl[2];
+
+	(void)state;
+	assert_int_equal(rcustring_init(&rs, 16, "x"), 0);
+#define BAD(path, err, what, ...)                                                  \
+	do {                                                                        \
+		tbl[0] = good;                                                      \
+		tbl[1] = (struct ctl_table){ __VA_ARGS__ };                        \
+		refused(t, path, tbl, 2, err, what);                                \
+		assert_false(exists(t, "d.good"));                                  \
+		assert_false(exists(t, "d"));                                       \
+	} while (0)
+	BAD("d", -EINVAL, "procname", NULL, &int_b, sizeof(int), 0644, proc_dointvec);
+	BAD("d", -EINVAL, "procname", "", &int_b, sizeof(int), 0644, proc_dointvec);
+	BAD("d", -EINVAL, "d/a/b", "a/b", &int_b, sizeof(int), 0644, proc_dointvec);
+	BAD("d", -EINVAL, "bad procname", "..", &int_b, sizeof(int), 0644, proc_dointvec);
+	BAD("d", -EINVAL, "no proc_handler", "b", &int_b, sizeof(int), 0644, NULL);
+	BAD("d", -EINVAL, "d/b: bogus mode", "b", &int_b, sizeof(int), 01644, proc_dointvec);
+	BAD("d", -EINVAL, "string handler", "s", str_buf, 0, 0644, proc_dostring);
+	BAD("d", -EINVAL, "string handler", "s", &rs, 0, 0644, proc_rcu_string);
+	BAD("d", -EINVAL, "differs", "s", &rs, 17, 0644, proc_rcu_string);
+	BAD("d", -EINVAL, "bounds", "m", &int_b, sizeof(int), 0644, proc_dointvec_minmax, NULL,
+	    &int_max);
+	BAD("d", -EINVAL, "bounds", "m", &int_b, sizeof(int), 0644, proc_dointvec_minmax, &int_min,
+	    NULL);
+	BAD("d", -EINVAL, "multiple", "v", &int_b, 3, 0644, proc_dointvec);
+	BAD("d", -EEXIST, "duplicate", "good", &int_b, sizeof(int), 0644, proc_dointvec);
+	BAD("d..x", -EINVAL, "malformed", "b", &int_b, sizeof(int), 0644, proc_dointvec);
+
+	/* Names with '.' are allowed (reached through '/' paths). */
+	tbl[0] = good;
+	tbl[1] = (struct ctl_table){ "s", &rs, 16, 0644, proc_rcu_string };
+	assert_int_equal(sysctl_register_table(t, "d", tbl, 2, &h), 0);
+	assert_true(exists(t, "d.good"));
+	/* Taken names, against entries and directories already registered. */
+	refused(t, "d", &good, 1, -EEXIST, "already registered");
+	refused(t, "", (struct ctl_table[]){ { "d", &int_a, sizeof(int), 0644, proc_dointvec } }, 1,
+		-EEXIST, "already registered");
+	refused(t, "d/good/x", &good, 1, -EEXIST, "not a directory");
+	assert_false(exists(t, "d.good.x"));
+	/* A second table in the same directory, and one deeper. */
+	tbl[0] = (struct ctl_table){ "other", &int_b, sizeof(int), 0644, proc_dointvec };
+	assert_int_equal(sysctl_register_table(t, "d", tbl, 1, &h2), 0);
+	sysctl_unregister_table(h);
+	assert_false(exists(t, "d.good"));
+	assert_true(exists(t, "d.other"));
+	sysctl_unregister_table(h2);
+	/* The directory went with its last entry. */
+	assert_false(exists(t, "d"));
+
+	assert_int_equal(sysctl_register_table(NULL, "d", &good, 1, &h), -EINVAL);
+	assert_int_equal(sysctl_register_table(t, NULL, &good, 1, &h), -EINVAL);
+	assert_int_equal(sysctl_register_table(t, "d", &good, 1, NULL), -EINVAL);
+	sysctl_tree_free(t);
+	rcustring_destroy(&rs);
+	rcustring_barrier();
+#undef BAD
+}
+
+static void test_lookup_separators(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h1, *h2;
+	struct ctl_table k[] = {
+		{ "core_pattern", str_buf, sizeof(str_buf), 0644, proc_dostring, NULL, NULL,
+		  "core file name pattern" },
+	};
+	struct ctl_table c[] = {
+		{ "eth0.100", &int_a, sizeof(int), 0644, proc_dointvec },
+	};
+	struct sysctl_entry *e;
+
+	(void)state;
+	assert_int_equal(sysctl_register_table(t, "kernel", k, 1, &h1), 0);
+	assert_int_equal(sysctl_register_table(t, "net/ipv4/conf", c, 1, &h2), 0);
+
+	const char *same[] = { "kernel.core_pattern", "kernel/core_pattern", "/kernel/core_pattern" };
+	for (size_t i = 0; i < 3; i++) {
+		e = sysctl_lookup(t, same[i]);
+		assert_non_null(e);
+		assert_false(sysctl_entry_is_dir(e));
+		assert_string_equal(sysctl_entry_name(e), "core_pattern");
+		assert_string_equal(sysctl_entry_path(e), "kernel.core_pattern");
+		assert_string_equal(sysctl_entry_desc(e), "core file name pattern");
+		assert_int_equal(sysctl_entry_mode(e), 0644);
+		assert_ptr_equal(sysctl_entry_table(e), &k[0]);
+		assert_true(sysctl_entry_live(e));
+		sysctl_entry_put(e);
+	}
+	/* With a '/', '.' belongs to the name. */
+	e = sysctl_lookup(t, "net/ipv4/conf/eth0.100");
+	assert_non_null(e);
+	assert_string_equal(sysctl_entry_name(e), "eth0.100");
+	sysctl_entry_put(e);
+	assert_false(exists(t, "net.ipv4.conf.eth0.100"));
+
+	/* Directories and the root. */
+	e = sysctl_lookup(t, "net.ipv4");
+	assert_non_null(e);
+	assert_true(sysctl_entry_is_dir(e));
+	assert_int_equal(sysctl_entry_mode(e), 0555);
+	assert_null(sysctl_entry_table(e));
+	assert_string_equal(sysctl_entry_path(e), "net.ipv4");
+	sysctl_entry_put(e);
+	e = sysctl_lookup(t, "");
+	assert_non_null(e);
+	assert_true(sysctl_entry_is_dir(e));
+	sysctl_entry_put(e);
+
+	/* Malformed and missing. */
+	const char *bad[] = { "kernel..core_pattern", "kernel//core_pattern", "kernel/./x",
+			      "kernel/../kernel" };
+	for (size_t i = 0; i < 4; i++) {
+		errno = 0;
+		assert_null(sysctl_lookup(t, bad[i]));
+		assert_int_equal(errno, EINVAL);
+	}
+	errno = 0;
+	assert_null(sysctl_lookup(t, "kernel.nope"));
+	assert_int_equal(errno, ENOENT);
+	assert_null(sysctl_lookup(t, "kernel.core_pattern.x"));
+	assert_int_equal(errno, ENOENT);
+	assert_null(sysctl_lookup(NULL, "kernel"));
+	assert_int_equal(errno, EINVAL);
+
+	sysctl_unregister_table(h2);
+	assert_false(exists(t, "net"));
+	assert_true(exists(t, "kernel"));
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
+struct collect {
+	char paths[32][64];
+	int n;
+	int stop_at;
+};
+
+static int collect_fn(struct sysctl_entry *e, void *arg)
+{
+	struct collect *c = arg;
+
+	assert_true(c->n < 32);
+	snprintf(c->paths[c->n], sizeof(c->paths[0]), "%s%s", sysctl_entry_path(e),
+		 sysctl_entry_is_dir(e) ? "/" : "");
+	c->n++;
+	return c->n == c->stop_at ? 42 : 0;
+}
+
+static void test_walk_and_list(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h[3];
+	/* Registered out of order, in three tables. */
+	struct ctl_table t1[] = {
+		{ "zeta", &int_a, sizeof(int), 0644, proc_dointvec },
+		{ "alpha", &int_b, sizeof(int), 0644, proc_dointvec },
+	};
+	struct ctl_table t2[] = {
+		{ "mid", &int_c, sizeof(int), 0644, proc_dointvec },
+	};
+	struct ctl_table t3[] = {
+		{ "b", &int_a, sizeof(int), 0644, proc_dointvec },
+		{ "a", &int_b, sizeof(int), 0644, proc_dointvec },
+	};
+	const char *want[] = { "a.b.a", "a.b.b", "k.alpha", "k.m.mid", "k.zeta" };
+	struct collect c;
+
+	(void)state;
+	assert_int_equal(sysctl_register_table(t, "k", t1, 2, &h[0]), 0);
+	assert_int_equal(sysctl_register_table(t, "k.m", t2, 1, &h[1]), 0);
+	assert_int_equal(sysctl_register_table(t, "a/b", t3, 2, &h[2]), 0);
+
+	for (int round = 0; round < 2; round++) {
+		memset(&c, 0, sizeof(c));
+		assert_int_equal(sysctl_walk(t, "", collect_fn, &c), 0);
+		assert_int_equal(c.n, 5);
+		for (int i = 0; i < 5; i++)
+			assert_string_equal(c.paths[i], want[i]);
+	}
+	/* Under a prefix; a prefix naming an entry walks just it. */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(sysctl_walk(t, "k", collect_fn, &c), 0);
+	assert_int_equal(c.n, 3);
+	assert_string_equal(c.paths[1], "k.m.mid");
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(sysctl_walk(t, "k/zeta", collect_fn, &c), 0);
+	assert_int_equal(c.n, 1);
+	/* A non-zero return stops and is returned. */
+	memset(&c, 0, sizeof(c));
+	c.stop_at = 2;
+	assert_int_equal(sysctl_walk(t, "", collect_fn, &c), 42);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(sysctl_walk(t, "nope", collect_fn, &c), -ENOENT);
+
+	/* list_dir: direct children, directories too, sorted. */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(sysctl_list_dir(t, "k", collect_fn, &c), 0);
+	assert_int_equal(c.n, 3);
+	assert_string_equal(c.paths[0], "k.alpha");
+	assert_string_equal(c.paths[1], "k.m/");
+	assert_string_equal(c.paths[2], "k.zeta");
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(sysctl_list_dir(t, "", collect_fn, &c), 0);
+	assert_int_equal(c.n, 2);
+	assert_string_equal(c.paths[0], "a/");
+	assert_string_equal(c.paths[1], "k/");
+	assert_int_equal(sysctl_list_dir(t, "k.zeta", collect_fn, &c), -ENOTDIR);
+	assert_int_equal(sysctl_list_dir(t, "x", collect_fn, &c), -ENOENT);
+
+	for (int i = 0; i < 3; i++)
+		sysctl_unregister_table(h[i]);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(sysctl_list_dir(t, "", collect_fn, &c), 0);
+	assert_int_equal(c.n, 0);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
+static void test_dead_entry(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct ctl_table *tbl = malloc(sizeof(*tbl));
+	struct sysctl_entry *e, *d;
+	char buf[32];
+	size_t len;
+	off_t pos = 0;
+
+	(void)state;
+	*tbl = (struct ctl_table){ "v", &int_a, sizeof(int), 0644, proc_dointvec, NULL, NULL, "d" };
+	assert_int_equal(sysctl_register_table(t, "x.y", tbl, 1, &h), 0);
+	e = sysctl_lookup(t, "x.y.v");
+	d = sysctl_lookup(t, "x.y");
+	assert_non_null(e);
+	assert_non_null(d);
+	sysctl_entry_get(e);
+	sysctl_unregister_table(h);
+	/* The table may be freed now; the held entry stays safe, and dead. */
+	free(tbl);
+	assert_false(sysctl_entry_live(e));
+	assert_false(sysctl_entry_live(d));
+	assert_null(sysctl_entry_table(e));
+	assert_string_equal(sysctl_entry_path(e), "x.y.v");
+	assert_string_equal(sysctl_entry_desc(e), "d");
+	len = sizeof(buf);
+	assert_int_equal(sysctl_entry_read(e, buf, &len, &pos), -ENOENT);
+	len = 2;
+	assert_int_equal(sysctl_entry_write(e, NULL, "5\n", &len, &pos), -ENOENT);
+	assert_int_equal(int_a, 1);
+	assert_false(exists(t, "x"));
+	sysctl_entry_put(e);
+	sysctl_entry_put(e);
+	sysctl_entry_put(d);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
+/* A handler that blocks until told, to hold a call in flight. */
+static int slow_entered, slow_release, slow_left;
+
+static int slow_handler(const struct ctl_table *table, int write, void *buffer, size_t *lenp,
+			off_t *ppos)
+{
+	__atomic_store_n(&slow_entered, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&slow_release, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	usleep(20000);
+	__atomic_store_n(&slow_left, 1, __ATOMIC_SEQ_CST);
+	return proc_dointvec(table, write, buffer, lenp, ppos);
+}
+
+static void *slow_reader(void *arg)
+{
+	struct sysctl_entry *e = arg;
+	char buf[32];
+	size_t len = sizeof(buf);
+	off_t pos = 0;
+
+	return (void *)(long)sysctl_entry_read(e, buf, &len, &pos);
+}
+
+static void *unregister_thread(void *arg)
+{
+	sysctl_unregister_table(arg);
+	return NULL;
+}
+
+static void test_unregister_waits(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct ctl_table tbl = { "slow", &int_a, sizeof(int), 0644, slow_handler };
+	struct sysctl_entry *e;
+	pthread_t rd, un;
+	void *ret;
+
+	(void)state;
+	assert_int_equal(sysctl_register_table(t, "s", &tbl, 1, &h), 0);
+	e = sysctl_lookup(t, "s.slow");
+	assert_non_null(e);
+	assert_int_equal(pthread_create(&rd, NULL, slow_reader, e), 0);
+	while (!__atomic_load_n(&slow_entered, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	assert_int_equal(pthread_create(&un, NULL, unregister_thread, h), 0);
+	/* The entry goes away at once, but unregister itself waits. */
+	while (exists(t, "s.slow"))
+		usleep(1000);
+	usleep(20000);
+	assert_false(__atomic_load_n(&slow_left, __ATOMIC_SEQ_CST));
+	__atomic_store_n(&slow_release, 1, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_join(un, NULL), 0);
+	/* unregister returned: the handler had finished. */
+	assert_true(__atomic_load_n(&slow_left, __ATOMIC_SEQ_CST));
+	assert_int_equal(pthread_join(rd, &ret), 0);
+	assert_int_equal((long)ret, 0);
+	sysctl_entry_put(e);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
+static void test_access(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct ctl_table tbl[] = {
+		{ "rw", &int_a, sizeof(int), 0644, proc_dointvec },
+		{ "ro", &int_b, sizeof(int), 0444, proc_dointvec },
+		{ "all", &int_c, sizeof(int), 0666, proc_dointvec },
+		{ "grp", &int_c, sizeof(int), 0460, proc_dointvec },
+	};
+	struct sysctl_caller root = { 0, 0, 1 }, user = { 1000, 1000, 2 }, wheel = { 1000, 0, 3 };
+	struct sysctl_entry *rw, *ro, *all, *grp;
+
+	(void)state;
+	assert_int_equal(sysctl_register_table(t, "p", tbl, 4, &h), 0);
+	rw = sysctl_lookup(t, "p.rw");
+	ro = sysctl_lookup(t, "p.ro");
+	all = sysctl_lookup(t, "p.all");
+	grp = sysctl_lookup(t, "p.grp");
+	assert_int_equal(sysctl_access(rw, &root, R_OK | W_OK), 0);
+	assert_int_equal(sysctl_access(ro, &root, R_OK), 0);
+	/* Not even root writes a 0444 entry (kernel test_perm). */
+	assert_int_equal(sysctl_access(ro, &root, W_OK), -EACCES);
+	assert_int_equal(sysctl_access(rw, &user, R_OK), 0);
+	assert_int_equal(sysctl_access(rw, &user, W_OK), -EACCES);
+	assert_int_equal(sysctl_access(all, &user, R_OK | W_OK), 0);
+	/* Group 0 uses the group bits. */
+	assert_int_equal(sysctl_access(grp, &wheel, R_OK | W_OK), 0);
+	assert_int_equal(sysctl_access(grp, &user, R_OK), -EACCES);
+	assert_int_equal(sysctl_access(grp, &root, W_OK), -EACCES);
+	assert_int_equal(sysctl_access(rw, NULL, R_OK), -EINVAL);
+
+	/* sysctl_set checks the caller; NULL is the program itself. */
+	assert_int_equal(sysctl_set(t, "p.rw", "7", 1, &user), -EACCES);
+	assert_int_equal(int_a, 1);
+	assert_int_equal(sysctl_set(t, "p.ro", "7", 1, &root), -EACCES);
+	assert_int_equal(sysctl_set(t, "p.ro", "7", 1, NULL), 0);
+	assert_int_equal(int_b, 7);
+	int_b = 2;
+	sysctl_entry_put(rw);
+	sysctl_entry_put(ro);
+	sysctl_entry_put(all);
+	sysctl_entry_put(grp);
+	sysctl_unregister_table(h);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
+static void test_get_set(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct rcustring rs;
+	int v = 5;
+	struct ctl_table tbl[] = {
+		{ "s", &rs, 16, 0644, proc_rcu_string },
+		{ "i", &v, sizeof(int), 0644, proc_dointvec },
+	};
+	char buf[32];
+	struct sysctl_entry *e;
+	size_t len;
+	off_t pos;
+
+	(void)state;
+	assert_int_equal(rcustring_init(&rs, 16, "init"), 0);
+	assert_int_equal(sysctl_register_table(t, "g", tbl, 2, &h), 0);
+	assert_int_equal(sysctl_get(t, "g.s", buf, sizeof(buf)), 5);
+	assert_string_equal(buf, "init\n");
+	assert_int_equal(sysctl_get(t, "g/i", buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "5\n");
+	/* "init\n" plus the NUL needs 6 bytes. */
+	assert_int_equal(sysctl_get(t, "g.s", buf, 5), -ERANGE);
+	assert_int_equal(sysctl_get(t, "g.s", buf, 6), 5);
+	assert_int_equal(sysctl_get(t, "g", buf, sizeof(buf)), -EISDIR);
+	assert_int_equal(sysctl_get(t, "g.x", buf, sizeof(buf)), -ENOENT);
+
+	assert_int_equal(sysctl_set(t, "g.s", "new value\n", 10, NULL), 0);
+	assert_int_equal(sysctl_get(t, "g.s", buf, sizeof(buf)), 10);
+	assert_string_equal(buf, "new value\n");
+	/* Too long for the variable: refused, old value kept. */
+	assert_int_equal(sysctl_set(t, "g.s", "0123456789abcdefg", 17, NULL), -EMSGSIZE);
+	assert_int_equal(sysctl_get(t, "g.s", buf, sizeof(buf)), 10);
+	assert_int_equal(sysctl_set(t, "g.i", "x", 1, NULL), -EINVAL);
+	assert_int_equal(v, 5);
+	assert_int_equal(sysctl_set(t, "g", "1", 1, NULL), -EISDIR);
+	assert_int_equal(sysctl_set(t, "g.nope", "1", 1, NULL), -ENOENT);
+
+	/* Reads and writes on a directory entry. */
+	e = sysctl_lookup(t, "g");
+	len = sizeof(buf);
+	pos = 0;
+	assert_int_equal(sysctl_entry_read(e, buf, &len, &pos), -EISDIR);
+	assert_int_equal(sysctl_entry_write(e, NULL, "1", &len, &pos), -EISDIR);
+	sysctl_entry_put(e);
+
+	sysctl_unregister_table(h);
+	sysctl_tree_free(t);
+	rcustring_destroy(&rs);
+	rcustring_barrier();
+}
+
+/* Every allocation of a registration fails in turn: -ENOMEM, nothing left. */
+static void test_register_nomem(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h = NULL;
+	struct ctl_table tbl[] = {
+		{ "a", &int_a, sizeof(int), 0644, proc_dointvec, NULL, NULL, "desc a" },
+		{ "b", &int_b, sizeof(int), 0644, proc_dointvec },
+	};
+	int err, failures = 0;
+
+	(void)state;
+	for (long nth = 1; nth < 100; nth++) {
+		failmalloc_arm(nth);
+		err = sysctl_register_table(t, "n1/n2", tbl, 2, &h);
+		failmalloc_disarm();
+		if (err == 0)
+			break;
+		assert_int_equal(err, -ENOMEM);
+		assert_non_null(strstr(last_log, "out of memory"));
+		assert_false(exists(t, "n1"));
+		failures++;
+	}
+	assert_int_equal(err, 0);
+	assert_true(failures >= 8);
+	assert_true(exists(t, "n1.n2.a"));
+	sysctl_unregister_table(h);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_register_checks),
+		cmocka_unit_test(test_lookup_separators),
+		cmocka_unit_test(test_walk_and_list),
+		cmocka_unit_test(test_dead_entry),
+		cmocka_unit_test(test_unregister_waits),
+		cmocka_unit_test(test_access),
+		cmocka_unit_test(test_get_set),
+		cmocka_unit_test(test_register_nomem),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
