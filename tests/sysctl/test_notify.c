@@ -1,0 +1,320 @@
+/*
+ * Unit tests of change notification: the change counter, waits (wake-up,
+ * timeout, unregister), callbacks (after publish, never concurrent with
+ * themselves, every change seen, removal waits for a running call).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rcustring/sysctl.h"
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+static struct rcustring var;
+static int ival;
+static struct ctl_table tbl[] = {
+	{ "s", &var, 32, 0644, proc_rcu_string },
+	{ "i", &ival, sizeof(int), 0644, proc_dointvec },
+};
+
+struct fixture {
+	struct sysctl_tree *t;
+	struct sysctl_table_header *h;
+	struct sysctl_entry *s, *i;
+};
+
+static int setup(void **state)
+{
+	static struct fixture f;
+
+	ival = 0;
+	if (rcustring_init(&var, 32, "init"))
+		return -1;
+	f.t = sysctl_tree_new();
+	if (!f.t || sysctl_register_table(f.t, "n", tbl, 2, &f.h))
+		return -1;
+	f.s = sysctl_lookup(f.t, "n.s");
+	f.i = sysctl_lookup(f.t, "n.i");
+	*state = &f;
+	return f.s && f.i ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	sysctl_entry_put(f->s);
+	sysctl_entry_put(f->i);
+	if (f->h)
+		sysctl_unregister_table(f->h);
+	sysctl_tree_free(f->t);
+	rcustring_destroy(&var);
+	rcustring_barrier();
+	return 0;
+}
+
+static int write_str(struct sysctl_entry *e, const char *v)
+{
+	size_t len = strlen(v);
+	off_t pos = 0;
+
+	return sysctl_entry_write(e, NULL, v, &len, &pos);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void test_counter(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(sysctl_entry_changes(f->s), 0);
+	assert_int_equal(write_str(f->s, "a"), 0);
+	assert_int_equal(write_str(f->s, "b"), 0);
+	assert_int_equal(sysctl_entry_changes(f->s), 2);
+	/* A refused write is no change. */
+	assert_int_equal(write_str(f->i, "zz"), -EINVAL);
+	assert_int_equal(sysctl_entry_changes(f->i), 0);
+	sysctl_entry_notify(f->i);
+	assert_int_equal(sysctl_entry_changes(f->i), 1);
+	assert_int_equal(sysctl_entry_changes(f->s), 2);
+}
+
+struct waiter {
+	struct sysctl_entry *e;
+	uint64_t seen;
+	int timeout_ms;
+	int64_t ret;
+	int started;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiter *w = arg;
+
+	__atomic_store_n(&w->started, 1, __ATOMIC_SEQ_CST);
+	w->ret = sysctl_entry_wait(w->e, w->seen, w->timeout_ms);
+	return NULL;
+}
+
+static void test_wait(void **state)
+{
+	struct fixture *f = *state;
+	struct waiter w = { f->s, 0, -1, 0, 0 };
+	pthread_t th;
+	double t0;
+
+	/* Already different: returns at once. */
+	assert_int_equal(write_str(f->s, "x"), 0);
+	assert_int_equal(sysctl_entry_wait(f->s, 0, 0), 1);
+	/* Same: 0 ms and a short timeout. */
+	assert_int_equal(sysctl_entry_wait(f->s, 1, 0), -ETIMEDOUT);
+	t0 = now_ms();
+	assert_int_equal(sysctl_entry_wait(f->s, 1, 60), -ETIMEDOUT);
+	assert_true(now_ms() - t0 >= 59);
+
+	/* A write wakes a waiter that waits forever. */
+	w.seen = 1;
+	assert_int_equal(pthread_create(&th, NULL, wait_thread, &w), 0);
+	while (!__atomic_load_n(&w.started, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	usleep(20000);
+	assert_int_equal(write_str(f->s, "y"), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w.ret, 2);
+
+	/* A write on another entry does not end a wait on this one. */
+	w = (struct waiter){ f->s, 2, 150, 0, 0 };
+	assert_int_equal(pthread_create(&th, NULL, wait_thread, &w), 0);
+	usleep(10000);
+	assert_int_equal(write_str(f->i, "3"), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w.ret, -ETIMEDOUT);
+
+	/* Unregistering ends a wait with -ENOENT. */
+	w = (struct waiter){ f->i, 1, -1, 0, 0 };
+	assert_int_equal(pthread_create(&th, NULL, wait_thread, &w), 0);
+	while (!__atomic_load_n(&w.started, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	usleep(20000);
+	sysctl_unregister_table(f->h);
+	f->h = NULL;
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w.ret, -ENOENT);
+	assert_int_equal(sysctl_entry_wait(f->s, 2, -1), -ENOENT);
+}
+
+/* Callback that reads the entry's value through the tree. */
+struct seen_value {
+	char value[64];
+	uint64_t changes;
+	int calls;
+};
+
+static void record_value(struct sysctl_entry *e, uint64_t changes, void *arg)
+{
+	struct seen_value *sv = arg;
+	size_t len = sizeof(sv->value) - 1;
+	off_t pos = 0;
+
+	assert_int_equal(sysctl_entry_read(e, sv->value, &len, &pos), 0);
+	sv->value[len] = '\0';
+	sv->changes = changes;
+	sv->calls++;
+}
+
+static void test_callback_after_publish(void **state)
+{
+	struct fixture *f = *state;
+	struct seen_value sv = { "", 0, 0 };
+	struct sysctl_callback *cb;
+
+	assert_int_equal(sysctl_entry_on_change(f->s, record_value, &sv, &cb), 0);
+	assert_int_equal(write_str(f->s, "published"), 0);
+	/* The writer ran it before returning, and it saw the new value. */
+	assert_int_equal(sv.calls, 1);
+	assert_string_equal(sv.value, "published\n");
+	assert_int_equal(sv.changes, 1);
+	assert_int_equal(write_str(f->s, "bad, far too long for thirty-two bytes"), -EMSGSIZE);
+	assert_int_equal(sv.calls, 1);
+	/* Direct changes by the program, told through notify. */
+	assert_int_equal(rcustring_set(&var, "direct"), 0);
+	sysctl_entry_notify(f->s);
+	assert_int_equal(sv.calls, 2);
+	assert_string_equal(sv.value, "direct\n");
+	assert_int_equal(sv.changes, 2);
+	sysctl_callback_remove(cb);
+	assert_int_equal(write_str(f->s, "after"), 0);
+	assert_int_equal(sv.calls, 2);
+
+	assert_int_equal(sysctl_entry_on_change(NULL, record_value, &sv, &cb), -EINVAL);
+	assert_int_equal(sysctl_entry_on_change(f->s, NULL, &sv, &cb), -EINVAL);
+}
+
+/* Sleeping callback hammered by writers: no overlap, nothing missed. */
+static int in_cb, overlaps, cb_calls;
+static uint64_t cb_last;
+
+static void slow_cb(struct sysctl_entry *e, uint64_t changes, void *arg)
+{
+	(void)e;
+	(void)arg;
+	if (__atomic_exchange_n(&in_cb, 1, __ATOMIC_SEQ_CST))
+		__atomic_add_fetch(&overlaps, 1, __ATOMIC_SEQ_CST);
+	/* Counters only grow between calls. */
+	if (changes < cb_last)
+		__atomic_add_fetch(&overlaps, 1000, __ATOMIC_SEQ_CST);
+	cb_last = changes;
+	cb_calls++;
+	usleep(500);
+	__atomic_store_n(&in_cb, 0, __ATOMIC_SEQ_CST);
+}
+
+#define WRITERS 4
+#define WRITES 50
+
+static void *writer(void *arg)
+{
+	struct sysctl_entry *e = arg;
+	char v[16];
+
+	for (int k = 0; k < WRITES; k++) {
+		snprintf(v, sizeof(v), "%d", k);
+		if (write_str(e, v))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void test_callback_serialized(void **state)
+{
+	struct fixture *f = *state;
+	struct sysctl_callback *cb;
+	pthread_t th[WRITERS];
+	void *ret;
+
+	in_cb = overlaps = cb_calls = 0;
+	cb_last = 0;
+	assert_int_equal(sysctl_entry_on_change(f->i, slow_cb, NULL, &cb), 0);
+	for (int i = 0; i < WRITERS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, writer, f->i), 0);
+	for (int i = 0; i < WRITERS; i++) {
+		assert_int_equal(pthread_join(th[i], &ret), 0);
+		assert_null(ret);
+	}
+	assert_int_equal(overlaps, 0);
+	assert_int_equal(sysctl_entry_changes(f->i), WRITERS * WRITES);
+	/* The last call saw the last change; bursts may have been folded. */
+	assert_int_equal(cb_last, WRITERS * WRITES);
+	assert_true(cb_calls >= 1 && cb_calls <= WRITERS * WRITES);
+	sysctl_callback_remove(cb);
+}
+
+/* Removal waits for a call in progress. */
+static int blocking_started, blocking_done;
+
+static void blocking_cb(struct sysctl_entry *e, uint64_t changes, void *arg)
+{
+	(void)e;
+	(void)changes;
+	(void)arg;
+	__atomic_store_n(&blocking_started, 1, __ATOMIC_SEQ_CST);
+	usleep(100000);
+	__atomic_store_n(&blocking_done, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *one_write(void *arg)
+{
+	return (void *)(long)write_str(arg, "7");
+}
+
+static void test_callback_remove_waits(void **state)
+{
+	struct fixture *f = *state;
+	struct sysctl_callback *cb;
+	pthread_t th;
+	void *ret;
+
+	assert_int_equal(sysctl_entry_on_change(f->i, blocking_cb, NULL, &cb), 0);
+	assert_int_equal(pthread_create(&th, NULL, one_write, f->i), 0);
+	while (!__atomic_load_n(&blocking_started, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	sysctl_callback_remove(cb);
+	assert_true(__atomic_load_n(&blocking_done, __ATOMIC_SEQ_CST));
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_null(ret);
+	/* A callback keeps its entry alive past unregister. */
+	assert_int_equal(sysctl_entry_on_change(f->i, blocking_cb, NULL, &cb), 0);
+	sysctl_unregister_table(f->h);
+	f->h = NULL;
+	assert_false(sysctl_entry_live(f->i));
+	sysctl_callback_remove(cb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_counter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_callback_after_publish, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_callback_serialized, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_callback_remove_waits, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
