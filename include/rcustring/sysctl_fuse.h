@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * FUSE front end: serves a sysctl tree as files, the way /proc/sys does, so
+ * cat, echo, poll() and the procps sysctl tool work on it (bind-mount it
+ * over /proc/sys in a private mount namespace for procps).
+ *
+ * Files: mode bits are the entries' modes, checked for the caller like
+ * /proc/sys (root is held to the owner bits); size 0 and direct I/O; a
+ * value is parsed and committed inside write(), so the writer gets the
+ * error; poll() reports POLLERR|POLLPRI once the entry changed since the
+ * file was opened or last polled.
+ */
+#ifndef RCUSTRING_SYSCTL_FUSE_H
+#define RCUSTRING_SYSCTL_FUSE_H
+
+#include "rcustring/sysctl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sysctl_fuse;
+
+/**
+ * sysctl_fuse_mount - mount @tree at @mountpoint (an existing directory)
+ *
+ * Mounted with allow_other when run as root, so other users see the tree
+ * with the entries' permissions. Return: 0 or a negative errno (-ENODEV
+ * when /dev/fuse is missing, -EPERM when mounting is not allowed).
+ */
+RCUSTRING_API int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint,
+				    struct sysctl_fuse **out);
+
+/**
+ * sysctl_fuse_loop - serve requests on several threads until
+ * sysctl_fuse_exit(), SIGTERM, SIGINT or SIGHUP, or an external unmount
+ * Return: 0 on a clean stop, a negative errno otherwise.
+ */
+RCUSTRING_API int sysctl_fuse_loop(struct sysctl_fuse *fs);
+
+/** sysctl_fuse_exit - make sysctl_fuse_loop() return (any thread) */
+RCUSTRING_API void sysctl_fuse_exit(struct sysctl_fuse *fs);
+
+/** sysctl_fuse_unmount - unmount and free; call after the loop returned */
+RCUSTRING_API void sysctl_fuse_unmount(struct sysctl_fuse *fs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The FUSE front end (libfuse3, path-based API). Each open file holds a
+ * reference on its entry, so an entry unregistered while open reads as
+ * -ENOENT instead of vanishing under the file.
+ */
+#define FUSE_USE_VERSION 31
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rcustring/sysctl_fuse.h"
+
+struct sysctl_fuse {
+	struct sysctl_tree *tree;
+	struct fuse *fuse;
+	time_t mounted_at;
+};
+
+struct open_file {
+	struct sysctl_entry *e;
+	pthread_mutex_t lock;
+	uint64_t seen;              /* change counter at open or last poll */
+	struct fuse_pollhandle *ph; /* the kernel's pending poll, if any */
+	struct sysctl_callback *cb;
+};
+
+static struct sysctl_fuse *self(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+static struct sysctl_caller caller(void)
+{
+	struct fuse_context *c = fuse_get_context();
+	struct sysctl_caller who = { c->uid, c->gid, c->pid };
+
+	return who;
+}
+
+/* FUSE paths start with '/'; the tree's '/' paths keep '.' inside names. */
+static struct sysctl_entry *lookup(const char *path)
+{
+	return sysctl_lookup(self()->tree, path[0] == '/' ? path + 1 : path);
+}
+
+static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct sysctl_entry *e;
+
+	(void)fi;
+	memset(st, 0, sizeof(*st));
+	st->st_atime = st->st_mtime = st->st_ctime = self()->mounted_at;
+	if (strcmp(path, "/") == 0) {
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+		return 0;
+	}
+	e = lookup(path);
+	if (!e)
+		return -ENOENT;
+	if (sysctl_entry_is_dir(e)) {
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+	} else {
+		/* Size 0 like /proc/sys: readers go to EOF, not to st_size. */
+		st->st_mode = S_IFREG | (sysctl_entry_mode(e) & 0777);
+		st->st_nlink = 1;
+	}
+	sysctl_entry_put(e);
+	return 0;
+}
+
+struct fill {
+	void *buf;
+	fuse_fill_dir_t filler;
+};
+
+static int fill_child(struct sysctl_entry *child, void *arg)
+{
+	struct fill *f = arg;
+
+	return f->filler(f->buf, sysctl_entry_name(child), NULL, 0, 0) ? -ENOBUFS : 0;
+}
+
+static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
+		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	struct fill f = { buf, filler };
+	int ret;
+
+	(void)offset;
+	(void)fi;
+	(void)flags;
+	/* "." and ".." first: procps skips the first two entries blindly. */
+	filler(buf, ".", NULL, 0, 0);
+	filler(buf, "..", NULL, 0, 0);
+	ret = sysctl_list_dir(self()->tree, path + 1, fill_child, &f);
+	return ret == -ENOBUFS ? 0 : ret;
+}
+
+static int access_mask(int flags)
+{
+	switch (flags & O_ACCMODE) {
+	case O_WRONLY: return W_OK;
+	case O_RDWR: return R_OK | W_OK;
+	default: return R_OK;
+	}
+}
+
+static int fs_open(const char *path, struct fuse_file_info *fi)
+{
+	struct sysctl_caller who = caller();
+	struct open_file *of;
+	struct sysctl_entry *e = lookup(path);
+	int err;
+
+	if (!e)
+		return -ENOENT;
+	err = sysctl_entry_is_dir(e) ? -EISDIR : sysctl_access(e, &who, access_mask(fi->flags));
+	of = err ? NULL : calloc(1, sizeof(*of));
+	if (!err && !of)
+		err = -ENOMEM;
+	if (err) {
+		sysctl_entry_put(e);
+		return err;
+	}
+	of->e = e;
+	of->seen = sysctl_entry_changes(e);
+	pthread_mutex_init(&of->lock, NULL);
+	fi->fh = (uintptr_t)of;
+	fi->direct_io = 1;
+	return 0;
+}
+
+static int fs_release(const char *path, struct fuse_file_info *fi)
+{
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+
+	(void)path;
+	/* Remove the callback first: it may be running and take of->lock. */
+	if (of->cb)
+		sysctl_callback_remove(of->cb);
+	if (of->ph)
+		fuse_pollhandle_destroy(of->ph);
+	pthread_mutex_destroy(&of->lock);
+	sysctl_entry_put(of->e);
+	free(of);
+	return 0;
+}
+
+static int fs_read(const char *path, char *buf, size_t size, off_t offset, struct fuse_file_info *fi)
+{
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	size_t len = size;
+	off_t pos = offset;
+	int err;
+
+	(void)path;
+	err = sysctl_entry_read(of->e, buf, &len, &pos);
+	return err ? err : (int)len;
+}
+
+static int fs_write(const char *path, const char *buf, size_t size, off_t offset,
+		    struct fuse_file_info *fi)
+{
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	struct sysctl_caller who = caller();
+	size_t len = size;
+	off_t pos = offset;
+	int err;
+
+	(void)path;
+	err = sysctl_entry_write(of->e, &who, buf, &len, &pos);
+	return err ? err : (int)len;
+}
+
+/* O_TRUNC and truncate(2): a write replaces the whole value anyway. */
+static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	struct sysctl_caller who = caller();
+	struct sysctl_entry *e;
+	int err;
+
+	(void)size;
+	if (fi)
+		return 0; /* already checked for writing at open */
+	e = lookup(path);
+	if (!e)
+		return -ENOENT;
+	err = sysctl_entry_is_dir(e) ? -EISDIR : sysctl_access(e, &who, W_OK);
+	sysctl_entry_put(e);
+	return err;
+}
+
+static int fs_access(const char *path, int mask)
+{
+	struct sysctl_caller who = caller();
+	struct sysctl_entry *e;
+	int err;
+
+	if (strcmp(path, "/") == 0)
+		return mask & W_OK ? -EACCES : 0;
+	e = lookup(path);
+	if (!e)
+		return -ENOENT;
+	err = sysctl_entry_is_dir(e) ? (mask & W_OK ? -EACCES : 0) : sysctl_access(e, &who, mask);
+	sysctl_entry_put(e);
+	return err;
+}
+
+/* Runs in the writer's thread after the change is published. */
+static void wake_poller(struct sysctl_entry *e, uint64_t changes, void *arg)
+{
+	struct open_file *of = arg;
+
+	(void)e;
+	(void)changes;
+	pthread_mutex_lock(&of->lock);
+	if (of->ph) {
+		fuse_notify_poll(of->ph);
+		fuse_pollhandle_destroy(of->ph);
+		of->ph = NULL;
+	}
+	pthread_mutex_unlock(&of->lock);
+}
+
+static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_pollhandle *ph,
+		   unsigned *reventsp)
+{
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	unsigned revents = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;
+	uint64_t now;
+	int err = 0;
+
+	(void)path;
+	if (!of->cb)
+		err = sysctl_entry_on_change(of->e, wake_poller, of, &of->cb);
+	pthread_mutex_lock(&of->lock);
+	if (ph) {
+		if (of->ph)
+			fuse_pollhandle_destroy(of->ph);
+		of->ph = ph;
+	}
+	/* Like /proc/sys: a change since open or the last poll is POLLERR|POLLPRI. */
+	now = sysctl_entry_changes(of->e);
+	if (now != of->seen) {
+		of->seen = now;
+		revents |= POLLERR | POLLPRI;
+	}
+	pthread_mutex_unlock(&of->lock);
+	*reventsp = revents;
+	return err;
+}
+
+static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	(void)conn;
+	cfg->direct_io = 1;
+	/* Tables come and go: keep kernel caches short. */
+	cfg->entry_timeout = 1.0;
+	cfg->attr_timeout = 1.0;
+	cfg->negative_timeout = 0;
+	return fuse_get_context()->private_data;
+}
+
+static const struct fuse_operations ops = {
+	.init = fs_init,
+	.getattr = fs_getattr,
+	.readdir = fs_readdir,
+	.open = fs_open,
+	.release = fs_release,
+	.read = fs_read,
+	.write = fs_write,
+	.truncate = fs_truncate,
+	.access = fs_access,
+	.poll = fs_poll,
+};
+
+int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct sysctl_fuse **out)
+{
+	char *argv[] = { "rcustring", "-o",
+			 getuid() == 0 ? "fsname=rcustring,subtype=sysctl,allow_other"
+				       : "fsname=rcustring,subtype=sysctl",
+			 NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	struct sysctl_fuse *fs;
+
+	if (!tree || !mountpoint || !out)
+		return -EINVAL;
+	if (access("/dev/fuse", R_OK | W_OK) != 0)
+		return -ENODEV;
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	fs->tree = tree;
+	fs->mounted_at = time(NULL);
+	fs->fuse = fuse_new(&args, &ops, sizeof(ops), fs);
+	fuse_opt_free_args(&args);
+	if (!fs->fuse) {
+		free(fs);
+		return -ENOMEM;
+	}
+	if (fuse_mount(fs->fuse, mountpoint) != 0) {
+		fuse_destroy(fs->fuse);
+		free(fs);
+		return -EPERM;
+	}
+	*out = fs;
+	return 0;
+}
+
+int sysctl_fuse_loop(struct sysctl_fuse *fs)
+{
+	struct fuse_session *se = fuse_get_session(fs->fuse);
+	int ret;
+
+	if (fuse_set_signal_handlers(se) != 0)
+		return -EIO;
+	ret = fuse_loop_mt(fs->fuse, 0);
+	fuse_remove_signal_handlers(se);
+	/* A positive value is the signal that stopped the loop: a clean stop. */
+	return ret < 0 ? ret : 0;
+}
+
+void sysctl_fuse_exit(struct sysctl_fuse *fs)
+{
+	fuse_exit(fs->fuse);
+}
+
+void sysctl_fuse_unmount(struct sysctl_fuse *fs)
+{
+	if (!fs)
+		return;
+	fuse_unmount(fs->fuse);
+	fuse_destroy(fs->fuse);
+	free(fs);
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The FUSE tree used by tools nobody here wrote: procps sysctl (with the tree
+# bind-mounted over /proc/sys in a private mount namespace), cat, echo,
+# poll(), and a non-root user. Exit 77 (skip) only where the machine cannot.
+set -u
+fixture=${1:?usage: test_fuse_procps.sh FIXTURE RCUSYSCTL}
+cli=${2:?usage: test_fuse_procps.sh FIXTURE RCUSYSCTL}
+
+if [ "${INSIDE_NS:-}" != 1 ]; then
+	skip() { echo "SKIP: $*"; exit 77; }
+	[ "$(id -u)" = 0 ] || skip "needs root (mount namespaces and bind mounts)"
+	[ -c /dev/fuse ] || skip "/dev/fuse is missing"
+	for tool in unshare sysctl setpriv mountpoint python3; do
+		command -v "$tool" >/dev/null || skip "$tool is not installed"
+	done
+	unshare -m --propagation private true 2>/dev/null || skip "cannot create a mount namespace here"
+	INSIDE_NS=1 exec unshare -m --propagation private "$0" "$@"
+fi
+
+passed=0 failed=0
+check() { # name, expected, actual
+	if [ "$2" == "$3" ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		printf 'FAIL %s\n--- expected\n%s\n--- got\n%s\n' "$1" "$2" "$3"
+	fi
+}
+contains() { # name, needle, haystack
+	case "$3" in
+	*"$2"*) passed=$((passed + 1)) ;;
+	*) failed=$((failed + 1)); printf 'FAIL %s: no "%s" in\n%s\n' "$1" "$2" "$3" ;;
+	esac
+}
+
+mnt=$(mktemp -d)
+"$fixture" "$mnt" &
+pid=$!
+for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
+if ! mountpoint -q "$mnt"; then
+	echo "FAIL: fixture did not mount $mnt"
+	kill "$pid" 2>/dev/null
+	exit 1
+fi
+mount --bind "$mnt" /proc/sys
+S=/proc/sys
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+# procps sysctl reads
+check "sysctl -n" "core" "$(sysctl -n kernel.core_pattern)"
+all=$(timeout 20 sysctl -a 2>&1; echo "rc=$?")
+contains "sysctl -a string" "kernel.core_pattern = core" "$all"
+contains "sysctl -a vector" "vm.ratios = 1	2	3" "$all"
+contains "sysctl -a dotted name" "net.ipv4.conf.eth0/200.forwarding = 0" "$all"
+contains "sysctl -a finishes" "rc=0" "$all"
+check "sysctl -N" "kernel.modprobe" "$(sysctl -N kernel.modprobe)"
+
+# procps sysctl writes
+check "sysctl -w" "kernel.core_pattern = |/usr/lib/crash %p %s" \
+	"$(sysctl -w 'kernel.core_pattern=|/usr/lib/crash %p %s' 2>&1)"
+check "cat after sysctl -w" "|/usr/lib/crash %p %s" "$(cat $S/kernel/core_pattern)"
+check "sysctl -w bad int" "sysctl: setting key \"vm.swappiness\": Invalid argument" \
+	"$(sysctl -w vm.swappiness=abc 2>&1)"
+conf=$(mktemp)
+printf '# test\nvm.swappiness = 10\n; c\nkernel.modprobe = /opt/modprobe\n' > "$conf"
+check "sysctl -p" "vm.swappiness = 10
+kernel.modprobe = /opt/modprobe" "$(sysctl -p "$conf" 2>&1)"
+check "after -p" "10" "$(cat $S/vm/swappiness)"
+rm -f "$conf"
+
+# the shell
+echo 100 > $S/vm/swappiness
+check "echo > int" "100" "$(cat $S/vm/swappiness)"
+check "out of range refused" "1" "$( (echo 300 > $S/vm/swappiness) 2>/dev/null; echo $?)"
+check "old int kept" "100" "$(cat $S/vm/swappiness)"
+echo "4 5 6" > $S/vm/ratios
+check "vector write" "4	5	6" "$(cat $S/vm/ratios)"
+long=$(printf '%0200d' 0)
+contains "over-long string refused" "Message too long" "$( (echo "$long" > $S/kernel/core_pattern) 2>&1)"
+check "old string kept" "|/usr/lib/crash %p %s" "$(cat $S/kernel/core_pattern)"
+check "read-only entry, even for root" "1" "$( (echo x > $S/kernel/ostype) 2>/dev/null; echo $?)"
+check "read-only value" "rcustring" "$(cat $S/kernel/ostype)"
+check "mode bits shown" "-rw-r--r-- -r--r--r-- -rw-------" \
+	"$(stat -c %A $S/kernel/modprobe $S/kernel/ostype $S/kernel/secret | tr '\n' ' ' | sed 's/ $//')"
+
+# a non-root user: reads allowed, writes to 0644 denied, 0600 unreadable
+check "nobody reads" "/opt/modprobe" "$(nobody cat $S/kernel/modprobe)"
+contains "nobody cannot write" "Permission denied" "$(nobody sh -c "echo /x > $S/kernel/modprobe" 2>&1)"
+contains "nobody cannot read 0600" "Permission denied" "$(nobody cat $S/kernel/secret 2>&1)"
+contains "nobody sysctl -w" "ermission denied" "$(nobody sysctl -w kernel.modprobe=/x 2>&1)"
+check "value unchanged" "/opt/modprobe" "$(cat $S/kernel/modprobe)"
+
+# poll(): POLLERR|POLLPRI once the entry changes
+poll_out=$(python3 - "$S/vm/swappiness" <<'PY'
+import os, select, subprocess, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.read(fd, 64)
+p = select.poll()
+p.register(fd, select.POLLPRI | select.POLLERR)
+before = [ev for _, ev in p.poll(0)]
+subprocess.Popen(["sh", "-c", "sleep 0.2; echo 42 > " + sys.argv[1]])
+t = time.time()
+after = p.poll(3000)
+waited = time.time() - t
+ok = after and after[0][1] & (select.POLLPRI | select.POLLERR)
+print("before=%s woke=%s in_time=%s" % (before == [], bool(ok), 0.1 < waited < 2.9))
+PY
+)
+check "poll wakes on change" "before=True woke=True in_time=True" "$poll_out"
+
+# our own CLI over the same mount
+check "rcusysctl --root" "42" "$("$cli" --root $S -n vm.swappiness)"
+
+# clean shutdown
+umount /proc/sys
+kill -TERM "$pid"
+wait "$pid"
+check "exit 0 on SIGTERM" "0" "$?"
+check "unmounted" "no" "$(mountpoint -q "$mnt" && echo yes || echo no)"
+rmdir "$mnt"
+
+echo "fuse-procps: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
