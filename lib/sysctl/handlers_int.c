@@ -393,7 +393,7 @@ int proc_doulongvec_minmax(const struct ctl_table *table, int write, void *buffe
 static int do_uint(const struct ctl_table *t, bool minmax, int write, void *buffer,
 		   size_t *lenp, off_t *ppos)
 {
-	const unsigned int *min = minmax ? t->extra1 : NULL, *max = minmax ? t->extra2 : NULL;
+	const unsigned int *min, *max;
 	unsigned int *data;
 	unsigned long lval;
 	const char *p;
@@ -405,6 +405,8 @@ static int do_uint(const struct ctl_table *t, bool minmax, int write, void *buff
 	if (err)
 		return err;
 	data = t->data;
+	min = minmax ? t->extra1 : NULL;
+	max = minmax ? t->extra2 : NULL;
 	if (!data || t->maxlen <= 0 || !*lenp || (*ppos && !write)) {
 		*lenp = 0;
 		return 0;

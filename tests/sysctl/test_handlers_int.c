@@ -433,6 +433,8 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(proc_dointvec(&t, 1, "1", &lenp, NULL), -EINVAL);
 	assert_int_equal(proc_dointvec(&t, 1, NULL, &lenp, &pos), -EINVAL);
 	assert_int_equal(proc_douintvec(NULL, 1, "1", &lenp, &pos), -EINVAL);
+	assert_int_equal(proc_douintvec_minmax(NULL, 1, "1", &lenp, &pos), -EINVAL);
+	assert_int_equal(proc_dointvec_minmax(NULL, 1, "1", &lenp, &pos), -EINVAL);
 	assert_int_equal(proc_doulongvec_minmax(NULL, 1, "1", &lenp, &pos), -EINVAL);
 	assert_int_equal(proc_dobool(NULL, 1, "1", &lenp, &pos), -EINVAL);
 	/* NULL data: nothing to do, like the kernel */
