@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rcustring-bench: every scheme side by side in one run, then a write storm,
+ * then one "summary NAME VALUE" line per figure for scripts.
+ *
+ *   rcustring-bench [--seconds S] [--readers N]
+ *
+ * --seconds: time per configuration (default 0.5).
+ * --readers: run only N readers (scaling); by default N = 1 and N = 2.
+ *
+ * Configurations: readers x writer pause (1 us, 1 ms) x value size (24 B,
+ * 200 B), each running every scheme. The ratio figures are taken at the
+ * largest reader count run, writer pausing 1 ms, 200-byte values.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rcustring/rcustring.h>
+
+#include "bench.h"
+
+static const struct scheme *const schemes[] = {
+	&scheme_baseline, &scheme_racy,        &scheme_mutex,    &scheme_rwlock,
+	&scheme_seqlock,  &scheme_rcu_copy,    &scheme_rcu_inplace,
+	&scheme_rcu_dup,  &scheme_bp_copy,     &scheme_memb_copy,
+};
+#define NSCHEMES (sizeof(schemes) / sizeof(schemes[0]))
+
+static const long pauses_ns[] = { 1000, 1000000 };
+static const size_t sizes[] = { 24, 200 };
+#define NPAUSES 2
+#define NSIZES 2
+#define NREADER_COUNTS 2
+
+/* The written values: static, since rcustring keeps values[0] as its default. */
+static char values[NSIZES][2][VALUE_CAP];
+
+struct result {
+	double reads_per_reader; /* per wall second */
+	double cpu_ns;           /* per read */
+	double writes_per_s;
+	uint64_t torn;
+	uint64_t pending_peak;
+};
+
+static struct result results[NREADER_COUNTS][NPAUSES][NSIZES][NSCHEMES];
+
+static struct run run; /* large (per-reader results): not on the stack */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rcustring-bench [--seconds S] [--readers N]\n"
+		   "  --seconds S  time per configuration (default 0.5)\n"
+		   "  --readers N  run only N readers (default: 1, then 2)\n");
+}
+
+static void measure(const struct scheme *s, unsigned readers, long pause_ns, unsigned size_idx,
+		    double seconds, struct result *out)
+{
+	uint64_t reads = 0, cpu = 0, torn = 0;
+	int err;
+
+	memset(&run, 0, sizeof(run));
+	run.scheme = s;
+	run.values[0] = values[size_idx][0];
+	run.values[1] = values[size_idx][1];
+	run.len = sizes[size_idx];
+	run.pause_ns = pause_ns;
+	run.readers = readers;
+	err = run_one(&run, seconds);
+	if (err) {
+		fprintf(stderr, "rcustring-bench: %s: %s\n", s->name, strerror(-err));
+		exit(1);
+	}
+	for (unsigned i = 0; i < readers; i++) {
+		reads += run.res[i].reads;
+		cpu += run.res[i].cpu_ns;
+		torn += run.res[i].torn;
+	}
+	out->reads_per_reader = (double)reads / readers / run.wall_s;
+	out->cpu_ns = reads ? (double)cpu / (double)reads : 0;
+	out->writes_per_s = (double)run.writes / run.wall_s;
+	out->torn = torn;
+	out->pending_peak = run.pending_peak;
+}
+
+static void print_header(void)
+{
+	printf("  %-22s %15s %12s %12s %10s %8s\n", "scheme", "reads/s/reader", "cpu ns/read",
+	       "writes/s", "torn", "pending");
+}
+
+static void print_row(const struct scheme *s, const struct result *r)
+{
+	char writes[32] = "-", pending[32] = "-";
+
+	if (s->write)
+		snprintf(writes, sizeof(writes), "%.0f", r->writes_per_s);
+	if (s->pending_peak)
+		snprintf(pending, sizeof(pending), "%llu", (unsigned long long)r->pending_peak);
+	printf("  %-22s %15.0f %12.1f %12s %10llu %8s\n", s->name, r->reads_per_reader, r->cpu_ns,
+	       writes, (unsigned long long)r->torn, pending);
+	fflush(stdout);
+}
+
+static unsigned scheme_index(const struct scheme *s)
+{
+	for (unsigned i = 0; i < NSCHEMES; i++)
+		if (schemes[i] == s)
+			return i;
+	abort();
+}
+
+static int is_rcustring(const struct scheme *s)
+{
+	return s == &scheme_rcu_copy || s == &scheme_rcu_inplace || s == &scheme_rcu_dup;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "readers", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned reader_counts[NREADER_COUNTS] = { 1, 2 }, ncounts = 2, last;
+	double seconds = 0.5;
+	uint64_t torn_rcu = 0, torn_racy = 0, torn_other = 0, max_pending = 0;
+	struct rcustring_stats before, after;
+	struct result storm;
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:r:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			seconds = strtod(optarg, &end);
+			if (*end || !(seconds > 0 && seconds <= 3600)) {
+				fprintf(stderr, "rcustring-bench: bad --seconds '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			reader_counts[0] = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || reader_counts[0] == 0 || reader_counts[0] > MAX_READERS) {
+				fprintf(stderr, "rcustring-bench: --readers must be 1..%d\n", MAX_READERS);
+				return 2;
+			}
+			ncounts = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	for (unsigned z = 0; z < NSIZES; z++)
+		for (unsigned v = 0; v < 2; v++)
+			memset(values[z][v], 'a' + (int)v, sizes[z]);
+
+	printf("rcustring-bench: %.2f s per configuration; every read of every scheme is "
+	       "checked (length, first == last char)\n",
+	       seconds);
+	for (unsigned ri = 0; ri < ncounts; ri++) {
+		for (unsigned p = 0; p < NPAUSES; p++) {
+			for (unsigned z = 0; z < NSIZES; z++) {
+				printf("\nR=%u readers, writer pause %s, value %zu B\n", reader_counts[ri],
+				       pauses_ns[p] == 1000 ? "1 us" : "1 ms", sizes[z]);
+				print_header();
+				for (unsigned k = 0; k < NSCHEMES; k++) {
+					struct result *res = &results[ri][p][z][k];
+
+					measure(schemes[k], reader_counts[ri], pauses_ns[p], z, seconds,
+						res);
+					print_row(schemes[k], res);
+					if (schemes[k] == &scheme_racy)
+						torn_racy += res->torn;
+					else if (is_rcustring(schemes[k]))
+						torn_rcu += res->torn;
+					else
+						torn_other += res->torn;
+					if (is_rcustring(schemes[k]) && res->pending_peak > max_pending)
+						max_pending = res->pending_peak;
+				}
+			}
+		}
+	}
+
+	/* Write storm: rcustring_set back to back, readers copying meanwhile. */
+	last = ncounts - 1;
+	rcustring_get_stats(&before);
+	measure(&scheme_rcu_copy, reader_counts[last], 0, NSIZES - 1, seconds, &storm);
+	rcustring_get_stats(&after);
+	printf("\nWrite storm: one writer calling rcustring_set with no pause, R=%u readers "
+	       "copying, value %zu B\n",
+	       reader_counts[last], sizes[NSIZES - 1]);
+	print_header();
+	print_row(&scheme_rcu_copy, &storm);
+	printf("  writes throttled (waited for a grace period): %llu; pending bound "
+	       "RCUSTRING_PENDING_MAX = %d\n",
+	       (unsigned long long)(after.throttled - before.throttled), RCUSTRING_PENDING_MAX);
+	torn_rcu += storm.torn;
+	if (storm.pending_peak > max_pending)
+		max_pending = storm.pending_peak;
+
+	{
+		struct result *r = results[last][NPAUSES - 1][NSIZES - 1];
+		const struct result *base = &r[scheme_index(&scheme_baseline)];
+		const struct result *copy = &r[scheme_index(&scheme_rcu_copy)];
+		const struct result *inplace = &r[scheme_index(&scheme_rcu_inplace)];
+		const struct result *mutex = &r[scheme_index(&scheme_mutex)];
+		const struct result *rwlock = &r[scheme_index(&scheme_rwlock)];
+		const struct result *seqlock = &r[scheme_index(&scheme_seqlock)];
+		unsigned R = reader_counts[last];
+
+		printf("\ntorn reads in the other synchronized schemes (mutex, rwlock, seqlock, "
+		       "urcu flavors): %llu\n\n",
+		       (unsigned long long)torn_other);
+		printf("summary copy_vs_baseline_cpu_ns %.3f      # R=%u, writer 1 ms, rcustring "
+		       "copy / baseline (200 B)\n",
+		       copy->cpu_ns / base->cpu_ns, R);
+		printf("summary inplace_vs_baseline_cpu_ns %.3f   # R=%u, writer 1 ms, in-place / "
+		       "baseline (200 B)\n",
+		       inplace->cpu_ns / base->cpu_ns, R);
+		printf("summary vs_mutex_reads_per_reader %.2f    # R=%u, writer 1 ms, rcustring copy "
+		       "/ mutex (200 B)\n",
+		       copy->reads_per_reader / mutex->reads_per_reader, R);
+		printf("summary vs_rwlock_reads_per_reader %.2f   # R=%u, writer 1 ms, rcustring copy "
+		       "/ rwlock (200 B)\n",
+		       copy->reads_per_reader / rwlock->reads_per_reader, R);
+		printf("summary vs_seqlock_reads_200B %.2f        # R=%u, writer 1 ms, rcustring copy "
+		       "/ seqlock\n",
+		       copy->reads_per_reader / seqlock->reads_per_reader, R);
+		printf("summary torn_rcustring %llu               # all rcustring rows and the storm\n",
+		       (unsigned long long)torn_rcu);
+		printf("summary torn_racy %llu                    # all racy rows\n",
+		       (unsigned long long)torn_racy);
+		printf("summary writes_per_s %.0f                 # write storm\n", storm.writes_per_s);
+		printf("summary max_pending %llu                  # bound %d\n",
+		       (unsigned long long)max_pending, RCUSTRING_PENDING_MAX);
+	}
+	return 0;
+}
