@@ -250,6 +250,11 @@ static int lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_
 	rcu_read_unlock();
 	if (!e)
 		return -ENOENT;
+	/* Found while it was being unlinked: it is gone already. */
+	if (!sysctl_entry_live(e)) {
+		sysctl_entry_put(e);
+		return -ENOENT;
+	}
 	*out = e;
 	return 0;
 }
