@@ -129,6 +129,16 @@ static void test_register_checks(void **state)
 	/* The directory went with its last entry. */
 	assert_false(exists(t, "d"));
 
+	/* An empty table keeps its directory, as the kernel's register_sysctl does. */
+	assert_int_equal(sysctl_register_table(t, "e/f", NULL, 0, &h), 0);
+	assert_true(exists(t, "e.f"));
+	assert_int_equal(sysctl_register_table(t, "e/f", &good, 1, &h2), 0);
+	sysctl_unregister_table(h2);
+	assert_true(exists(t, "e.f"));
+	assert_false(exists(t, "e.f.good"));
+	sysctl_unregister_table(h);
+	assert_false(exists(t, "e"));
+
 	assert_int_equal(sysctl_register_table(NULL, "d", &good, 1, &h), -EINVAL);
 	assert_int_equal(sysctl_register_table(t, NULL, &good, 1, &h), -EINVAL);
 	assert_int_equal(sysctl_register_table(t, "d", &good, 1, NULL), -EINVAL);
