@@ -7,6 +7,8 @@
  *
  * --seconds: time per configuration (default 0.5).
  * --readers: run only N readers (scaling); by default N = 1 and N = 2.
+ * --only:    run only the schemes whose name contains TEXT (for profiling);
+ *            no write storm and no summary then.
  *
  * Configurations: readers x writer pause (1 us, 1 ms) x value size (24 B,
  * 200 B), each running every scheme. The ratio figures are taken at the
@@ -52,9 +54,10 @@ static struct run run; /* large (per-reader results): not on the stack */
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rcustring-bench [--seconds S] [--readers N]\n"
+	fprintf(f, "usage: rcustring-bench [--seconds S] [--readers N] [--only TEXT]\n"
 		   "  --seconds S  time per configuration (default 0.5)\n"
-		   "  --readers N  run only N readers (default: 1, then 2)\n");
+		   "  --readers N  run only N readers (default: 1, then 2)\n"
+		   "  --only TEXT  run only schemes whose name contains TEXT; no summary\n");
 }
 
 static void measure(const struct scheme *s, unsigned readers, long pause_ns, unsigned size_idx,
@@ -124,18 +127,20 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "seconds", required_argument, NULL, 's' },
 		{ "readers", required_argument, NULL, 'r' },
+		{ "only", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned reader_counts[NREADER_COUNTS] = { 1, 2 }, ncounts = 2, last;
 	double seconds = 0.5;
+	const char *only = NULL;
 	uint64_t torn_rcu = 0, torn_racy = 0, torn_other = 0, max_pending = 0;
 	struct rcustring_stats before, after;
 	struct result storm;
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:r:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:r:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			seconds = strtod(optarg, &end);
@@ -151,6 +156,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			ncounts = 1;
+			break;
+		case 'o':
+			only = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -181,6 +189,8 @@ int main(int argc, char **argv)
 				for (unsigned k = 0; k < NSCHEMES; k++) {
 					struct result *res = &results[ri][p][z][k];
 
+					if (only && !strstr(schemes[k]->name, only))
+						continue;
 					measure(schemes[k], reader_counts[ri], pauses_ns[p], z, seconds,
 						res);
 					print_row(schemes[k], res);
@@ -196,6 +206,9 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+
+	if (only)
+		return 0;
 
 	/* Write storm: rcustring_set back to back, readers copying meanwhile. */
 	last = ncounts - 1;
