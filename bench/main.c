@@ -122,6 +122,53 @@ static int is_rcustring(const struct scheme *s)
 	return s == &scheme_rcu_copy || s == &scheme_rcu_inplace || s == &scheme_rcu_dup;
 }
 
+static const struct result *row(const struct result *group, const struct scheme *s)
+{
+	return &group[scheme_index(s)];
+}
+
+/* One "summary NAME VALUE # comment" line; the first three fields are fixed. */
+static void summary_line(const char *name, double value, int decimals, const char *where,
+			 const char *what)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%.*f", decimals, value);
+	printf("summary %-27s %-11s # %s%s\n", name, num, where, what);
+}
+
+/*
+ * The figures for scripts. Ratios come from @group: the largest reader count
+ * run (@R), writer pausing 1 ms, 200-byte values.
+ */
+static void print_summary(const struct result *group, unsigned R, const struct result *storm,
+			  uint64_t torn_rcu, uint64_t torn_racy, uint64_t max_pending)
+{
+	const struct result *base = row(group, &scheme_baseline);
+	const struct result *copy = row(group, &scheme_rcu_copy);
+	double rpr = copy->reads_per_reader;
+	char where[64], bound[64];
+
+	snprintf(where, sizeof(where), "R=%u, writer 1 ms, 200 B: ", R);
+	snprintf(bound, sizeof(bound), "highest peak of old versions; bound %d",
+		 RCUSTRING_PENDING_MAX);
+	summary_line("copy_vs_baseline_cpu_ns", copy->cpu_ns / base->cpu_ns, 3, where,
+		     "rcustring copy / baseline");
+	summary_line("inplace_vs_baseline_cpu_ns",
+		     row(group, &scheme_rcu_inplace)->cpu_ns / base->cpu_ns, 3, where,
+		     "rcustring in-place / baseline");
+	summary_line("vs_mutex_reads_per_reader", rpr / row(group, &scheme_mutex)->reads_per_reader,
+		     2, where, "rcustring copy / mutex");
+	summary_line("vs_rwlock_reads_per_reader", rpr / row(group, &scheme_rwlock)->reads_per_reader,
+		     2, where, "rcustring copy / rwlock");
+	summary_line("vs_seqlock_reads_200B", rpr / row(group, &scheme_seqlock)->reads_per_reader, 2,
+		     where, "rcustring copy / seqlock");
+	summary_line("torn_rcustring", (double)torn_rcu, 0, "", "all rcustring rows and the storm");
+	summary_line("torn_racy", (double)torn_racy, 0, "", "all racy rows");
+	summary_line("writes_per_s", storm->writes_per_s, 0, "", "write storm");
+	summary_line("max_pending", (double)max_pending, 0, "", bound);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -227,41 +274,10 @@ int main(int argc, char **argv)
 	if (storm.pending_peak > max_pending)
 		max_pending = storm.pending_peak;
 
-	{
-		struct result *r = results[last][NPAUSES - 1][NSIZES - 1];
-		const struct result *base = &r[scheme_index(&scheme_baseline)];
-		const struct result *copy = &r[scheme_index(&scheme_rcu_copy)];
-		const struct result *inplace = &r[scheme_index(&scheme_rcu_inplace)];
-		const struct result *mutex = &r[scheme_index(&scheme_mutex)];
-		const struct result *rwlock = &r[scheme_index(&scheme_rwlock)];
-		const struct result *seqlock = &r[scheme_index(&scheme_seqlock)];
-		unsigned R = reader_counts[last];
-
-		printf("\ntorn reads in the other synchronized schemes (mutex, rwlock, seqlock, "
-		       "urcu flavors): %llu\n\n",
-		       (unsigned long long)torn_other);
-		printf("summary copy_vs_baseline_cpu_ns %.3f      # R=%u, writer 1 ms, rcustring "
-		       "copy / baseline (200 B)\n",
-		       copy->cpu_ns / base->cpu_ns, R);
-		printf("summary inplace_vs_baseline_cpu_ns %.3f   # R=%u, writer 1 ms, in-place / "
-		       "baseline (200 B)\n",
-		       inplace->cpu_ns / base->cpu_ns, R);
-		printf("summary vs_mutex_reads_per_reader %.2f    # R=%u, writer 1 ms, rcustring copy "
-		       "/ mutex (200 B)\n",
-		       copy->reads_per_reader / mutex->reads_per_reader, R);
-		printf("summary vs_rwlock_reads_per_reader %.2f   # R=%u, writer 1 ms, rcustring copy "
-		       "/ rwlock (200 B)\n",
-		       copy->reads_per_reader / rwlock->reads_per_reader, R);
-		printf("summary vs_seqlock_reads_200B %.2f        # R=%u, writer 1 ms, rcustring copy "
-		       "/ seqlock\n",
-		       copy->reads_per_reader / seqlock->reads_per_reader, R);
-		printf("summary torn_rcustring %llu               # all rcustring rows and the storm\n",
-		       (unsigned long long)torn_rcu);
-		printf("summary torn_racy %llu                    # all racy rows\n",
-		       (unsigned long long)torn_racy);
-		printf("summary writes_per_s %.0f                 # write storm\n", storm.writes_per_s);
-		printf("summary max_pending %llu                  # bound %d\n",
-		       (unsigned long long)max_pending, RCUSTRING_PENDING_MAX);
-	}
+	printf("\ntorn reads in the other synchronized schemes (mutex, rwlock, seqlock, "
+	       "urcu flavors): %llu\n\n",
+	       (unsigned long long)torn_other);
+	print_summary(results[last][NPAUSES - 1][NSIZES - 1], reader_counts[last], &storm,
+		      torn_rcu, torn_racy, max_pending);
 	return 0;
 }
