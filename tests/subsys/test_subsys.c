@@ -294,8 +294,13 @@ static void test_registration(void **state)
 	expect_entry("kernel.poweroff_cmd", 256, "/sbin/poweroff\n");
 	expect_entry("kernel.hotplug", 256, "\n");
 	expect_entry("fs/ocfs2/nm/hb_ctl_path", 256, "/sbin/ocfs2_hb_ctl\n");
-	assert_true(sysctl_entry_table(sysctl_lookup(tree, "kernel.modprobe"))->proc_handler ==
-		    proc_rcu_string);
+	{
+		struct sysctl_entry *e = sysctl_lookup(tree, "kernel.modprobe");
+
+		assert_non_null(e);
+		assert_true(sysctl_entry_table(e)->proc_handler == proc_rcu_string);
+		sysctl_entry_put(e);
+	}
 
 	/* one tree at a time */
 	assert_int_equal(subsys_kmod_register(tree), -EBUSY);
