@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Control socket front end: serves a sysctl tree over a Unix domain stream
+ * socket with a line protocol (rcustring-socket(7)), for machines without
+ * FUSE. Permissions come from the peer's credentials (SO_PEERCRED).
+ *
+ * Protocol summary (one request per line, at most SYSCTL_SOCKET_LINE_MAX
+ * bytes including the '\n'; every reply line ends in '\n'):
+ *
+ *   GET <path>            OK <value>        (R_OK; the value as its file
+ *                                            reads, less the final newline)
+ *   SET <path> <value>    OK                (W_OK; value = rest of line, raw)
+ *   LIST [<prefix>]       ENTRY <mode> <rw> <path> ... then OK <count>
+ *                         (every entry, whatever the peer may do with it;
+ *                          <rw> says what the peer may do: "rw", "r-", ...)
+ *   DESCRIBE <path>       OK <description>  (R_OK)
+ *   WATCH <path>          OK <changes>, then CHANGED <path> <changes> per
+ *                         change until the client closes (R_OK)
+ *   AUDIT [<after_seq>]   AUDIT <seq> <sec.nsec> <uid> <pid> <path> <old>
+ *                         <new> ... then OK <count>      (uid 0 only)
+ *   errors                ERR <errno> <ERRNAME> <message naming the entry>
+ *
+ * Values are escaped so that a reply is one line: '\\' -> "\\\\", '\n' ->
+ * "\\n", '\t' -> "\\t", other control bytes -> "\\xHH"; in AUDIT fields
+ * spaces too ("\\x20").
+ */
+#ifndef RCUSTRING_SYSCTL_SOCKET_H
+#define RCUSTRING_SYSCTL_SOCKET_H
+
+#include <sys/types.h>
+
+#include "rcustring/sysctl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SYSCTL_SOCKET_LINE_MAX 4096 /* request bytes including the '\n' */
+
+struct sysctl_socket;
+
+/* Tunables of a server; zero fields take the defaults. */
+struct sysctl_socket_options {
+	int read_timeout_ms;  /* a started line must end within this (5000) */
+	int idle_timeout_ms;  /* a connection with no request pending (60000; -1: never) */
+	unsigned max_clients; /* concurrent connections (64); beyond: ERR EAGAIN and close */
+};
+
+/**
+ * sysctl_socket_start - serve @tree on a Unix socket at @path
+ * @mode: permission bits of the socket file (e.g. 0666: access control is
+ *        per entry, by peer credentials)
+ * @out: receives the server handle
+ *
+ * A stale socket file at @path (nobody accepting) is replaced; a live one
+ * gives -EADDRINUSE, any other file -EEXIST. The server runs on its own
+ * threads (one accepting, one per connection) until sysctl_socket_stop().
+ * @tree must outlive the server. Any thread may call.
+ * Return: 0, -ENAMETOOLONG (path longer than sun_path), -EADDRINUSE,
+ * -EEXIST, -ENOMEM, or the errno of socket/bind/chmod/listen.
+ */
+RCUSTRING_API int sysctl_socket_start(struct sysctl_tree *tree, const char *path, mode_t mode,
+				      struct sysctl_socket **out);
+
+/**
+ * sysctl_socket_start_opts - sysctl_socket_start() with tunables
+ * @opts: NULL for the defaults
+ */
+RCUSTRING_API int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t mode,
+					   const struct sysctl_socket_options *opts,
+					   struct sysctl_socket **out);
+
+/**
+ * sysctl_socket_stop - stop accepting, close every connection, join every
+ * thread, unlink the socket file (if it is still ours) and free @s
+ *
+ * Not from a server thread (a change callback, say). NULL is a no-op.
+ */
+RCUSTRING_API void sysctl_socket_stop(struct sysctl_socket *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RCUSTRING_SYSCTL_SOCKET_H */

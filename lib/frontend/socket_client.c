@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A small blocking control-socket client (see socket_client.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rcustring/sysctl_socket.h"
+#include "socket_client.h"
+
+struct sock_client {
+	int fd;
+	char *buf; /* received bytes */
+	size_t len, cap;
+	size_t consumed; /* bytes of buf handed out as the last line */
+	char line[SYSCTL_SOCKET_LINE_MAX];
+};
+
+int sock_client_connect(const char *path, struct sock_client **out)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct sock_client *c;
+	int err;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		err = -errno;
+		free(c);
+		return err;
+	}
+	if (connect(c->fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		err = -errno;
+		close(c->fd);
+		free(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+void sock_client_close(struct sock_client *c)
+{
+	if (!c)
+		return;
+	close(c->fd);
+	free(c->buf);
+	free(c);
+}
+
+int sock_client_fd(const struct sock_client *c)
+{
+	return c->fd;
+}
+
+int sock_client_send(struct sock_client *c, const char *verb, const char *path,
+		     const char *value, size_t value_len)
+{
+	size_t vl = strlen(verb), pl = path ? strlen(path) : 0, n = 0, off = 0;
+
+	if ((path && (memchr(path, '\n', pl) || memchr(path, ' ', pl))) ||
+	    (value && memchr(value, '\n', value_len)))
+		return -EINVAL;
+	if (vl + 1 + pl + 1 + value_len + 1 > sizeof(c->line))
+		return -E2BIG;
+	memcpy(c->line, verb, vl);
+	n = vl;
+	if (path) {
+		c->line[n++] = ' ';
+		memcpy(c->line + n, path, pl);
+		n += pl;
+	}
+	if (value) {
+		c->line[n++] = ' ';
+		memcpy(c->line + n, value, value_len);
+		n += value_len;
+	}
+	c->line[n++] = '\n';
+	while (off < n) {
+		ssize_t k = send(c->fd, c->line + off, n - off, MSG_NOSIGNAL);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += (size_t)k;
+	}
+	return 0;
+}
+
+int sock_client_reply(struct sock_client *c, struct sock_reply *r)
+{
+	char *nl;
+
+	/* Drop the line handed out last time. */
+	memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
+	c->len -= c->consumed;
+	c->consumed = 0;
+	while (!(nl = c->len ? memchr(c->buf, '\n', c->len) : NULL)) {
+		ssize_t k;
+
+		if (c->len == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 8192;
+			char *p = realloc(c->buf, cap);
+
+			if (!p)
+				return -ENOMEM;
+			c->buf = p;
+			c->cap = cap;
+		}
+		k = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		if (k == 0)
+			return -ECONNRESET;
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c->len += (size_t)k;
+	}
+	c->consumed = (size_t)(nl - c->buf) + 1;
+	return sock_parse_reply(c->buf, (size_t)(nl - c->buf), r) ? -EPROTO : 0;
+}
+
+int sock_client_call(struct sock_client *c, const char *verb, const char *path,
+		     const char *value, size_t value_len, char **value_out)
+{
+	struct sock_reply r;
+	char *text;
+	long n;
+	int err;
+
+	if (value_out)
+		*value_out = NULL;
+	err = sock_client_send(c, verb, path, value, value_len);
+	if (!err)
+		err = sock_client_reply(c, &r);
+	if (err)
+		return err;
+	if (r.kind == SOCK_REPLY_DATA)
+		return -EPROTO;
+	if (value_out) {
+		text = malloc(r.text_len + 1);
+		if (!text)
+			return -ENOMEM;
+		n = sock_unescape(r.text, r.text_len, text);
+		if (n < 0) {
+			free(text);
+			return -EPROTO;
+		}
+		*value_out = text;
+	}
+	return r.kind == SOCK_REPLY_OK ? 0 : r.err;
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Control socket protocol: parsing and escaping, no I/O (rcustring-socket(7)).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rcustring/sysctl_socket.h"
+#include "socket_proto.h"
+
+static const struct {
+	const char *name;
+	enum sock_verb verb;
+	int args; /* 0: none, 1: optional, 2: required path, 3: path and value */
+} verbs[] = {
+	{ "GET", SOCK_GET, 2 },	    { "SET", SOCK_SET, 3 },	  { "LIST", SOCK_LIST, 1 },
+	{ "DESCRIBE", SOCK_DESCRIBE, 2 }, { "WATCH", SOCK_WATCH, 2 }, { "AUDIT", SOCK_AUDIT, 1 },
+};
+
+/* A path token: no space, no control byte, no DEL. */
+static size_t path_token(const char *p, size_t len, bool *bad)
+{
+	size_t i;
+
+	*bad = false;
+	for (i = 0; i < len && p[i] != ' '; i++)
+		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+			*bad = true;
+	return i;
+}
+
+int sock_parse_request(const char *line, size_t len, struct sock_request *req, const char **why)
+{
+	const char *sp, *arg;
+	size_t vlen, alen, plen;
+	bool bad;
+	int args = -1;
+
+	memset(req, 0, sizeof(*req));
+	*why = NULL;
+	if (len + 1 > SYSCTL_SOCKET_LINE_MAX) {
+		*why = "request line too long";
+		return -E2BIG;
+	}
+	if (len == 0) {
+		*why = "empty request";
+		return -EINVAL;
+	}
+	sp = memchr(line, ' ', len);
+	vlen = sp ? (size_t)(sp - line) : len;
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (strlen(verbs[i].name) == vlen && memcmp(verbs[i].name, line, vlen) == 0) {
+			req->verb = verbs[i].verb;
+			args = verbs[i].args;
+		}
+	}
+	if (args < 0) {
+		*why = "unknown request (GET SET LIST DESCRIBE WATCH AUDIT)";
+		return -EINVAL;
+	}
+	arg = sp ? sp + 1 : line + len;
+	alen = sp ? len - vlen - 1 : 0;
+	if (!sp && args >= 2) {
+		*why = args == 3 ? "missing path and value" : "missing path";
+		return -EINVAL;
+	}
+	if (req->verb == SOCK_AUDIT) {
+		uint64_t v = 0;
+
+		if (sp && alen == 0) {
+			*why = "missing sequence number after space";
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < alen; i++) {
+			if (arg[i] < '0' || arg[i] > '9' || v > (UINT64_MAX - 9) / 10) {
+				*why = "bad sequence number";
+				return -EINVAL;
+			}
+			v = v * 10 + (uint64_t)(arg[i] - '0');
+		}
+		req->after_seq = v;
+		return 0;
+	}
+	if (!sp) /* LIST without a prefix */
+		return 0;
+	plen = path_token(arg, alen, &bad);
+	if (plen == 0) {
+		*why = "missing path";
+		return -EINVAL;
+	}
+	if (bad) {
+		*why = "control or NUL byte in path";
+		return -EINVAL;
+	}
+	req->path = arg;
+	req->path_len = plen;
+	if (args == 3) {
+		if (plen == alen) {
+			*why = "missing value (SET <path> <value>)";
+			return -EINVAL;
+		}
+		req->value = arg + plen + 1;
+		req->value_len = alen - plen - 1;
+		return 0;
+	}
+	if (plen != alen) {
+		*why = "unexpected text after path";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+size_t sock_escape(const char *in, size_t len, char *out, size_t size, bool spaces)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		char tmp[4];
+		size_t k;
+
+		if (c == '\\') {
+			tmp[0] = '\\', tmp[1] = '\\', k = 2;
+		} else if (c == '\n') {
+			tmp[0] = '\\', tmp[1] = 'n', k = 2;
+		} else if (c == '\t') {
+			tmp[0] = '\\', tmp[1] = 't', k = 2;
+		} else if (c < 0x20 || c == 0x7f || (spaces && c == ' ')) {
+			tmp[0] = '\\', tmp[1] = 'x', tmp[2] = hex[c >> 4], tmp[3] = hex[c & 15], k = 4;
+		} else {
+			tmp[0] = (char)c, k = 1;
+		}
+		for (size_t j = 0; j < k; j++, n++)
+			if (n + 1 < size)
+				out[n] = tmp[j];
+	}
+	if (size)
+		out[n < size ? n : size - 1] = '\0';
+	return n;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+long sock_unescape(const char *in, size_t len, char *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (in[i] != '\\') {
+			out[n++] = in[i];
+			continue;
+		}
+		if (++i == len)
+			return -EINVAL;
+		switch (in[i]) {
+		case '\\': out[n++] = '\\'; break;
+		case 'n': out[n++] = '\n'; break;
+		case 't': out[n++] = '\t'; break;
+		case 'x': {
+			int hi = i + 2 < len ? hexval(in[i + 1]) : -1;
+			int lo = hi >= 0 ? hexval(in[i + 2]) : -1;
+
+			if (lo < 0)
+				return -EINVAL;
+			out[n++] = (char)(hi << 4 | lo);
+			i += 2;
+			break;
+		}
+		default:
+			return -EINVAL;
+		}
+	}
+	out[n] = '\0';
+	return (long)n;
+}
+
+int sock_parse_reply(const char *line, size_t len, struct sock_reply *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (len >= 2 && memcmp(line, "OK", 2) == 0 && (len == 2 || line[2] == ' ')) {
+		r->kind = SOCK_REPLY_OK;
+		r->text = line + (len > 2 ? 3 : 2);
+		r->text_len = len > 2 ? len - 3 : 0;
+		return 0;
+	}
+	if (len >= 4 && memcmp(line, "ERR ", 4) == 0) {
+		size_t i = 4;
+		int e = 0;
+
+		r->kind = SOCK_REPLY_ERR;
+		while (i < len && line[i] >= '0' && line[i] <= '9' && e < 100000)
+			e = e * 10 + (line[i++] - '0');
+		if (i == 4 || e == 0)
+			return -EINVAL;
+		r->err = -e;
+		/* Skip " ERRNAME " to the message. */
+		if (i < len && line[i] == ' ')
+			i++;
+		while (i < len && line[i] != ' ')
+			i++;
+		if (i < len)
+			i++;
+		r->text = line + i;
+		r->text_len = len - i;
+		return 0;
+	}
+	r->kind = SOCK_REPLY_DATA;
+	r->text = line;
+	r->text_len = len;
+	return 0;
+}
+
+const char *sock_errname(int err, char *buf, size_t size)
+{
+	static const struct {
+		int err;
+		const char *name;
+	} names[] = {
+		{ EPERM, "EPERM" },	{ ENOENT, "ENOENT" },	  { EINTR, "EINTR" },
+		{ EIO, "EIO" },		{ E2BIG, "E2BIG" },	  { EAGAIN, "EAGAIN" },
+		{ ENOMEM, "ENOMEM" },	{ EACCES, "EACCES" },	  { EBUSY, "EBUSY" },
+		{ EEXIST, "EEXIST" },	{ ENOTDIR, "ENOTDIR" },	  { EISDIR, "EISDIR" },
+		{ EINVAL, "EINVAL" },	{ ENOSPC, "ENOSPC" },	  { ERANGE, "ERANGE" },
+		{ EMSGSIZE, "EMSGSIZE" }, { ETIMEDOUT, "ETIMEDOUT" }, { ENAMETOOLONG, "ENAMETOOLONG" },
+		{ EOVERFLOW, "EOVERFLOW" }, { EOPNOTSUPP, "EOPNOTSUPP" }, { EFAULT, "EFAULT" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].err == err)
+			return names[i].name;
+	snprintf(buf, size, "E%d", err);
+	return buf;
+}

@@ -1,0 +1,889 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Control socket server (rcustring-socket(7)): one accepting thread, one
+ * thread per connection (bounded), blocking I/O with timeouts.
+ *
+ * A connection's fd is closed only when its thread is joined (by the
+ * accepting thread or by stop), never by the thread itself: stop may call
+ * shutdown() on any fd in the list at any time, and a closed-then-reused
+ * fd number would hit somebody else's file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rcustring/sysctl_socket.h"
+#include "socket_proto.h"
+
+#define WATCH_SLICE_MS 200 /* how often a watcher checks for stop and hang-up */
+#define VALUE_START 4096
+#define VALUE_MAX (1 << 20) /* GET replies larger than this: -EFBIG */
+#define AUDIT_BATCH 32
+
+struct conn {
+	struct sysctl_socket *server;
+	struct conn *next;
+	pthread_t thread;
+	int fd;
+	int done; /* atomic: the thread has finished */
+	struct sysctl_caller who;
+	/* Input: bytes received, not yet consumed. */
+	char in[SYSCTL_SOCKET_LINE_MAX];
+	size_t in_len;
+	int rcvtimeo_ms; /* what SO_RCVTIMEO is set to now */
+	/* Output: one reply is built here, then sent in one go. */
+	char *out;
+	size_t out_len, out_cap;
+	int out_err;   /* -ENOMEM while building */
+	char *val;     /* value / escape scratch */
+	size_t val_cap;
+};
+
+struct sysctl_socket {
+	struct sysctl_tree *tree;
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	int listen_fd;
+	int wake[2]; /* stop writes here to wake the accepting thread */
+	int stop;    /* atomic */
+	struct sysctl_socket_options opt;
+	pthread_t acceptor;
+	pthread_mutex_t lock; /* conns list */
+	struct conn *conns;
+	unsigned nconns; /* not yet finished */
+};
+
+static bool stopping(struct sysctl_socket *s)
+{
+	return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
+}
+
+/* ---- output ---- */
+
+static void out_reserve(struct conn *c, size_t more)
+{
+	size_t cap;
+	char *p;
+
+	if (c->out_err || c->out_len + more <= c->out_cap)
+		return;
+	cap = c->out_cap ? c->out_cap : 1024;
+	while (cap < c->out_len + more)
+		cap *= 2;
+	p = realloc(c->out, cap);
+	if (!p) {
+		c->out_err = -ENOMEM;
+		return;
+	}
+	c->out = p;
+	c->out_cap = cap;
+}
+
+static void out_add(struct conn *c, const char *s, size_t len)
+{
+	out_reserve(c, len);
+	if (c->out_err)
+		return;
+	memcpy(c->out + c->out_len, s, len);
+	c->out_len += len;
+}
+
+static void out_fmt(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_fmt(struct conn *c, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		out_add(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static void out_escaped(struct conn *c, const char *s, size_t len, bool spaces)
+{
+	size_t need = sock_escape(s, len, NULL, 0, spaces);
+
+	out_reserve(c, need + 1);
+	if (c->out_err)
+		return;
+	sock_escape(s, len, c->out + c->out_len, need + 1, spaces);
+	c->out_len += need;
+}
+
+/* Send the reply built so far. Return 0 or -errno (the peer is gone). */
+static int out_flush(struct conn *c)
+{
+	size_t off = 0;
+
+	if (c->out_err) {
+		/* Out of memory mid-reply: what was built may be cut; say so instead. */
+		static const char msg[] = "ERR 12 ENOMEM out of memory building the reply\n";
+
+		c->out_err = 0;
+		c->out_len = 0;
+		out_add(c, msg, sizeof(msg) - 1);
+		if (c->out_err) {
+			c->out_err = 0;
+			return send(c->fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL) < 0 ? -errno : 0;
+		}
+	}
+	while (off < c->out_len) {
+		/* MSG_NOSIGNAL: a client gone mid-reply gives EPIPE, not SIGPIPE. */
+		ssize_t n = send(c->fd, c->out + off, c->out_len - off, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			c->out_len = 0;
+			return -errno;
+		}
+		off += (size_t)n;
+	}
+	c->out_len = 0;
+	return 0;
+}
+
+/* "ERR <n> <NAME> <path>: <message>\n" */
+static void reply_err(struct conn *c, int err, const char *path, size_t path_len, const char *fmt,
+		      ...) __attribute__((format(printf, 5, 6)));
+static void reply_err(struct conn *c, int err, const char *path, size_t path_len, const char *fmt,
+		      ...)
+{
+	char name[16], msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	out_fmt(c, "ERR %d %s ", -err, sock_errname(-err, name, sizeof(name)));
+	if (path) {
+		out_escaped(c, path, path_len, true);
+		out_add(c, ": ", 2);
+	}
+	out_escaped(c, msg, strlen(msg), false);
+	out_add(c, "\n", 1);
+}
+
+/* An error from the tree for @path, with the limits where they help. */
+static void reply_tree_err(struct conn *c, int err, const char *path)
+{
+	size_t plen = strlen(path);
+
+	if (err == -EMSGSIZE || err == -EINVAL) {
+		struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
+		const struct ctl_table *t = e ? sysctl_entry_table(e) : NULL;
+
+		if (!e && err == -EINVAL) {
+			reply_err(c, err, path, plen, "malformed path");
+		} else if (t && err == -EMSGSIZE) {
+			reply_err(c, err, path, plen, "value longer than %d bytes", t->maxlen - 1);
+		} else if (t && t->proc_handler == proc_dointvec_minmax && t->extra1 && t->extra2) {
+			reply_err(c, err, path, plen, "invalid value (integers %d..%d)",
+				  *(const int *)t->extra1, *(const int *)t->extra2);
+		} else if (t && t->proc_handler == proc_douintvec_minmax && t->extra1 && t->extra2) {
+			reply_err(c, err, path, plen, "invalid value (integers %u..%u)",
+				  *(const unsigned *)t->extra1, *(const unsigned *)t->extra2);
+		} else if (t && t->proc_handler == proc_doulongvec_minmax && t->extra1 && t->extra2) {
+			reply_err(c, err, path, plen, "invalid value (integers %lu..%lu)",
+				  *(const unsigned long *)t->extra1, *(const unsigned long *)t->extra2);
+		} else {
+			reply_err(c, err, path, plen, "%s", err == -EINVAL ? "invalid value" :
+				  strerror(-err));
+		}
+		if (e)
+			sysctl_entry_put(e);
+		return;
+	}
+	reply_err(c, err, path, plen, "%s", strerror(-err));
+}
+
+/* ---- requests ---- */
+
+/* Look @path up and check @mask for the peer; on error the reply is built. */
+static struct sysctl_entry *open_entry(struct conn *c, const char *path, int mask)
+{
+	struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
+	int err;
+
+	if (!e) {
+		reply_tree_err(c, -errno, path);
+		return NULL;
+	}
+	err = sysctl_entry_is_dir(e) ? -EISDIR : sysctl_access(e, &c->who, mask);
+	if (err) {
+		reply_err(c, err, path, strlen(path), "%s",
+			  err == -EACCES ? "permission denied" : strerror(-err));
+		sysctl_entry_put(e);
+		return NULL;
+	}
+	return e;
+}
+
+static void do_get(struct conn *c, const char *path)
+{
+	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	size_t pos = 0;
+	off_t off = 0;
+	int err = 0;
+
+	if (!e)
+		return;
+	/*
+	 * One handler call from offset 0 into a buffer with room to spare: a
+	 * value read in pieces at growing offsets could mix the value before
+	 * and after a concurrent write. A full buffer means "maybe more":
+	 * grow it and read again from the start.
+	 */
+	for (;;) {
+		size_t len;
+
+		if (c->val_cap < VALUE_START) {
+			char *p = realloc(c->val, VALUE_START);
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			c->val = p;
+			c->val_cap = VALUE_START;
+		}
+		len = c->val_cap - 1;
+		off = 0;
+		err = sysctl_entry_read(e, c->val, &len, &off);
+		if (err)
+			break;
+		if (len < c->val_cap - 1) {
+			pos = len;
+			break;
+		}
+		if (c->val_cap * 2 > VALUE_MAX) {
+			err = -EFBIG;
+			break;
+		}
+		{
+			char *p = realloc(c->val, c->val_cap * 2);
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			c->val = p;
+			c->val_cap *= 2;
+		}
+	}
+	sysctl_entry_put(e);
+	if (err) {
+		reply_tree_err(c, err, path);
+		return;
+	}
+	if (pos && c->val[pos - 1] == '\n')
+		pos--;
+	out_add(c, "OK ", 3);
+	out_escaped(c, c->val, pos, false);
+	out_add(c, "\n", 1);
+}
+
+static void do_set(struct conn *c, const char *path, const char *value, size_t len)
+{
+	int err;
+
+	/* A zero-byte write changes nothing (as in the kernel); "SET p " means "empty". */
+	if (len == 0) {
+		value = "\n";
+		len = 1;
+	}
+	err = sysctl_set(c->server->tree, path, value, len, &c->who);
+
+	if (err == -EACCES)
+		reply_err(c, err, path, strlen(path), "permission denied");
+	else if (err)
+		reply_tree_err(c, err, path);
+	else
+		out_add(c, "OK\n", 3);
+}
+
+static void do_describe(struct conn *c, const char *path)
+{
+	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	const char *d;
+
+	if (!e)
+		return;
+	d = sysctl_entry_desc(e);
+	out_add(c, "OK ", 3);
+	out_escaped(c, d ? d : "", d ? strlen(d) : 0, false);
+	out_add(c, "\n", 1);
+	sysctl_entry_put(e);
+}
+
+struct list_ctx {
+	struct conn *c;
+	char path[SYSCTL_SOCKET_LINE_MAX + 256];
+	size_t comp_off[40]; /* start of each component in path ('\0'-separated while walking) */
+	int depth;
+	unsigned long count;
+	int err;
+};
+
+static void list_emit(struct list_ctx *l, struct sysctl_entry *e)
+{
+	char joined[sizeof(l->path)];
+	bool dotted = true;
+	size_t n = 0;
+	mode_t m = sysctl_entry_mode(e);
+	struct conn *c = l->c;
+
+	/* Dots join the path unless a name holds a dot ("eth0.200"): then '/'. */
+	for (int i = 0; i < l->depth; i++)
+		if (strchr(l->path + l->comp_off[i], '.'))
+			dotted = false;
+	if (!dotted && l->depth == 1)
+		joined[n++] = '/';
+	for (int i = 0; i < l->depth; i++) {
+		int k = snprintf(joined + n, sizeof(joined) - n, "%s%s", i ? (dotted ? "." : "/") : "",
+				 l->path + l->comp_off[i]);
+
+		if (k < 0 || (size_t)k >= sizeof(joined) - n)
+			return;
+		n += (size_t)k;
+	}
+	out_fmt(c, "ENTRY %04o %c%c ", (unsigned)m & 07777,
+		sysctl_access(e, &c->who, R_OK) == 0 ? 'r' : '-',
+		sysctl_access(e, &c->who, W_OK) == 0 ? 'w' : '-');
+	out_escaped(c, joined, n, true);
+	out_add(c, "\n", 1);
+	l->count++;
+}
+
+static int list_child(struct sysctl_entry *child, void *arg);
+
+/* Entries under the directory whose components are in @l, depth first. */
+static int list_dir(struct list_ctx *l)
+{
+	char dir[sizeof(l->path)];
+	size_t n = 0;
+
+	/* A '/'-joined path with a leading '/' is read by the tree exactly. */
+	dir[n++] = '/';
+	for (int i = 0; i < l->depth; i++)
+		n += (size_t)snprintf(dir + n, sizeof(dir) - n, "%s%s", i ? "/" : "",
+				      l->path + l->comp_off[i]);
+	return sysctl_list_dir(l->c->server->tree, dir, list_child, l);
+}
+
+static int list_child(struct sysctl_entry *child, void *arg)
+{
+	struct list_ctx *l = arg;
+	const char *name = sysctl_entry_name(child);
+	size_t start = l->depth ? l->comp_off[l->depth - 1] + strlen(l->path + l->comp_off[l->depth - 1]) + 1 : 0;
+	size_t len = strlen(name);
+	int err = 0;
+
+	if (l->depth >= (int)(sizeof(l->comp_off) / sizeof(l->comp_off[0])) ||
+	    start + len + 1 > sizeof(l->path))
+		return 0;
+	memcpy(l->path + start, name, len + 1);
+	l->comp_off[l->depth++] = start;
+	if (sysctl_entry_is_dir(child))
+		err = list_dir(l);
+	else
+		list_emit(l, child);
+	l->depth--;
+	/* A directory removed while we walk is simply skipped. */
+	return err == -ENOENT ? 0 : err;
+}
+
+static void do_list(struct conn *c, const char *prefix)
+{
+	struct list_ctx *l = calloc(1, sizeof(*l));
+	struct sysctl_entry *e;
+	int err = 0;
+
+	if (!l) {
+		reply_err(c, -ENOMEM, NULL, 0, "out of memory");
+		return;
+	}
+	l->c = c;
+	e = sysctl_lookup(c->server->tree, prefix);
+	if (!e) {
+		reply_tree_err(c, -errno, prefix);
+		free(l);
+		return;
+	}
+	/* Split the prefix by the tree's rule: '/' when it holds one, else '.'. */
+	{
+		char sep = strchr(prefix, '/') ? '/' : '.';
+		const char *p = prefix;
+		size_t pos = 0;
+
+		while (*p && !err) {
+			const char *q = strchr(p, sep);
+			size_t len = q ? (size_t)(q - p) : strlen(p);
+
+			if (len) {
+				if (l->depth >= 32 || pos + len + 1 > sizeof(l->path)) {
+					err = -ENAMETOOLONG;
+					break;
+				}
+				memcpy(l->path + pos, p, len);
+				l->path[pos + len] = '\0';
+				l->comp_off[l->depth++] = pos;
+				pos += len + 1;
+			}
+			p += len + (q ? 1 : 0);
+		}
+	}
+	if (!err) {
+		if (sysctl_entry_is_dir(e))
+			err = list_dir(l);
+		else if (l->depth)
+			list_emit(l, e);
+	}
+	sysctl_entry_put(e);
+	if (err) {
+		c->out_len = 0; /* drop the partial listing */
+		reply_tree_err(c, err, prefix);
+	} else {
+		out_fmt(c, "OK %lu\n", l->count);
+	}
+	free(l);
+}
+
+static void do_audit(struct conn *c, uint64_t after)
+{
+	struct sysctl_audit_record *r;
+	unsigned long count = 0;
+	size_t n;
+
+	if (c->who.uid != 0) {
+		reply_err(c, -EACCES, NULL, 0, "audit: only root may read the audit ring");
+		return;
+	}
+	r = malloc(AUDIT_BATCH * sizeof(*r));
+	if (!r) {
+		reply_err(c, -ENOMEM, NULL, 0, "out of memory");
+		return;
+	}
+	do {
+		n = sysctl_audit_read(c->server->tree, after, r, AUDIT_BATCH);
+		for (size_t i = 0; i < n; i++) {
+			out_fmt(c, "AUDIT %" PRIu64 " %lld.%09ld %lld %lld ", r[i].seq,
+				(long long)r[i].when.tv_sec, r[i].when.tv_nsec,
+				r[i].uid == (uid_t)-1 ? -1LL : (long long)r[i].uid, (long long)r[i].pid);
+			out_escaped(c, r[i].path, strnlen(r[i].path, sizeof(r[i].path)), true);
+			out_add(c, " ", 1);
+			out_escaped(c, r[i].old_value, strnlen(r[i].old_value, sizeof(r[i].old_value)), true);
+			out_add(c, " ", 1);
+			out_escaped(c, r[i].new_value, strnlen(r[i].new_value, sizeof(r[i].new_value)), true);
+			out_add(c, "\n", 1);
+			after = r[i].seq;
+			count++;
+		}
+	} while (n == AUDIT_BATCH);
+	free(r);
+	out_fmt(c, "OK %lu\n", count);
+}
+
+/* Whether the peer hung up (or sent bytes, which a watch ignores). */
+static bool peer_gone(struct conn *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	char sink[512];
+
+	while (poll(&p, 1, 0) > 0) {
+		ssize_t n;
+
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			return true;
+		n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return true;
+		if (n < 0)
+			break;
+	}
+	return false;
+}
+
+/* Return non-zero when the connection must end. */
+static int do_watch(struct conn *c, const char *path)
+{
+	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	uint64_t seen;
+	int ret = 0;
+
+	if (!e)
+		return out_flush(c);
+	seen = sysctl_entry_changes(e);
+	out_fmt(c, "OK %" PRIu64 "\n", seen);
+	ret = out_flush(c);
+	while (!ret && !stopping(c->server)) {
+		int64_t r = sysctl_entry_wait(e, seen, WATCH_SLICE_MS);
+
+		if (r == -ENOENT) {
+			reply_err(c, -ENOENT, path, strlen(path), "entry removed");
+			out_flush(c);
+			break;
+		}
+		if (r >= 0) {
+			seen = (uint64_t)r;
+			out_add(c, "CHANGED ", 8);
+			out_escaped(c, path, strlen(path), true);
+			out_fmt(c, " %" PRIu64 "\n", seen);
+			ret = out_flush(c);
+		}
+		if (peer_gone(c))
+			break;
+	}
+	sysctl_entry_put(e);
+	return 1;
+}
+
+/* Handle one request line; non-zero ends the connection. */
+static int handle_line(struct conn *c, const char *line, size_t len)
+{
+	struct sock_request req;
+	const char *why;
+	char path[SYSCTL_SOCKET_LINE_MAX];
+	int err = sock_parse_request(line, len, &req, &why);
+
+	if (err) {
+		reply_err(c, err, NULL, 0, "%s", why);
+		return out_flush(c) || err == -E2BIG;
+	}
+	memcpy(path, req.path ? req.path : "", req.path_len);
+	path[req.path_len] = '\0';
+	switch (req.verb) {
+	case SOCK_GET: do_get(c, path); break;
+	case SOCK_SET: do_set(c, path, req.value, req.value_len); break;
+	case SOCK_LIST: do_list(c, path); break;
+	case SOCK_DESCRIBE: do_describe(c, path); break;
+	case SOCK_AUDIT: do_audit(c, req.after_seq); break;
+	case SOCK_WATCH: return do_watch(c, path);
+	}
+	return out_flush(c);
+}
+
+/* ---- connections ---- */
+
+static void set_rcvtimeo(struct conn *c, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	if (ms == c->rcvtimeo_ms)
+		return;
+	if (ms < 0)
+		tv = (struct timeval){ 0, 0 }; /* no timeout */
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	c->rcvtimeo_ms = ms;
+}
+
+static void *conn_main(void *arg)
+{
+	struct conn *c = arg;
+	struct sysctl_socket *s = c->server;
+
+	while (!stopping(s)) {
+		char *nl = memchr(c->in, '\n', c->in_len);
+		ssize_t n;
+
+		if (nl) {
+			size_t len = (size_t)(nl - c->in);
+
+			if (handle_line(c, c->in, len))
+				break;
+			memmove(c->in, nl + 1, c->in_len - len - 1);
+			c->in_len -= len + 1;
+			continue;
+		}
+		if (c->in_len == sizeof(c->in)) {
+			reply_err(c, -E2BIG, NULL, 0, "request line longer than %d bytes",
+				  SYSCTL_SOCKET_LINE_MAX - 1);
+			out_flush(c);
+			break;
+		}
+		/* A started line must end soon; an idle connection may wait longer. */
+		set_rcvtimeo(c, c->in_len ? s->opt.read_timeout_ms : s->opt.idle_timeout_ms);
+		n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
+		if (n > 0) {
+			c->in_len += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			reply_err(c, -ETIMEDOUT, NULL, 0, "%s",
+				  c->in_len ? "request line not finished in time" : "idle too long");
+			out_flush(c);
+		}
+		break; /* EOF, error or timeout */
+	}
+	/* The peer sees EOF now; the fd is closed when this thread is joined. */
+	shutdown(c->fd, SHUT_RDWR);
+	pthread_mutex_lock(&s->lock);
+	s->nconns--;
+	pthread_mutex_unlock(&s->lock);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void conn_free(struct conn *c)
+{
+	close(c->fd);
+	free(c->out);
+	free(c->val);
+	free(c);
+}
+
+/* Join finished connections (@all: every one, after shutting them down). */
+static void reap(struct sysctl_socket *s, bool all)
+{
+	struct conn *done = NULL, **pp;
+
+	pthread_mutex_lock(&s->lock);
+	for (pp = &s->conns; *pp;) {
+		struct conn *c = *pp;
+
+		if (all)
+			shutdown(c->fd, SHUT_RDWR);
+		if (all || __atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+			*pp = c->next;
+			c->next = done;
+			done = c;
+		} else {
+			pp = &c->next;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	while (done) {
+		struct conn *c = done;
+
+		done = c->next;
+		pthread_join(c->thread, NULL);
+		conn_free(c);
+	}
+}
+
+static void refuse(int fd, const char *msg, size_t len)
+{
+	/* Best effort, never blocking: the client may not read at all. */
+	if (send(fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* nothing to do: the connection is dropped either way */
+	}
+	close(fd);
+}
+
+static void accept_one(struct sysctl_socket *s)
+{
+	static const char busy[] = "ERR 11 EAGAIN too many clients\n";
+	static const char nomem[] = "ERR 12 ENOMEM out of memory\n";
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	struct conn *c;
+	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (s->nconns >= s->opt.max_clients) {
+		pthread_mutex_unlock(&s->lock);
+		refuse(fd, busy, sizeof(busy) - 1);
+		return;
+	}
+	pthread_mutex_unlock(&s->lock);
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		refuse(fd, nomem, sizeof(nomem) - 1);
+		return;
+	}
+	c->server = s;
+	c->fd = fd;
+	c->who = (struct sysctl_caller){ cred.uid, cred.gid, cred.pid };
+	c->rcvtimeo_ms = -2; /* unset */
+	{
+		/* A client that stops reading cannot hold a thread forever. */
+		int ms = s->opt.read_timeout_ms;
+		struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	pthread_mutex_lock(&s->lock);
+	s->nconns++;
+	if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
+		s->nconns--;
+		pthread_mutex_unlock(&s->lock);
+		free(c);
+		refuse(fd, nomem, sizeof(nomem) - 1);
+		return;
+	}
+	c->next = s->conns;
+	s->conns = c;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *accept_main(void *arg)
+{
+	struct sysctl_socket *s = arg;
+	struct pollfd p[2] = { { .fd = s->listen_fd, .events = POLLIN },
+			       { .fd = s->wake[0], .events = POLLIN } };
+
+	while (!stopping(s)) {
+		/* Wake now and then to join finished connection threads. */
+		int n = poll(p, 2, 500);
+
+		reap(s, false);
+		if (n > 0 && (p[0].revents & POLLIN) && !stopping(s))
+			accept_one(s);
+	}
+	return NULL;
+}
+
+/* ---- start / stop ---- */
+
+/* Remove a socket file nobody accepts on; refuse to touch anything else. */
+static int clear_stale(const struct sockaddr_un *addr)
+{
+	struct stat st;
+	int fd, err;
+
+	if (lstat(addr->sun_path, &st) != 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 ? -EADDRINUSE :
+	      errno == ECONNREFUSED ? 0 : -errno;
+	close(fd);
+	if (!err && unlink(addr->sun_path) != 0 && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
+int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t mode,
+			     const struct sysctl_socket_options *opts, struct sysctl_socket **out)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct sysctl_socket *s;
+	struct stat st;
+	int err;
+
+	if (!tree || !path || !*path || !out)
+		return -EINVAL;
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->tree = tree;
+	s->listen_fd = s->wake[0] = s->wake[1] = -1;
+	s->opt = opts ? *opts : (struct sysctl_socket_options){ 0 };
+	if (s->opt.read_timeout_ms <= 0)
+		s->opt.read_timeout_ms = 5000;
+	if (s->opt.idle_timeout_ms == 0)
+		s->opt.idle_timeout_ms = 60000;
+	if (s->opt.max_clients == 0)
+		s->opt.max_clients = 64;
+	pthread_mutex_init(&s->lock, NULL);
+	s->path = strdup(path);
+	if (!s->path) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = clear_stale(&addr);
+	if (err)
+		goto fail;
+	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		err = -errno;
+		goto fail;
+	}
+	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->listen_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		err = -errno;
+		goto fail;
+	}
+	/* Before listen() nobody can connect, so the umask's mode never serves. */
+	if (chmod(path, mode & 07777) != 0 || stat(path, &st) != 0) {
+		err = -errno;
+		unlink(path);
+		goto fail;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	if (listen(s->listen_fd, 128) != 0) {
+		err = -errno;
+		unlink(path);
+		goto fail;
+	}
+	err = -pthread_create(&s->acceptor, NULL, accept_main, s);
+	if (err) {
+		unlink(path);
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->wake[0] >= 0) {
+		close(s->wake[0]);
+		close(s->wake[1]);
+	}
+	pthread_mutex_destroy(&s->lock);
+	free(s->path);
+	free(s);
+	return err;
+}
+
+int sysctl_socket_start(struct sysctl_tree *tree, const char *path, mode_t mode,
+			struct sysctl_socket **out)
+{
+	return sysctl_socket_start_opts(tree, path, mode, NULL, out);
+}
+
+void sysctl_socket_stop(struct sysctl_socket *s)
+{
+	struct stat st;
+
+	if (!s)
+		return;
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	if (write(s->wake[1], "x", 1) < 0) {
+		/* the pipe is non-blocking and only ever needs one byte */
+	}
+	pthread_join(s->acceptor, NULL);
+	/* shutdown() wakes threads blocked in recv() or send(). */
+	reap(s, true);
+	if (stat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+		unlink(s->path);
+	close(s->listen_fd);
+	close(s->wake[0]);
+	close(s->wake[1]);
+	pthread_mutex_destroy(&s->lock);
+	free(s->path);
+	free(s);
+}
