@@ -56,6 +56,19 @@ int request_module(const char *fmt, ...)
 
 	if (!fmt)
 		return -EINVAL;
+	/*
+	 * A stack copy taken under the read lock: the emptiness test and the
+	 * run see one value, and the helper is started (and waited for) with
+	 * one whole path, whatever writers do meanwhile. The buffer has the
+	 * variable's capacity, so the copy always fits. The kernel tests for
+	 * "disabled" first too, before looking at the name.
+	 */
+	n = rcustring_copy(&modprobe_path, path, sizeof(path));
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ENOENT; /* module loading disabled */
+
 	va_start(args, fmt);
 	ret = vsnprintf(module_name, sizeof(module_name), fmt, args);
 	va_end(args);
@@ -63,17 +76,6 @@ int request_module(const char *fmt, ...)
 		return -EINVAL;
 	if ((size_t)ret >= sizeof(module_name))
 		return -ENAMETOOLONG;
-
-	/*
-	 * A stack copy taken under the read lock: the helper is started (and
-	 * waited for) with one whole value, whatever writers do meanwhile.
-	 * The buffer has the variable's capacity, so the copy always fits.
-	 */
-	n = rcustring_copy(&modprobe_path, path, sizeof(path));
-	if (n < 0)
-		return (int)n;
-	if (n == 0)
-		return -ENOENT; /* module loading disabled */
 	return call_usermodehelper(path, argv, envp, UMH_WAIT_PROC);
 }
 

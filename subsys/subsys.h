@@ -78,8 +78,9 @@ void subsys_kmod_unregister(void);
  * request_module - run "<kernel.modprobe> -q -- <name>" and wait for it
  * @fmt: printf format of the module name
  *
- * The name is formatted first (MODULE_NAME_LEN bytes, NUL included); then
- * kernel.modprobe is copied under the read lock. The helper runs with
+ * kernel.modprobe is copied under the read lock (empty: -ENOENT, before the
+ * name is looked at, as in the kernel); then the name is formatted
+ * (MODULE_NAME_LEN bytes, NUL included). The helper runs with
  * HOME=/, TERM=linux, PATH=/sbin:/usr/sbin:/bin:/usr/bin (the kernel's
  * call_modprobe() environment) and UMH_WAIT_PROC. The usermode helper
  * concurrency limit is the guard against runaway modprobe loops.

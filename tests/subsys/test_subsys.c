@@ -358,6 +358,7 @@ static void test_kmod_errors(void **state)
 	assert_int_equal(request_module("%s", name), -ENAMETOOLONG);
 	set("kernel.modprobe", "");
 	assert_int_equal(request_module("%s", "x"), -ENOENT);
+	assert_int_equal(request_module("%s", name), -ENOENT); /* disabled wins */
 	set("kernel.modprobe", "/nonexistent/modprobe");
 	assert_int_equal(request_module("%s", "x"), -ENOENT);
 	set("kernel.modprobe", "sbin/modprobe");
