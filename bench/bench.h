@@ -9,8 +9,8 @@
  * read-side work.
  *
  * Every value written is one character repeated exactly len times ('a'...
- * then 'b'... alternately), so a read is torn when its length is wrong or
- * its first and last characters differ: two compares, the same for all.
+ * then 'b'... alternately), so a read is torn when its NUL is not at len
+ * or its first and last characters differ: three loads, the same for all.
  */
 #ifndef RCUSTRING_BENCH_H
 #define RCUSTRING_BENCH_H
