@@ -101,9 +101,11 @@ int sock_client_reply(struct sock_client *c, struct sock_reply *r)
 	char *nl;
 
 	/* Drop the line handed out last time. */
-	memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
-	c->len -= c->consumed;
-	c->consumed = 0;
+	if (c->consumed) {
+		memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
+		c->len -= c->consumed;
+		c->consumed = 0;
+	}
 	while (!(nl = c->len ? memchr(c->buf, '\n', c->len) : NULL)) {
 		ssize_t k;
 

@@ -380,9 +380,12 @@ static int list_dir(struct list_ctx *l)
 
 	/* A '/'-joined path with a leading '/' is read by the tree exactly. */
 	dir[n++] = '/';
-	for (int i = 0; i < l->depth; i++)
+	dir[n] = '\0';
+	for (int i = 0; i < l->depth && n < sizeof(dir); i++)
 		n += (size_t)snprintf(dir + n, sizeof(dir) - n, "%s%s", i ? "/" : "",
 				      l->path + l->comp_off[i]);
+	if (n >= sizeof(dir))
+		return -ENAMETOOLONG;
 	return sysctl_list_dir(l->c->server->tree, dir, list_child, l);
 }
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# rcusysctl against a tree of files (--root), and against /proc/sys next to
-# the real procps sysctl. Each check prints one line; any failure exits 1.
+# rcusysctl against a tree of files (--root), against /proc/sys next to the
+# real procps sysctl, and over the control socket of socket-fixture. Each
+# failed check prints what differed; any failure exits 1.
 set -u
-cli=${1:?usage: test_rcusysctl.sh PATH-TO-rcusysctl}
+cli=${1:?usage: test_rcusysctl.sh PATH-TO-rcusysctl [PATH-TO-socket-fixture]}
+fixture=${2:-}
 root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
+fixture_pid=
+trap '[ -n "$fixture_pid" ] && kill "$fixture_pid" 2>/dev/null; rm -rf "$root"' EXIT
 passed=0 failed=0
 
 check() { # name, expected, actual
@@ -96,6 +99,83 @@ if command -v sysctl >/dev/null && [ -r /proc/sys/kernel/ostype ]; then
 	check "matches procps -n" "$(sysctl -n kernel.ostype kernel.pid_max)" \
 		"$("$cli" --root /proc/sys -n kernel.ostype kernel.pid_max)"
 	check "matches procps" "$(sysctl kernel.ostype)" "$("$cli" --root /proc/sys kernel.ostype)"
+fi
+
+# The same options over the control socket.
+if [ -n "$fixture" ]; then
+	sock=$root/control.sock
+	chmod 755 "$root" # the non-root check below must reach the socket
+	"$fixture" "$sock" &
+	fixture_pid=$!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	srun() { "$cli" --socket "$sock" "$@" 2>&1; echo "rc=$?"; }
+
+	check "socket: read one" "kernel.core_pattern = core
+rc=0" "$(srun kernel.core_pattern)"
+	check "socket: slash key, -n" "/sbin/modprobe
+rc=0" "$(srun -n kernel/modprobe)"
+	check "socket: RCUSYSCTL_SOCKET" "kernel.core_pattern
+rc=0" "$(RCUSYSCTL_SOCKET=$sock "$cli" -N kernel.core_pattern 2>&1; echo "rc=$?")"
+	if [ "$(id -u)" = 0 ]; then
+		secret_line="priv.secret = 7
+"
+	else
+		secret_line=
+	fi
+	check "socket: -a sorted, dots in names shown as /, unreadable skipped" "kernel.core_pattern = core
+kernel.modprobe = /sbin/modprobe
+net.ipv4.conf.eth0/200.forwarding = 0
+net.ipv4.conf.lo.forwarding = 1
+${secret_line}rc=0" "$(srun -a)"
+	check "socket: directory lists its entries" "net.ipv4.conf.lo.forwarding = 1
+rc=0" "$(srun net.ipv4.conf.lo)"
+	check "socket: procps form of a dotted name" "net.ipv4.conf.eth0/200.forwarding = 0
+rc=0" "$(srun net.ipv4.conf.eth0/200.forwarding)"
+	check "socket: -r pattern" "net.ipv4.conf.eth0/200.forwarding = 0
+net.ipv4.conf.lo.forwarding = 1
+rc=0" "$(srun -a -r 'forwarding$')"
+	check "socket: unknown key" "rcusysctl: cannot stat kernel.nope: No such file or directory
+rc=1" "$(srun kernel.nope)"
+	check "socket: -e ignores unknown" "rc=0" "$(srun -e kernel.nope)"
+	check "socket: -w writes and echoes" "kernel.core_pattern = |/bin/crash %p
+rc=0" "$(srun -w 'kernel.core_pattern=|/bin/crash %p')"
+	check "socket: value written" "|/bin/crash %p" "$(srun -n kernel.core_pattern | head -1)"
+	check "socket: -q quiet write" "rc=0" "$(srun -q kernel.modprobe=/usr/sbin/modprobe)"
+	check "socket: value written" "/usr/sbin/modprobe" "$(srun -n kernel.modprobe | head -1)"
+	long=$(printf '%0200d' 0)
+	check "socket: too long names the limit, old value kept" "rcusysctl: setting key \"kernel.core_pattern\": value longer than 127 bytes
+rc=1" "$(srun -w "kernel.core_pattern=$long")"
+	check "socket: old value kept" "|/bin/crash %p" "$(srun -n kernel.core_pattern | head -1)"
+	check "socket: bad number" "rcusysctl: setting key \"net.ipv4.conf.lo.forwarding\": invalid value
+rc=1" "$(srun -w net.ipv4.conf.lo.forwarding=abc)"
+	check "socket: write unknown key" "rcusysctl: cannot stat kernel.nope: No such file or directory
+rc=1" "$(srun -w kernel.nope=1)"
+	check "socket: -d describes" "kernel.core_pattern = pattern for core file names
+rc=0" "$(srun -d kernel.core_pattern)"
+	check "socket: -d -n" "forward on lo
+rc=0" "$(srun -d -n net.ipv4.conf.lo.forwarding)"
+	check "socket: -d needs the socket" "rcusysctl: descriptions need the control socket (--socket); a tree of files (--root) has none
+rc=1" "$(run -d kernel.core_pattern)"
+	check "socket: --root and --socket" "rcusysctl: --root and --socket exclude each other
+rc=1" "$(srun --root "$root" kernel.core_pattern)"
+	conf=$root/socket-test.conf
+	printf 'kernel.core_pattern = core.%%p\n-kernel.missing = 1\nnet.ipv4.conf.*.forwarding = 1\nbad line\n' > "$conf"
+	check "socket: -p file with glob" "kernel.core_pattern = core.%p
+net.ipv4.conf.eth0/200.forwarding = 1
+net.ipv4.conf.lo.forwarding = 1
+rcusysctl: $conf(4): invalid syntax (line is not an assignment), continuing...
+rc=1" "$(srun -p "$conf")"
+	check "socket: glob applied" "1" "$(srun -n net.ipv4.conf.eth0/200.forwarding | head -1)"
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+		check "socket: non-root write refused" "rcusysctl: permission denied on key 'kernel.core_pattern'
+rc=1" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" --socket "$sock" -w kernel.core_pattern=x 2>&1; echo "rc=$?")"
+	fi
+	kill "$fixture_pid"
+	wait "$fixture_pid"
+	check "socket: fixture stopped cleanly" "0" "$?"
+	fixture_pid=
+	check "socket: no server" "rcusysctl: cannot connect to $sock: No such file or directory
+rc=1" "$(srun kernel.core_pattern)"
 fi
 
 echo "rcusysctl: $passed passed, $failed failed"

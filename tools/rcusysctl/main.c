@@ -1,7 +1,7 @@
 /*
- * rcusysctl: read and write a sysctl tree with procps sysctl(8) conventions.
- * This version works on a tree mounted as files (--root DIR; default
- * /run/rcusysd/sys, where rcusysd mounts its tree).
+ * rcusysctl: read and write a sysctl tree with procps sysctl(8) conventions,
+ * over rcusysd's control socket (default; --socket PATH) or on a tree
+ * mounted as files (--root DIR: rcusysd's FUSE mount, or /proc/sys).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,21 +15,65 @@
 #include <unistd.h>
 
 #include "dirtree.h"
+#include "socktree.h"
 #include "sysctl_conf.h"
 
-#define DEFAULT_ROOT "/run/rcusysd/sys"
+#define DEFAULT_SOCKET "/run/rcusysd/control.sock"
 #define VALUE_MAX 65536
 #define SYSTEM_DIRS "/etc/sysctl.d:/run/sysctl.d:/usr/local/lib/sysctl.d:/usr/lib/sysctl.d:/lib/sysctl.d"
 
 struct opts {
-	const char *root;
-	bool names_only, values_only, ignore_unknown, quiet, binary;
+	const char *root;   /* --root DIR: files; NULL: the socket */
+	const char *socket; /* --socket PATH, $RCUSYSCTL_SOCKET, or the default */
+	bool names_only, values_only, ignore_unknown, quiet, binary, describe;
 	bool have_pattern;
 	regex_t pattern;
 };
 
-static struct opts o = { .root = DEFAULT_ROOT };
+static struct opts o;
 static int exit_code;
+
+/* ---- the two transports behind one set of calls ---- */
+
+static int t_stat(const char *key)
+{
+	return o.root ? dirtree_stat(o.root, key) : socktree_stat(key);
+}
+
+static ssize_t t_read(const char *key, char *buf, size_t size)
+{
+	return o.root ? dirtree_read(o.root, key, buf, size) : socktree_read(key, buf, size);
+}
+
+static int t_write(const char *key, const char *value)
+{
+	return o.root ? dirtree_write(o.root, key, value) : socktree_write(key, value);
+}
+
+static int t_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg)
+{
+	return o.root ? dirtree_walk(o.root, key, fn, arg) : socktree_walk(key, fn, arg);
+}
+
+/* What "cannot stat" names: the file under --root, the key on the socket. */
+static const char *where(const char *key)
+{
+	static char buf[8192];
+
+	if (o.root)
+		snprintf(buf, sizeof(buf), "%s/%s", o.root, key);
+	else
+		dirtree_display_name(key, buf, sizeof(buf));
+	return buf;
+}
+
+/* The server's own words when it gave some (they name limits), else strerror. */
+static const char *why(int err)
+{
+	if (!o.root && *socktree_message())
+		return socktree_message();
+	return strerror(-err);
+}
 
 static void fail(void)
 {
@@ -78,7 +122,10 @@ static int show_key(const char *key, bool listing)
 		printf("%s\n", name);
 		return 0;
 	}
-	n = dirtree_read(o.root, key, value_buf, sizeof(value_buf));
+	if (o.describe)
+		n = socktree_describe(key, value_buf, sizeof(value_buf));
+	else
+		n = t_read(key, value_buf, sizeof(value_buf));
 	if (n < 0) {
 		if (listing && (n == -EACCES || n == -EPERM || n == -EIO))
 			return 0; /* write-only entries are skipped by -a */
@@ -87,7 +134,7 @@ static int show_key(const char *key, bool listing)
 		if (n == -EACCES || n == -EPERM)
 			fprintf(stderr, "rcusysctl: permission denied on key '%s'\n", name);
 		else
-			fprintf(stderr, "rcusysctl: reading key \"%s\": %s\n", name, strerror((int)-n));
+			fprintf(stderr, "rcusysctl: reading key \"%s\": %s\n", name, why((int)n));
 		fail();
 		return 0;
 	}
@@ -108,14 +155,14 @@ static void read_setting(const char *arg)
 
 	snprintf(key, sizeof(key), "%s", arg);
 	sysctl_conf_normalize_key(key);
-	err = dirtree_stat(o.root, key);
+	err = t_stat(key);
 	if (err == -EISDIR) {
-		dirtree_walk(o.root, key, show_walked, NULL);
+		t_walk(key, show_walked, NULL);
 		return;
 	}
 	if (err) {
 		if (!(err == -ENOENT && o.ignore_unknown)) {
-			fprintf(stderr, "rcusysctl: cannot stat %s/%s: %s\n", o.root, key, strerror(-err));
+			fprintf(stderr, "rcusysctl: cannot stat %s: %s\n", where(key), strerror(-err));
 			fail();
 		}
 		return;
@@ -127,20 +174,20 @@ static void read_setting(const char *arg)
 static int write_key(const char *key, const char *value, bool ignore_failure)
 {
 	char name[4096];
-	int err = dirtree_stat(o.root, key);
+	int err = t_stat(key);
 
 	dirtree_display_name(key, name, sizeof(name));
 	if (err == 0)
-		err = dirtree_write(o.root, key, value);
+		err = t_write(key, value);
 	if (err) {
 		if (ignore_failure || (err == -ENOENT && o.ignore_unknown))
 			return 0;
 		if (err == -ENOENT || err == -EISDIR)
-			fprintf(stderr, "rcusysctl: cannot stat %s/%s: %s\n", o.root, key, strerror(-err));
+			fprintf(stderr, "rcusysctl: cannot stat %s: %s\n", where(key), strerror(-err));
 		else if (err == -EACCES || err == -EPERM)
 			fprintf(stderr, "rcusysctl: permission denied on key '%s'\n", name);
 		else
-			fprintf(stderr, "rcusysctl: setting key \"%s\": %s\n", name, strerror(-err));
+			fprintf(stderr, "rcusysctl: setting key \"%s\": %s\n", name, why(err));
 		fail();
 		return err;
 	}
@@ -188,7 +235,7 @@ static int apply_item(const struct sysctl_conf_item *it, void *arg)
 	if (it->glob) {
 		struct glob_write g = { it->key, it->value, it->ignore_failure };
 
-		dirtree_walk(o.root, "", write_if_match, &g);
+		t_walk("", write_if_match, &g);
 		return 0;
 	}
 	write_key(it->key, it->value, it->ignore_failure);
@@ -325,12 +372,15 @@ static void usage(FILE *out, int code)
 		"  -q, --quiet          do not echo written values\n"
 		"  -r, --pattern REGEX  only names matching the extended regex\n"
 		"  -b, --binary         print values without a newline\n"
-		"      --root DIR       tree mounted at DIR (default %s; /proc/sys works too)\n"
+		"  -d, --describe       print descriptions instead of values (socket only)\n"
+		"      --socket PATH    rcusysd's control socket (default $RCUSYSCTL_SOCKET or\n"
+		"                       %s)\n"
+		"      --root DIR       a tree mounted at DIR instead (rcusysd's FUSE mount, /proc/sys)\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        version\n\n"
 		"Exit status: 0 on success, 1 if any name could not be read or written or a\n"
 		"file line was malformed, 1 on a usage error.\n",
-		DEFAULT_ROOT);
+		DEFAULT_SOCKET);
 	exit(code);
 }
 
@@ -343,14 +393,15 @@ int main(int argc, char **argv)
 		{ "ignore", no_argument, NULL, 'e' },  { "quiet", no_argument, NULL, 'q' },
 		{ "pattern", required_argument, NULL, 'r' }, { "binary", no_argument, NULL, 'b' },
 		{ "root", required_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' },
+		{ "socket", required_argument, NULL, 'O' }, { "describe", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
-	bool all = false, write = false, load = false, system_dirs = false;
-	int opt;
+	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
+	int opt, err;
 
 	/* Keep output and error lines in order when both go to one pipe. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt_long(argc, argv, "aAXnNwpfeqr:bhV", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "aAXnNwpfeqr:bdhV", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'a': case 'A': case 'X': all = true; break;
 		case 'n': o.values_only = true; break;
@@ -362,6 +413,8 @@ int main(int argc, char **argv)
 		case 'q': o.quiet = true; break;
 		case 'b': o.binary = true; break;
 		case 'R': o.root = optarg; break;
+		case 'O': o.socket = optarg; socket_given = true; break;
+		case 'd': o.describe = true; break;
 		case 'r':
 			if (regcomp(&o.pattern, optarg, REG_EXTENDED | REG_NOSUB) != 0) {
 				fprintf(stderr, "rcusysctl: bad pattern \"%s\"\n", optarg);
@@ -374,6 +427,26 @@ int main(int argc, char **argv)
 		default: usage(stderr, 1);
 		}
 	}
+	if (o.root && socket_given) {
+		fprintf(stderr, "rcusysctl: --root and --socket exclude each other\n");
+		return 1;
+	}
+	if (o.root && o.describe) {
+		fprintf(stderr, "rcusysctl: descriptions need the control socket (--socket); "
+				"a tree of files (--root) has none\n");
+		return 1;
+	}
+	if (!o.root) {
+		if (!o.socket)
+			o.socket = getenv("RCUSYSCTL_SOCKET");
+		if (!o.socket || !*o.socket)
+			o.socket = DEFAULT_SOCKET;
+		err = socktree_open(o.socket);
+		if (err) {
+			fprintf(stderr, "rcusysctl: cannot connect to %s: %s\n", o.socket, strerror(-err));
+			return 1;
+		}
+	}
 	if (system_dirs) {
 		load_system();
 	} else if (load) {
@@ -382,10 +455,10 @@ int main(int argc, char **argv)
 		while (optind < argc)
 			load_file(argv[optind++]);
 	} else if (all) {
-		int err = dirtree_walk(o.root, "", show_walked, NULL);
-
+		err = t_walk("", show_walked, NULL);
 		if (err < 0) {
-			fprintf(stderr, "rcusysctl: cannot read %s: %s\n", o.root, strerror(-err));
+			fprintf(stderr, "rcusysctl: cannot read %s: %s\n", o.root ? o.root : o.socket,
+				why(err));
 			fail();
 		}
 	} else if (optind == argc) {
@@ -399,5 +472,7 @@ int main(int argc, char **argv)
 	}
 	if (o.have_pattern)
 		regfree(&o.pattern);
+	if (!o.root)
+		socktree_close();
 	return exit_code;
 }

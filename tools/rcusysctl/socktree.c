@@ -1,0 +1,198 @@
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "socket_client.h"
+#include "socktree.h"
+
+static struct sock_client *client;
+static char message[512];
+
+int socktree_open(const char *path)
+{
+	return sock_client_connect(path, &client);
+}
+
+void socktree_close(void)
+{
+	sock_client_close(client);
+	client = NULL;
+}
+
+const char *socktree_message(void)
+{
+	return message;
+}
+
+/* "/kernel/core_pattern": a leading '/' makes the server split at '/' only. */
+static int server_path(const char *key, char *out, size_t size)
+{
+	int n = snprintf(out, size, "/%s", key);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Keep the server's words after "<path>: " for the caller's message. */
+static void keep_message(const char *path, char *text)
+{
+	size_t pl = strlen(path);
+	const char *m = text ? text : "";
+
+	if (text && strncmp(text, path, pl) == 0 && strncmp(text + pl, ": ", 2) == 0)
+		m = text + pl + 2;
+	snprintf(message, sizeof(message), "%s", m);
+	free(text);
+}
+
+static int call(const char *verb, const char *key, const char *value, char **out)
+{
+	char path[PATH_MAX];
+	char *text = NULL;
+	int err = server_path(key, path, sizeof(path));
+
+	message[0] = '\0';
+	if (err)
+		return err;
+	err = sock_client_call(client, verb, *key ? path : NULL, value, value ? strlen(value) : 0,
+			       &text);
+	if (err) {
+		keep_message(path, text);
+		return err;
+	}
+	*out = text;
+	return 0;
+}
+
+ssize_t socktree_read(const char *key, char *buf, size_t size)
+{
+	char *v = NULL;
+	size_t len;
+	int err = call("GET", key, NULL, &v);
+
+	if (err)
+		return err;
+	/* The server drops the final newline; put it back, as the file has it. */
+	len = strlen(v);
+	if (len + 2 > size) {
+		free(v);
+		return -EFBIG;
+	}
+	memcpy(buf, v, len);
+	buf[len++] = '\n';
+	buf[len] = '\0';
+	free(v);
+	return (ssize_t)len;
+}
+
+int socktree_write(const char *key, const char *value)
+{
+	char *v = NULL;
+	int err;
+
+	/* A request is one line; strings end at a newline anyway. */
+	if (strchr(value, '\n'))
+		return -EINVAL;
+	err = call("SET", key, value, &v);
+	free(v);
+	return err;
+}
+
+int socktree_stat(const char *key)
+{
+	char *v = NULL;
+	int err = call("DESCRIBE", key, NULL, &v);
+
+	free(v);
+	/* Unreadable still exists (write-only entries). */
+	return err == -EACCES ? 0 : err;
+}
+
+int socktree_describe(const char *key, char *buf, size_t size)
+{
+	char *v = NULL;
+	int err = call("DESCRIBE", key, NULL, &v);
+
+	if (err)
+		return err;
+	snprintf(buf, size, "%s", v);
+	free(v);
+	return 0;
+}
+
+/* A listed path back to a '/' key: dotted paths swap separators. */
+static void list_key(char *p)
+{
+	if (*p == '/') {
+		memmove(p, p + 1, strlen(p));
+		return;
+	}
+	if (!strchr(p, '/'))
+		for (; *p; p++)
+			if (*p == '.')
+				*p = '/';
+}
+
+int socktree_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg)
+{
+	char path[PATH_MAX];
+	char **keys = NULL;
+	size_t n = 0;
+	int err = server_path(key, path, sizeof(path)), ret = 0;
+
+	if (err)
+		return err;
+	err = sock_client_send(client, "LIST", *key ? path : NULL, NULL, 0);
+	/* Read the whole listing first: requests cannot interleave with it. */
+	while (!err) {
+		struct sock_reply r;
+		const char *sp;
+		char *k, **more;
+		long len;
+
+		err = sock_client_reply(client, &r);
+		if (err)
+			break;
+		if (r.kind == SOCK_REPLY_OK)
+			break;
+		if (r.kind == SOCK_REPLY_ERR) {
+			char *text = strndup(r.text, r.text_len);
+
+			err = r.err;
+			keep_message(path, text);
+			break;
+		}
+		/* "ENTRY <mode> <rw> <path>" */
+		sp = r.text_len > 6 ? memchr(r.text + 6, ' ', r.text_len - 6) : NULL;
+		sp = sp ? memchr(sp + 1, ' ', r.text_len - (size_t)(sp + 1 - r.text)) : NULL;
+		if (!sp || strncmp(r.text, "ENTRY ", 6) != 0) {
+			err = -EPROTO;
+			break;
+		}
+		sp++;
+		k = malloc(r.text_len + 1);
+		more = k ? realloc(keys, (n + 1) * sizeof(*keys)) : NULL;
+		if (!more) {
+			free(k);
+			err = -ENOMEM;
+			break;
+		}
+		keys = more;
+		len = sock_unescape(sp, r.text_len - (size_t)(sp - r.text), k);
+		if (len < 0) {
+			free(k);
+			err = -EPROTO;
+			break;
+		}
+		list_key(k);
+		keys[n++] = k;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!err && !ret)
+			ret = fn(keys[i], arg);
+		free(keys[i]);
+	}
+	free(keys);
+	return err ? err : ret;
+}

@@ -1,0 +1,35 @@
+/*
+ * A sysctl tree seen through rcusysd's control socket (rcustring-socket(7)),
+ * with the same calls as dirtree.h so that rcusysctl's options work over
+ * both. Keys are '/'-separated (see sysctl_conf_normalize_key). One
+ * connection per process.
+ */
+#ifndef RCUSYSCTL_SOCKTREE_H
+#define RCUSYSCTL_SOCKTREE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Connects to the server at @path. Returns 0 or -errno. */
+int socktree_open(const char *path);
+void socktree_close(void);
+
+/* The server's message for the last error ("value longer than 127 bytes"), or "". */
+const char *socktree_message(void);
+
+/* The whole value of @key with a final '\n', as its file reads. Returns length or -errno. */
+ssize_t socktree_read(const char *key, char *buf, size_t size);
+
+/* Writes @value to @key. Returns 0 or -errno (-EINVAL for a value holding a newline). */
+int socktree_write(const char *key, const char *value);
+
+/* 0 for an entry, -EISDIR for a directory, -errno otherwise. */
+int socktree_stat(const char *key);
+
+/* The description of @key into @buf. Returns 0 or -errno. */
+int socktree_describe(const char *key, char *buf, size_t size);
+
+/* Calls @fn for every entry under @key ("" for all) in sorted order. */
+int socktree_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg);
+
+#endif
