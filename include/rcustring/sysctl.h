@@ -5,9 +5,11 @@
  * audit ring. Front ends (FUSE, control socket, CLI) sit on top of this
  * header only.
  *
- * Paths: "kernel.core_pattern" or "kernel/core_pattern". When a path holds
- * a '/', '/' separates and '.' is part of a name (systemd's rule for
- * sysctl.d); otherwise '.' separates.
+ * Paths: "kernel.core_pattern" or "kernel/core_pattern". systemd's rule for
+ * sysctl.d decides: when the first separator is '/', slashes separate and
+ * '.' is part of a name ("net/ipv4/conf/eth0.200/forwarding"); when it is
+ * '.', dots separate and '/' stands for a '.' inside a name
+ * ("net.ipv4.conf.eth0/200.forwarding", as procps prints it).
  *
  * Errors are negative errno values. Every function may be called from any
  * thread without registration.
@@ -135,7 +137,7 @@ RCUSTRING_API void sysctl_entry_get(struct sysctl_entry *e);
 
 RCUSTRING_API int sysctl_entry_is_dir(const struct sysctl_entry *e);
 RCUSTRING_API const char *sysctl_entry_name(const struct sysctl_entry *e);
-/** Dotted full path, e.g. "kernel.core_pattern" (as procps sysctl prints it). */
+/** Dotted full path as procps prints it: "kernel.core_pattern", "net.ipv4.conf.eth0/200.forwarding". */
 RCUSTRING_API const char *sysctl_entry_path(const struct sysctl_entry *e);
 /** Mode bits of the entry (0555 for directories). */
 RCUSTRING_API mode_t sysctl_entry_mode(const struct sysctl_entry *e);

@@ -99,17 +99,17 @@ static char *dup_n(const char *s, size_t len)
 
 static char *join_path(const char *parent_path, const char *name)
 {
-	size_t plen = parent_path ? strlen(parent_path) : 0, nlen = strlen(name);
-	char *p;
+	size_t plen = parent_path ? strlen(parent_path) : 0, nlen = strlen(name), at = plen;
+	char *p = malloc(plen + 1 + nlen + 1);
 
-	if (!plen)
-		return dup_n(name, nlen);
-	p = malloc(plen + 1 + nlen + 1);
-	if (p) {
-		memcpy(p, parent_path, plen);
-		p[plen] = '.';
-		memcpy(p + plen + 1, name, nlen + 1);
-	}
+	if (!p)
+		return NULL;
+	memcpy(p, parent_path, plen);
+	if (plen)
+		p[at++] = '.';
+	/* A '.' inside a name shows as '/', as procps prints it. */
+	for (size_t i = 0; i <= nlen; i++)
+		p[at + i] = name[i] == '.' ? '/' : name[i];
 	return p;
 }
 
@@ -171,15 +171,35 @@ struct comp {
 };
 
 /*
- * Split @path into components. A path holding a '/' is split at '/' and
- * '.' is part of a name (systemd's sysctl.d rule); otherwise at '.'.
+ * systemd's sysctl.d rule: when the first separator of @path is '.', dots
+ * separate and a '/' stands for a '.' inside a name
+ * ("net.ipv4.conf.eth0/200.forwarding"); when it is '/', slashes separate
+ * and dots are part of names. Returns @path itself or its '/' form in @buf.
+ */
+static const char *slash_form(const char *path, char *buf, size_t size)
+{
+	const char *first = strpbrk(path, "./");
+	size_t i;
+
+	if (!first || *first == '/')
+		return path;
+	for (i = 0; path[i] && i + 1 < size; i++)
+		buf[i] = path[i] == '.' ? '/' : path[i] == '/' ? '.' : path[i];
+	if (path[i])
+		return NULL;
+	buf[i] = '\0';
+	return buf;
+}
+
+/*
+ * Split @path (in '/' form, see slash_form) into components at '/'.
  * Leading and trailing separators are ignored ("/kernel/", FUSE style);
  * empty, "." or ".." components in between are malformed.
  * Return: the number of components, or -EINVAL.
  */
 static int split_path(const char *path, struct comp *out, int max)
 {
-	char sep = strchr(path, '/') ? '/' : '.';
+	const char sep = '/';
 	const char *p = path, *end = path + strlen(path);
 	int n = 0;
 
@@ -235,12 +255,14 @@ static struct sysctl_entry *resolve(struct sysctl_tree *tree, const struct comp 
 static int lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
 {
 	struct comp comps[MAX_DEPTH];
+	char buf[MAX_DEPTH * (NAME_MAX_LEN + 1)];
 	struct sysctl_entry *e;
 	int n;
 
 	if (!tree || !path)
 		return -EINVAL;
-	n = split_path(path, comps, MAX_DEPTH);
+	path = slash_form(path, buf, sizeof(buf));
+	n = path ? split_path(path, comps, MAX_DEPTH) : -EINVAL;
 	if (n < 0)
 		return n;
 	rcu_read_lock();
@@ -462,6 +484,8 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 			  size_t count, struct sysctl_table_header **out)
 {
 	struct sysctl_entry *newdirs[MAX_DEPTH] = { 0 };
+	char buf[MAX_DEPTH * (NAME_MAX_LEN + 1)];
+	const char *slashed;
 	struct comp comps[MAX_DEPTH];
 	struct sysctl_table_header *h = NULL;
 	struct sysctl_entry *dir, *parent;
@@ -469,7 +493,8 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 
 	if (!tree || !path || (!table && count) || !out)
 		return -EINVAL;
-	n = split_path(path, comps, MAX_DEPTH - 1);
+	slashed = slash_form(path, buf, sizeof(buf));
+	n = slashed ? split_path(slashed, comps, MAX_DEPTH - 1) : -EINVAL;
 	pthread_mutex_lock(&tree->lock);
 	if (n < 0) {
 		reg_error(tree, path, NULL, "malformed path");

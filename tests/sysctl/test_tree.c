@@ -182,8 +182,15 @@ static void test_lookup_separators(void **state)
 	e = sysctl_lookup(t, "net/ipv4/conf/eth0.100");
 	assert_non_null(e);
 	assert_string_equal(sysctl_entry_name(e), "eth0.100");
+	/* Shown as procps prints it, and found again by that name. */
+	assert_string_equal(sysctl_entry_path(e), "net.ipv4.conf.eth0/100");
 	sysctl_entry_put(e);
 	assert_false(exists(t, "net.ipv4.conf.eth0.100"));
+	/* First separator '.': a '/' stands for a '.' inside a name (systemd). */
+	e = sysctl_lookup(t, "net.ipv4.conf.eth0/100");
+	assert_non_null(e);
+	assert_string_equal(sysctl_entry_name(e), "eth0.100");
+	sysctl_entry_put(e);
 
 	/* Directories and the root. */
 	e = sysctl_lookup(t, "net.ipv4");
