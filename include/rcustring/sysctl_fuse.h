@@ -38,7 +38,12 @@ RCUSTRING_API int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountp
  */
 RCUSTRING_API int sysctl_fuse_loop(struct sysctl_fuse *fs);
 
-/** sysctl_fuse_exit - make sysctl_fuse_loop() return (any thread) */
+/**
+ * sysctl_fuse_exit - make sysctl_fuse_loop() return
+ *
+ * Call from a thread other than the loop's, not from a signal handler (it
+ * sends the mount one request to wake a worker).
+ */
 RCUSTRING_API void sysctl_fuse_exit(struct sysctl_fuse *fs);
 
 /** sysctl_fuse_unmount - unmount and free; call after the loop returned */

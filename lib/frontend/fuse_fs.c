@@ -9,9 +9,11 @@
 #include <fcntl.h>
 #include <fuse.h>
 #include <poll.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 struct sysctl_fuse {
 	struct sysctl_tree *tree;
 	struct fuse *fuse;
+	char *mountpoint;
 	time_t mounted_at;
 };
 
@@ -301,14 +304,21 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 		return -ENOMEM;
 	fs->tree = tree;
 	fs->mounted_at = time(NULL);
+	fs->mountpoint = strdup(mountpoint);
+	if (!fs->mountpoint) {
+		free(fs);
+		return -ENOMEM;
+	}
 	fs->fuse = fuse_new(&args, &ops, sizeof(ops), fs);
 	fuse_opt_free_args(&args);
 	if (!fs->fuse) {
+		free(fs->mountpoint);
 		free(fs);
 		return -ENOMEM;
 	}
 	if (fuse_mount(fs->fuse, mountpoint) != 0) {
 		fuse_destroy(fs->fuse);
+		free(fs->mountpoint);
 		free(fs);
 		return -EPERM;
 	}
@@ -329,9 +339,37 @@ int sysctl_fuse_loop(struct sysctl_fuse *fs)
 	return ret < 0 ? ret : 0;
 }
 
+/* Sends the mount one request; may stay blocked until the unmount. */
+static void *poke_mount(void *arg)
+{
+	struct stat st;
+
+	stat(arg, &st);
+	free(arg);
+	return NULL;
+}
+
 void sysctl_fuse_exit(struct sysctl_fuse *fs)
 {
+	pthread_attr_t attr;
+	pthread_t tid;
+	char *path;
+
 	fuse_exit(fs->fuse);
+	/*
+	 * Workers sleep in read(/dev/fuse) and only notice the exit when a
+	 * request arrives: send one the kernel cannot answer from its cache (a
+	 * name that does not exist). The worker that takes it may leave it
+	 * unanswered, so it is sent from a detached thread that the unmount
+	 * releases.
+	 */
+	if (asprintf(&path, "%s/.rcustring-exit", fs->mountpoint) < 0)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&tid, &attr, poke_mount, path) != 0)
+		free(path);
+	pthread_attr_destroy(&attr);
 }
 
 void sysctl_fuse_unmount(struct sysctl_fuse *fs)
@@ -340,5 +378,6 @@ void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 		return;
 	fuse_unmount(fs->fuse);
 	fuse_destroy(fs->fuse);
+	free(fs->mountpoint);
 	free(fs);
 }
