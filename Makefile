@@ -66,8 +66,11 @@ fuzz: deps $(FUZZ_BUILD)/build.ninja
 	ninja -C $(FUZZ_BUILD)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run-all $(FUZZ_BUILD)
 
+# Each program prints its table, then `summary NAME VALUE` lines.
 bench: build
 	./$(BUILD)/bench/rcustring-bench --seconds $(BENCH_SECONDS)
+	./$(BUILD)/bench/rcustring-tree-bench --seconds $(BENCH_SECONDS)
+	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
