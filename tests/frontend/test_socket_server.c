@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -344,6 +344,22 @@ static void test_malformed_clients(void **state)
 	fx_free(f);
 }
 
+static void test_idle_timeout(void **state)
+{
+	struct sysctl_socket_options o = { .idle_timeout_ms = 200 };
+	struct fixture *f = fx_new(&o);
+	struct sock_client *c = conn(f);
+	char buf[128];
+
+	(void)state;
+	expect(c, "GET vm.swappiness\n", "OK 60");
+	read_all(sock_client_fd(c), buf, sizeof(buf));
+	assert_string_equal(buf, "ERR 110 ETIMEDOUT idle too long\n");
+	sock_client_close(c);
+	still_answers(f);
+	fx_free(f);
+}
+
 static void test_client_limit(void **state)
 {
 	struct sysctl_socket_options o = { .max_clients = 2 };
@@ -460,11 +476,40 @@ static void test_concurrent_readers(void **state)
 	fx_free(f);
 }
 
+/*
+ * Runs as user and group 65534 in its own thread: the raw setres*id
+ * syscalls change only the calling thread's credentials (glibc's wrappers
+ * would change every thread), and SO_PEERCRED takes the connecting
+ * thread's. No fork in a threaded process, nothing for the rest to undo.
+ */
+static void *nobody_main(void *arg)
+{
+	struct fixture *f = arg;
+	struct sock_client *c;
+	char *m = NULL;
+	long fails = 0;
+
+	if (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, 65534, 65534, 65534) ||
+	    syscall(SYS_setresuid, 65534, 65534, 65534) || sock_client_connect(f->path, &c))
+		return (void *)100L;
+	fails += sock_client_call(c, "SET", "kernel.core_pattern", "x", 1, &m) != -EACCES;
+	fails += !m || strcmp(m, "kernel.core_pattern: permission denied") != 0;
+	free(m);
+	fails += sock_client_call(c, "GET", "kernel.core_pattern", NULL, 0, NULL) != 0;
+	fails += sock_client_call(c, "GET", "kernel.secret", NULL, 0, NULL) != -EACCES;
+	fails += sock_client_call(c, "DESCRIBE", "kernel.secret", NULL, 0, NULL) != -EACCES;
+	fails += sock_client_call(c, "AUDIT", NULL, NULL, 0, NULL) != -EACCES;
+	fails += sock_client_call(c, "WATCH", "kernel.secret", NULL, 0, NULL) != -EACCES;
+	sock_client_close(c);
+	return (void *)fails;
+}
+
 static void test_non_root(void **state)
 {
 	struct fixture *f;
-	pid_t pid;
-	int status;
+	pthread_t t;
+	void *fails;
+	char v[64];
 
 	(void)state;
 	if (geteuid() != 0) {
@@ -472,36 +517,12 @@ static void test_non_root(void **state)
 		skip();
 	}
 	f = fx_new(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct sock_client *c;
-		char *m = NULL;
-		int fails = 0;
-
-		if (setgid(65534) || setuid(65534) || sock_client_connect(f->path, &c))
-			_exit(90);
-		fails += sock_client_call(c, "SET", "kernel.core_pattern", "x", 1, &m) != -EACCES;
-		fails += !m || strcmp(m, "kernel.core_pattern: permission denied") != 0;
-		free(m);
-		fails += sock_client_call(c, "GET", "kernel.core_pattern", NULL, 0, NULL) != 0;
-		fails += sock_client_call(c, "GET", "kernel.secret", NULL, 0, NULL) != -EACCES;
-		fails += sock_client_call(c, "DESCRIBE", "kernel.secret", NULL, 0, NULL) != -EACCES;
-		fails += sock_client_call(c, "WATCH", "kernel.secret", NULL, 0, NULL) != -EACCES;
-		fails += sock_client_call(c, "AUDIT", NULL, NULL, 0, NULL) != -EACCES;
-		sock_client_close(c);
-		_exit(fails);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(pthread_create(&t, NULL, nobody_main, f), 0);
+	assert_int_equal(pthread_join(t, &fails), 0);
+	assert_int_equal((long)fails, 0);
 	/* The refused write changed nothing. */
-	{
-		char v[64];
-
-		assert_int_equal(sysctl_get(f->tree, "kernel.core_pattern", v, sizeof(v)), 5);
-		assert_string_equal(v, "core\n");
-	}
+	assert_int_equal(sysctl_get(f->tree, "kernel.core_pattern", v, sizeof(v)), 5);
+	assert_string_equal(v, "core\n");
 	fx_free(f);
 }
 
@@ -568,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrips),	   cmocka_unit_test(test_audit),
 		cmocka_unit_test(test_errors),		   cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_malformed_clients),  cmocka_unit_test(test_client_limit),
+		cmocka_unit_test(test_idle_timeout),
 		cmocka_unit_test(test_concurrent_readers), cmocka_unit_test(test_non_root),
 		cmocka_unit_test(test_start_rules),	   cmocka_unit_test(test_stop_with_clients),
 	};
