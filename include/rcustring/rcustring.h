@@ -47,7 +47,7 @@ extern "C" {
  * (rcu_barrier), so a write storm cannot grow memory without bound: at most
  * RCUSTRING_PENDING_MAX * (maxlen + 32) bytes of old versions are held.
  */
-#define RCUSTRING_PENDING_MAX 4096
+#define RCUSTRING_PENDING_MAX 16384
 
 struct rcustring {
 	char *value;                /* published value, RCU-protected, never NULL */
