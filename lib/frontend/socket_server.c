@@ -690,7 +690,8 @@ static void refuse(int fd, const char *msg, size_t len)
 	close(fd);
 }
 
-static void accept_one(struct sysctl_socket *s)
+/* Return 0, or -errno when accept() itself failed. */
+static int accept_one(struct sysctl_socket *s)
 {
 	static const char busy[] = "ERR 11 EAGAIN too many clients\n";
 	static const char nomem[] = "ERR 12 ENOMEM out of memory\n";
@@ -700,22 +701,22 @@ static void accept_one(struct sysctl_socket *s)
 	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (fd < 0)
-		return;
+		return -errno;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
 		close(fd);
-		return;
+		return 0;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (s->nconns >= s->opt.max_clients) {
 		pthread_mutex_unlock(&s->lock);
 		refuse(fd, busy, sizeof(busy) - 1);
-		return;
+		return 0;
 	}
 	pthread_mutex_unlock(&s->lock);
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		refuse(fd, nomem, sizeof(nomem) - 1);
-		return;
+		return 0;
 	}
 	c->server = s;
 	c->fd = fd;
@@ -735,11 +736,12 @@ static void accept_one(struct sysctl_socket *s)
 		pthread_mutex_unlock(&s->lock);
 		free(c);
 		refuse(fd, nomem, sizeof(nomem) - 1);
-		return;
+		return 0;
 	}
 	c->next = s->conns;
 	s->conns = c;
 	pthread_mutex_unlock(&s->lock);
+	return 0;
 }
 
 static void *accept_main(void *arg)
@@ -753,8 +755,17 @@ static void *accept_main(void *arg)
 		int n = poll(p, 2, 500);
 
 		reap(s, false);
-		if (n > 0 && (p[0].revents & POLLIN) && !stopping(s))
-			accept_one(s);
+		if (n > 0 && (p[0].revents & POLLIN) && !stopping(s)) {
+			int err = accept_one(s);
+
+			/*
+			 * Out of descriptors or memory: the pending connection
+			 * stays, and poll() would report it again at once. Back
+			 * off instead of spinning (a stop still wakes us).
+			 */
+			if (err == -EMFILE || err == -ENFILE || err == -ENOBUFS || err == -ENOMEM)
+				poll(&p[1], 1, 100);
+		}
 	}
 	return NULL;
 }

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -360,6 +362,51 @@ static void test_idle_timeout(void **state)
 	fx_free(f);
 }
 
+/* Out of descriptors: the server backs off instead of spinning, then recovers. */
+static void test_out_of_fds(void **state)
+{
+	struct fixture *f = fx_new(NULL);
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct rlimit old, low;
+	struct timespec t0, t1;
+	char buf[64];
+	double cpu;
+	int fd, probe;
+
+	(void)state;
+	/* Valgrind keeps descriptors of its own under the limit and needs some per thread. */
+	if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload")) {
+		print_message("skipped under valgrind: it virtualizes RLIMIT_NOFILE\n");
+		fx_free(f);
+		skip();
+	}
+	memcpy(addr.sun_path, f->path, strlen(f->path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	/* The lowest free descriptor number becomes the limit: no new fd at all. */
+	probe = dup(0);
+	assert_true(probe >= 0);
+	close(probe);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)probe;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	usleep(300000);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	cpu = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("server CPU while out of descriptors: %.3f s in 0.3 s\n", cpu);
+	assert_true(cpu < 0.1);
+	/* The waiting connection is served once descriptors are back. */
+	assert_int_equal(send(fd, "GET vm.swappiness\n", 18, MSG_NOSIGNAL), 18);
+	assert_int_equal(recv(fd, buf, sizeof(buf), 0), 6);
+	assert_memory_equal(buf, "OK 60\n", 6);
+	close(fd);
+	fx_free(f);
+}
+
 static void test_client_limit(void **state)
 {
 	struct sysctl_socket_options o = { .max_clients = 2 };
@@ -589,7 +636,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrips),	   cmocka_unit_test(test_audit),
 		cmocka_unit_test(test_errors),		   cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_malformed_clients),  cmocka_unit_test(test_client_limit),
-		cmocka_unit_test(test_idle_timeout),
+		cmocka_unit_test(test_idle_timeout),	   cmocka_unit_test(test_out_of_fds),
 		cmocka_unit_test(test_concurrent_readers), cmocka_unit_test(test_non_root),
 		cmocka_unit_test(test_start_rules),	   cmocka_unit_test(test_stop_with_clients),
 	};
