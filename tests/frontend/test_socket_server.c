@@ -343,6 +343,41 @@ static void test_malformed_clients(void **state)
 	}
 	assert_int_equal(sysctl_set(f->tree, "vm.swappiness", "60", 2, NULL), 0);
 	still_answers(f);
+
+	/*
+	 * A client that sends requests and never reads the replies: once the
+	 * socket buffers fill, the server's send waits the (read) timeout and
+	 * drops the connection.
+	 */
+	c = conn(f);
+	fd = sock_client_fd(c);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	{
+		static const char req[] = "LIST\nLIST\nLIST\nLIST\n";
+		double waited = 0;
+		long sent = 0;
+
+		for (;;) {
+			ssize_t n = send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL);
+
+			if (n > 0) {
+				sent += n;
+				continue;
+			}
+			if (n < 0 && errno == EAGAIN && waited < 3) {
+				usleep(50000); /* both buffers full: the server blocks on us */
+				waited += 0.05;
+				continue;
+			}
+			break;
+		}
+		print_message("non-reading client: %ld request bytes sent, dropped after %.2f s\n",
+			      sent, waited);
+		/* Dropped well before we gave up (3 s), and EPIPE/ECONNRESET told us. */
+		assert_true(waited < 3);
+	}
+	sock_client_close(c);
+	still_answers(f);
 	fx_free(f);
 }
 
