@@ -12,7 +12,8 @@
  *   SET <path> <value>    OK                (W_OK; value = rest of line, raw)
  *   LIST [<prefix>]       ENTRY <mode> <rw> <path> ... then OK <count>
  *                         (every entry, whatever the peer may do with it;
- *                          <rw> says what the peer may do: "rw", "r-", ...)
+ *                          <rw> says what the peer may do: "rw", "r-", ...;
+ *                          <path> in procps form, as sysctl_entry_path())
  *   DESCRIBE <path>       OK <description>  (R_OK)
  *   WATCH <path>          OK <changes>, then CHANGED <path> <changes> per
  *                         change until the client closes (R_OK)

@@ -333,138 +333,36 @@ static void do_describe(struct conn *c, const char *path)
 
 struct list_ctx {
 	struct conn *c;
-	char path[SYSCTL_SOCKET_LINE_MAX + 256];
-	size_t comp_off[40]; /* start of each component in path ('\0'-separated while walking) */
-	int depth;
 	unsigned long count;
-	int err;
 };
 
-static void list_emit(struct list_ctx *l, struct sysctl_entry *e)
-{
-	char joined[sizeof(l->path)];
-	bool dotted = true;
-	size_t n = 0;
-	mode_t m = sysctl_entry_mode(e);
-	struct conn *c = l->c;
-
-	/* Dots join the path unless a name holds a dot ("eth0.200"): then '/'. */
-	for (int i = 0; i < l->depth; i++)
-		if (strchr(l->path + l->comp_off[i], '.'))
-			dotted = false;
-	if (!dotted && l->depth == 1)
-		joined[n++] = '/';
-	for (int i = 0; i < l->depth; i++) {
-		int k = snprintf(joined + n, sizeof(joined) - n, "%s%s", i ? (dotted ? "." : "/") : "",
-				 l->path + l->comp_off[i]);
-
-		if (k < 0 || (size_t)k >= sizeof(joined) - n)
-			return;
-		n += (size_t)k;
-	}
-	out_fmt(c, "ENTRY %04o %c%c ", (unsigned)m & 07777,
-		sysctl_access(e, &c->who, R_OK) == 0 ? 'r' : '-',
-		sysctl_access(e, &c->who, W_OK) == 0 ? 'w' : '-');
-	out_escaped(c, joined, n, true);
-	out_add(c, "\n", 1);
-	l->count++;
-}
-
-static int list_child(struct sysctl_entry *child, void *arg);
-
-/* Entries under the directory whose components are in @l, depth first. */
-static int list_dir(struct list_ctx *l)
-{
-	char dir[sizeof(l->path)];
-	size_t n = 0;
-
-	/* A '/'-joined path with a leading '/' is read by the tree exactly. */
-	dir[n++] = '/';
-	dir[n] = '\0';
-	for (int i = 0; i < l->depth && n < sizeof(dir); i++)
-		n += (size_t)snprintf(dir + n, sizeof(dir) - n, "%s%s", i ? "/" : "",
-				      l->path + l->comp_off[i]);
-	if (n >= sizeof(dir))
-		return -ENAMETOOLONG;
-	return sysctl_list_dir(l->c->server->tree, dir, list_child, l);
-}
-
-static int list_child(struct sysctl_entry *child, void *arg)
+/* "ENTRY <mode> <rw> <path>"; the path in procps form reads back exactly. */
+static int list_one(struct sysctl_entry *e, void *arg)
 {
 	struct list_ctx *l = arg;
-	const char *name = sysctl_entry_name(child);
-	size_t start = l->depth ? l->comp_off[l->depth - 1] + strlen(l->path + l->comp_off[l->depth - 1]) + 1 : 0;
-	size_t len = strlen(name);
-	int err = 0;
+	struct conn *c = l->c;
+	const char *path = sysctl_entry_path(e);
 
-	if (l->depth >= (int)(sizeof(l->comp_off) / sizeof(l->comp_off[0])) ||
-	    start + len + 1 > sizeof(l->path))
-		return 0;
-	memcpy(l->path + start, name, len + 1);
-	l->comp_off[l->depth++] = start;
-	if (sysctl_entry_is_dir(child))
-		err = list_dir(l);
-	else
-		list_emit(l, child);
-	l->depth--;
-	/* A directory removed while we walk is simply skipped. */
-	return err == -ENOENT ? 0 : err;
+	out_fmt(c, "ENTRY %04o %c%c ", (unsigned)sysctl_entry_mode(e) & 07777,
+		sysctl_access(e, &c->who, R_OK) == 0 ? 'r' : '-',
+		sysctl_access(e, &c->who, W_OK) == 0 ? 'w' : '-');
+	out_escaped(c, path, strlen(path), true);
+	out_add(c, "\n", 1);
+	l->count++;
+	return 0;
 }
 
 static void do_list(struct conn *c, const char *prefix)
 {
-	struct list_ctx *l = calloc(1, sizeof(*l));
-	struct sysctl_entry *e;
-	int err = 0;
+	struct list_ctx l = { c, 0 };
+	int err = sysctl_walk(c->server->tree, prefix, list_one, &l);
 
-	if (!l) {
-		reply_err(c, -ENOMEM, NULL, 0, "out of memory");
-		return;
-	}
-	l->c = c;
-	e = sysctl_lookup(c->server->tree, prefix);
-	if (!e) {
-		reply_tree_err(c, -errno, prefix);
-		free(l);
-		return;
-	}
-	/* Split the prefix by the tree's rule: '/' when it holds one, else '.'. */
-	{
-		char sep = strchr(prefix, '/') ? '/' : '.';
-		const char *p = prefix;
-		size_t pos = 0;
-
-		while (*p && !err) {
-			const char *q = strchr(p, sep);
-			size_t len = q ? (size_t)(q - p) : strlen(p);
-
-			if (len) {
-				if (l->depth >= 32 || pos + len + 1 > sizeof(l->path)) {
-					err = -ENAMETOOLONG;
-					break;
-				}
-				memcpy(l->path + pos, p, len);
-				l->path[pos + len] = '\0';
-				l->comp_off[l->depth++] = pos;
-				pos += len + 1;
-			}
-			p += len + (q ? 1 : 0);
-		}
-	}
-	if (!err) {
-		if (sysctl_entry_is_dir(e))
-			err = list_dir(l);
-		else if (l->depth)
-			list_emit(l, e);
-	}
-	sysctl_entry_put(e);
 	if (err) {
-		c->out_len = 0; /* drop the partial listing */
+		c->out_len = 0; /* drop a partial listing */
 		reply_tree_err(c, err, prefix);
 	} else {
-		out_fmt(c, "OK %lu\n", l->count);
+		out_fmt(c, "OK %lu\n", l.count);
 	}
-	free(l);
 }
 
 static void do_audit(struct conn *c, uint64_t after)

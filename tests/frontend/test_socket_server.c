@@ -151,8 +151,8 @@ static void test_roundtrips(void **state)
 	expect(c, "LIST\n", geteuid() == 0 ? "ENTRY 0644 rw kernel.core_pattern" :
 					     "ENTRY 0644 r- kernel.core_pattern");
 	expect(c, "", geteuid() == 0 ? "ENTRY 0600 rw kernel.secret" : "ENTRY 0600 -- kernel.secret");
-	expect(c, "", geteuid() == 0 ? "ENTRY 0644 rw net/ipv4/conf/eth0.200/forwarding" :
-				       "ENTRY 0644 r- net/ipv4/conf/eth0.200/forwarding");
+	expect(c, "", geteuid() == 0 ? "ENTRY 0644 rw net.ipv4.conf.eth0/200.forwarding" :
+				       "ENTRY 0644 r- net.ipv4.conf.eth0/200.forwarding");
 	expect(c, "", geteuid() == 0 ? "ENTRY 0644 rw vm.swappiness" : "ENTRY 0644 r- vm.swappiness");
 	expect(c, "", "OK 4");
 	expect(c, "LIST vm\n", geteuid() == 0 ? "ENTRY 0644 rw vm.swappiness" :
@@ -160,9 +160,14 @@ static void test_roundtrips(void **state)
 	expect(c, "", "OK 1");
 	/* A listed path reads back. */
 	expect(c, "GET net/ipv4/conf/eth0.200/forwarding\n", "OK 0");
+	expect(c, "GET net.ipv4.conf.eth0/200.forwarding\n", "OK 0");
+	expect(c, "LIST net.ipv4.conf.eth0/200\n", geteuid() == 0 ?
+	       "ENTRY 0644 rw net.ipv4.conf.eth0/200.forwarding" :
+	       "ENTRY 0644 r- net.ipv4.conf.eth0/200.forwarding");
+	expect(c, "", "OK 1");
 	expect(c, "LIST net/ipv4/conf/eth0.200/forwarding\n",
-	       geteuid() == 0 ? "ENTRY 0644 rw net/ipv4/conf/eth0.200/forwarding" :
-				"ENTRY 0644 r- net/ipv4/conf/eth0.200/forwarding");
+	       geteuid() == 0 ? "ENTRY 0644 rw net.ipv4.conf.eth0/200.forwarding" :
+				"ENTRY 0644 r- net.ipv4.conf.eth0/200.forwarding");
 	expect(c, "", "OK 1");
 	sock_client_close(c);
 	fx_free(f);

@@ -6,6 +6,7 @@
 
 #include "socket_client.h"
 #include "socktree.h"
+#include "sysctl_conf.h"
 
 static struct sock_client *client;
 static char message[512];
@@ -121,17 +122,12 @@ int socktree_describe(const char *key, char *buf, size_t size)
 	return 0;
 }
 
-/* A listed path back to a '/' key: dotted paths swap separators. */
+/* A listed path back to a '/' key (systemd's first-separator rule). */
 static void list_key(char *p)
 {
-	if (*p == '/') {
+	sysctl_conf_normalize_key(p);
+	if (*p == '/')
 		memmove(p, p + 1, strlen(p));
-		return;
-	}
-	if (!strchr(p, '/'))
-		for (; *p; p++)
-			if (*p == '.')
-				*p = '/';
 }
 
 int socktree_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg)
