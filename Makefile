@@ -39,7 +39,7 @@ build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 demo: build
-	./$(BUILD)/examples/tunable-readers
+	examples/demo.sh $(BUILD)
 
 check: build check-plain check-asan check-fuzz
 	@tests/summarize $(BUILD)/meson-logs/testlog.json $(ASAN_BUILD)/meson-logs/testlog.json
