@@ -449,6 +449,13 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 			  elem);
 		return -EINVAL;
 	}
+	/* These handlers take exactly one element, as the kernel's do. */
+	if ((t->proc_handler == proc_douintvec || t->proc_handler == proc_douintvec_minmax ||
+	     t->proc_handler == proc_dobool) && (size_t)t->maxlen != elem) {
+		reg_error(tree, dir, name, "maxlen %d: this handler takes one element of %zu bytes",
+			  t->maxlen, elem);
+		return -EINVAL;
+	}
 	if (is_minmax_handler(t->proc_handler) && (!t->extra1 || !t->extra2)) {
 		reg_error(tree, dir, name, "minmax handler without bounds (extra1/extra2)");
 		return -EINVAL;

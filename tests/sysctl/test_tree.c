@@ -72,6 +72,9 @@ static void refused(struct sysctl_tree *t, const char *path, struct ctl_table *t
 	assert_null(strchr(last_log, '\n'));
 }
 
+static unsigned int uint_pair[2];
+static bool bool_pair[2];
+
 static void test_register_checks(void **state)
 {
 	struct sysctl_tree *t = new_tree();
@@ -105,6 +108,9 @@ static void test_register_checks(void **state)
 	BAD("d", -EINVAL, "bounds", "m", &int_b, sizeof(int), 0644, proc_dointvec_minmax, &int_min,
 	    NULL);
 	BAD("d", -EINVAL, "multiple", "v", &int_b, 3, 0644, proc_dointvec);
+	/* proc_douintvec and proc_dobool take one element, as in the kernel. */
+	BAD("d", -EINVAL, "one element", "u", uint_pair, sizeof(uint_pair), 0644, proc_douintvec);
+	BAD("d", -EINVAL, "one element", "b", bool_pair, sizeof(bool_pair), 0644, proc_dobool);
 	BAD("d", -EEXIST, "duplicate", "good", &int_b, sizeof(int), 0644, proc_dointvec);
 	BAD("d..x", -EINVAL, "malformed", "b", &int_b, sizeof(int), 0644, proc_dointvec);
 
