@@ -744,11 +744,11 @@ int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf, size_t size)
 {
 	struct sysctl_entry *e;
-	size_t pos = 0, len;
+	size_t len = size;
 	off_t off = 0;
 	int err;
 
-	if (!buf && size)
+	if (!buf || !size)
 		return -EINVAL;
 	err = lookup_ref(tree, path, &e);
 	if (err)
@@ -757,24 +757,19 @@ ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf, size_t
 		err = -EISDIR;
 		goto out;
 	}
-	/* Read until the handler says end of file; the NUL must fit too. */
-	while (pos < size) {
-		len = size - pos;
-		err = sysctl_entry_read(e, buf + pos, &len, &off);
-		if (err)
-			goto out;
-		if (len == 0)
-			break;
-		pos += len;
-	}
-	if (pos >= size) {
+	/*
+	 * One handler call at offset 0 reads the whole value at once: reads
+	 * at growing offsets could stitch an old head to a new tail. A read
+	 * that fills the buffer leaves no room for the NUL: too small.
+	 */
+	err = sysctl_entry_read(e, buf, &len, &off);
+	if (!err && len >= size)
 		err = -ERANGE;
-		goto out;
-	}
-	buf[pos] = '\0';
+	if (!err)
+		buf[len] = '\0';
 out:
 	sysctl_entry_put(e);
-	return err ? err : (ssize_t)pos;
+	return err ? err : (ssize_t)len;
 }
 
 int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, size_t len,

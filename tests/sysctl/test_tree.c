@@ -555,6 +555,61 @@ static void test_register_nomem(void **state)
 	rcustring_barrier();
 }
 
+#define LONG_VALUE "long-long-long-long-long-long-long-long-long-long-long-value"
+
+struct flipper {
+	struct sysctl_tree *t;
+	int stop;
+};
+
+static void *flip_values(void *arg)
+{
+	struct flipper *f = arg;
+
+	for (long i = 0; !__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE); i++) {
+		const char *v = i % 2 ? "short" : LONG_VALUE;
+
+		assert_int_equal(sysctl_set(f->t, "g.s", v, strlen(v), NULL), 0);
+	}
+	return NULL;
+}
+
+/* sysctl_get returns one whole value while another thread writes. */
+static void test_get_never_torn(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct rcustring rs;
+	struct ctl_table tbl = { "s", &rs, 96, 0644, proc_rcu_string, NULL, NULL, NULL };
+	struct sysctl_table_header *h;
+	struct flipper f = { t, 0 };
+	char buf[128];
+	pthread_t tid;
+	long bad = 0;
+
+	(void)state;
+	assert_int_equal(rcustring_init(&rs, 96, "short"), 0);
+	assert_int_equal(sysctl_register_table(t, "g", &tbl, 1, &h), 0);
+	assert_int_equal(pthread_create(&tid, NULL, flip_values, &f), 0);
+	for (int i = 0; i < 200000; i++) {
+		ssize_t n = sysctl_get(t, "g.s", buf, sizeof(buf));
+
+		if (n < 0 || (strcmp(buf, "short\n") != 0 && strcmp(buf, LONG_VALUE "\n") != 0))
+			bad++;
+	}
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(tid, NULL), 0);
+	assert_int_equal(bad, 0);
+	/* Too small for the value and its NUL: refused, not cut. */
+	assert_int_equal(sysctl_set(t, "g.s", "abc", 3, NULL), 0);
+	assert_int_equal(sysctl_get(t, "g.s", buf, 4), -ERANGE);
+	assert_int_equal(sysctl_get(t, "g.s", buf, 5), 4);
+	assert_string_equal(buf, "abc\n");
+	sysctl_unregister_table(h);
+	sysctl_tree_free(t);
+	rcustring_destroy(&rs);
+	rcustring_barrier();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_access),
 		cmocka_unit_test(test_get_set),
 		cmocka_unit_test(test_register_nomem),
+		cmocka_unit_test(test_get_never_torn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
