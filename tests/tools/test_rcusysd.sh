@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# rcusysd without FUSE: declared tunables (good and bad files), start-up
+# settings, the control socket, the events socket, clean SIGTERM.
+set -u
+rcusysd=${1:?usage: test_rcusysd.sh RCUSYSD RCUSYSCTL}
+cli=${2:?usage: test_rcusysd.sh RCUSYSD RCUSYSCTL}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+passed=0 failed=0
+check() {
+	if [ "$2" == "$3" ]; then passed=$((passed + 1)); else
+		failed=$((failed + 1)); printf 'FAIL %s\n--- expected\n%s\n--- got\n%s\n' "$1" "$2" "$3"; fi
+}
+
+bad() { # name, file content, expected message[, the tree's own line]
+	printf '%s\n' "$2" > "$dir/bad.conf"
+	check "$1" "${4:+$4
+}rcusysd: $dir/bad.conf:$3
+rc=1" "$("$rcusysd" --no-fuse -d "$dir/run" -t "$dir/bad.conf" 2>&1; echo "rc=$?")"
+}
+bad "default too long" 'x.y string maxlen=4 default="toolong"' "1: default longer than maxlen - 1"
+bad "string without maxlen" '# c
+x.y string' "2: string needs maxlen=1..65536"
+bad "unknown type" 'x.y float' "1: type must be string, int, uint, ulong or bool"
+bad "unknown field" 'x.y int colour=red' "1: unknown field (maxlen, mode, min, max, default, desc)"
+bad "half bounds" 'x.y int min=1' "1: give both min= and max="
+bad "bad mode" 'x.y int mode=0999' "1: mode must be octal, at most 0777"
+bad "number out of type" 'x.y uint default=-1' "1: bad number for this type"
+bad "duplicate" 'x.y int
+x.y int' "2: already registered" "sysctl: register x/y: name already registered"
+bad "clash with a subsystem" 'kernel.modprobe int' "1: already registered" \
+	"sysctl: register kernel/modprobe: name already registered"
+
+cat > "$dir/tunables.conf" <<'CONF'
+app.greeting  string maxlen=16 default="hello world" desc="a greeting"
+app.workers   int    min=1 max=64 default=4 mode=0644 desc="worker threads"
+app.secret    int    mode=0600
+CONF
+printf 'app.workers = 8\n' > "$dir/settings.conf"
+"$rcusysd" --no-fuse -d "$dir/run" -t "$dir/tunables.conf" -c "$dir/settings.conf" 2> "$dir/log" &
+pid=$!
+for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
+S=(--socket "$dir/run/control.sock")
+check "declared string" "hello world" "$("$cli" "${S[@]}" -n app.greeting)"
+check "start-up setting applied" "8" "$("$cli" "${S[@]}" -n app.workers)"
+check "description" "app.workers = worker threads" "$("$cli" "${S[@]}" -d app.workers 2>&1)"
+check "over the bound refused" "1" "$("$cli" "${S[@]}" -q -w app.workers=65 >/dev/null 2>&1; echo $?)"
+check "old value kept" "8" "$("$cli" "${S[@]}" -n app.workers)"
+check "too long refused" "1" "$("$cli" "${S[@]}" -q -w app.greeting=0123456789abcdefg >/dev/null 2>&1; echo $?)"
+check "subsystem entries" "/sbin/modprobe" "$("$cli" "${S[@]}" -n kernel.modprobe)"
+check "event: empty hotplug runs nothing" "OK 0" "$("$rcusysd" -d "$dir/run" -e "UEVENT block add /devices/x")"
+check "event: unknown" "ERR 22 Invalid argument" "$("$rcusysd" -d "$dir/run" -e "NOPE")"
+check "event: missing modprobe" "ERR 2 No such file or directory" \
+	"$("$cli" "${S[@]}" -q -w kernel.modprobe=/nonexistent/modprobe; "$rcusysd" -d "$dir/run" -e "MODULE foo")"
+kill -TERM "$pid"
+wait "$pid"
+check "exit 0 on SIGTERM" "0" "$?"
+check "sockets removed" "no" "$([ -e "$dir/run/control.sock" ] || [ -e "$dir/run/events.sock" ] && echo yes || echo no)"
+grep -q "helper /nonexistent/modprobe" "$dir/log"
+check "helper call logged" "0" "$?"
+
+echo "rcusysd: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
