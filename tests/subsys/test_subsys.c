@@ -23,6 +23,7 @@
 
 #include "rcustring/umh.h"
 #include "subsys.h"
+#include "../umh_wait.h"
 
 #define WORKERS 3
 #define CALLS 12 /* per worker */
@@ -30,30 +31,6 @@
 static char tmpdir[] = "/tmp/subsys-test-XXXXXX";
 static char logpath[300];
 static struct sysctl_tree *tree;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static void wait_all_reaped(void)
-{
-	double end = now_s() + 10;
-
-	while (umh_running() > 0 && now_s() < end)
-		sleep_ms(2);
-	assert_int_equal(umh_running(), 0);
-}
 
 /* tmpdir/<side>/<name>, a symlink to the recorder */
 static const char *helper(char side, const char *name)

@@ -25,36 +25,12 @@
 
 #include "rcustring/umh.h"
 #include "../failmalloc.h"
+#include "../umh_wait.h"
 
 #define HELPER(name) UMH_HELPERS_DIR "/" name
 
 static char tmpdir[] = "/tmp/umh-test-XXXXXX";
 static atomic_int cleanups;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Every helper reaped: the library's count drops to 0 within 10 s. */
-static void wait_all_reaped(void)
-{
-	double end = now_s() + 10;
-
-	while (umh_running() > 0 && now_s() < end)
-		sleep_ms(5);
-	assert_int_equal(umh_running(), 0);
-}
 
 static char *tmp_path(const char *name)
 {
