@@ -142,7 +142,7 @@ RCUSTRING_API const char *sysctl_entry_path(const struct sysctl_entry *e);
 /** Mode bits of the entry (0555 for directories). */
 RCUSTRING_API mode_t sysctl_entry_mode(const struct sysctl_entry *e);
 RCUSTRING_API const char *sysctl_entry_desc(const struct sysctl_entry *e);
-/** The table row (NULL for directories). */
+/** The table row (NULL for directories, and once the entry is unregistered). */
 RCUSTRING_API const struct ctl_table *sysctl_entry_table(const struct sysctl_entry *e);
 /** 0 once the entry's table was unregistered (then reads and writes: -ENOENT). */
 RCUSTRING_API int sysctl_entry_live(const struct sysctl_entry *e);
@@ -150,9 +150,10 @@ RCUSTRING_API int sysctl_entry_live(const struct sysctl_entry *e);
 /**
  * sysctl_access - may @who read (R_OK) or write (W_OK) @e?
  *
- * Like /proc/sys: root (uid 0) passes a check when any of the owner's
- * bits allow it; other users are checked against the "other" bits.
- * Return: 0 or -EACCES.
+ * Like /proc/sys (test_perm in fs/proc/proc_sysctl.c): uid 0 is checked
+ * against the owner bits, gid 0 against the group bits, everyone else
+ * against the "other" bits; every requested bit must be set, so root
+ * cannot write a 0444 entry. Return: 0 or -EACCES.
  */
 RCUSTRING_API int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who,
 				int mask);
@@ -177,8 +178,11 @@ RCUSTRING_API int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl
 
 /**
  * sysctl_get - the whole value of @path as its file reads (with '\n')
- * Return: the length, -ENOENT, -EISDIR, -ERANGE (buffer too small), or the
- * handler's error.
+ *
+ * One handler call reads the value whole, so a concurrent write is seen
+ * entirely or not at all. @buf gets a NUL-terminated copy and needs
+ * length + 1 bytes. Return: the length, -EINVAL, -ENOENT, -EISDIR, -ERANGE
+ * (buffer too small), or the handler's error.
  */
 RCUSTRING_API ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf,
 				 size_t size);
@@ -196,14 +200,14 @@ RCUSTRING_API int sysctl_set(struct sysctl_tree *tree, const char *path, const c
  * ("" for all) in a stable order (sorted by path component).
  *
  * @fn gets a borrowed entry valid during the call; returning non-zero stops
- * the walk and that value is returned. Return: 0, -ENOENT, or @fn's value.
+ * the walk and that value is returned. Return: 0, -ENOENT, -ENOMEM, or @fn's value.
  */
 RCUSTRING_API int sysctl_walk(struct sysctl_tree *tree, const char *prefix,
 			      int (*fn)(struct sysctl_entry *e, void *arg), void *arg);
 
 /**
  * sysctl_list_dir - call @fn for each direct child of directory @path, sorted
- * Return: 0, -ENOENT, -ENOTDIR, or @fn's non-zero value.
+ * Return: 0, -ENOENT, -ENOTDIR, -ENOMEM, or @fn's non-zero value.
  */
 RCUSTRING_API int sysctl_list_dir(struct sysctl_tree *tree, const char *path,
 				  int (*fn)(struct sysctl_entry *child, void *arg), void *arg);
@@ -235,7 +239,9 @@ typedef void sysctl_change_fn(struct sysctl_entry *e, uint64_t changes, void *ar
  *
  * @fn runs after the change is published, outside every lock of the tree,
  * never concurrently with itself; every change is seen at least once (a
- * burst may be folded into one call with the latest counter).
+ * burst may be folded into one call with the latest counter). It runs in
+ * the writing thread, so a slow callback delays that write; a callback that
+ * writes its own entry never stops.
  * Return: 0, -ENOMEM; *@out is the handle to remove it.
  */
 RCUSTRING_API int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
