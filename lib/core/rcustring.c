@@ -164,11 +164,6 @@ void rcustring_read_unlock(void)
 	rcu_read_unlock();
 }
 
-const char *rcustring_dereference(const struct rcustring *s)
-{
-	return rcu_dereference(s->value);
-}
-
 ssize_t rcustring_copy(const struct rcustring *s, char *buf, size_t size)
 {
 	const char *v;
