@@ -17,15 +17,7 @@ if [ "${INSIDE_NS:-}" != 1 ]; then
 	INSIDE_NS=1 exec unshare -m --propagation private "$0" "$@"
 fi
 
-passed=0 failed=0
-check() { # name, expected, actual
-	if [ "$2" == "$3" ]; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		printf 'FAIL %s\n--- expected\n%s\n--- got\n%s\n' "$1" "$2" "$3"
-	fi
-}
+. "$(dirname "$0")/../check.sh"
 contains() { # name, needle, haystack
 	case "$3" in
 	*"$2"*) passed=$((passed + 1)) ;;
@@ -119,5 +111,4 @@ check "exit 0 on SIGTERM" "0" "$?"
 check "unmounted" "no" "$(mountpoint -q "$mnt" && echo yes || echo no)"
 rmdir "$mnt"
 
-echo "fuse-procps: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish fuse-procps

@@ -8,16 +8,7 @@ fixture=${2:-}
 root=$(mktemp -d)
 fixture_pid=
 trap '[ -n "$fixture_pid" ] && kill "$fixture_pid" 2>/dev/null; rm -rf "$root"' EXIT
-passed=0 failed=0
-
-check() { # name, expected, actual
-	if [ "$2" == "$3" ]; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		printf 'FAIL %s\n--- expected\n%s\n--- got\n%s\n' "$1" "$2" "$3"
-	fi
-}
+. "$(dirname "$0")/../check.sh"
 
 mkdir -p "$root/kernel" "$root/net/ipv4/conf/eth0.200" "$root/net/ipv4/conf/lo"
 printf 'core\n' > "$root/kernel/core_pattern"
@@ -178,5 +169,4 @@ rc=1" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" --socket "$so
 rc=1" "$(srun kernel.core_pattern)"
 fi
 
-echo "rcusysctl: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish rcusysctl

@@ -6,11 +6,7 @@ rcusysd=${1:?usage: test_rcusysd.sh RCUSYSD RCUSYSCTL}
 cli=${2:?usage: test_rcusysd.sh RCUSYSD RCUSYSCTL}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-passed=0 failed=0
-check() {
-	if [ "$2" == "$3" ]; then passed=$((passed + 1)); else
-		failed=$((failed + 1)); printf 'FAIL %s\n--- expected\n%s\n--- got\n%s\n' "$1" "$2" "$3"; fi
-}
+. "$(dirname "$0")/../check.sh"
 
 bad() { # name, file content, expected message[, the tree's own line]
 	printf '%s\n' "$2" > "$dir/bad.conf"
@@ -59,5 +55,4 @@ check "sockets removed" "no" "$([ -e "$dir/run/control.sock" ] || [ -e "$dir/run
 grep -q "helper /nonexistent/modprobe" "$dir/log"
 check "helper call logged" "0" "$?"
 
-echo "rcusysd: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish rcusysd
