@@ -47,10 +47,14 @@ static struct sysctl_caller caller(void)
 	return who;
 }
 
-/* FUSE paths start with '/'; the tree's '/' paths keep '.' inside names. */
+/*
+ * FUSE paths start with '/', which the tree takes as the first separator:
+ * slashes separate and a '.' stays inside a name ("/eth0.200/mtu"). Without
+ * the leading '/', "eth0.200/mtu" would be parsed in dotted form.
+ */
 static struct sysctl_entry *lookup(const char *path)
 {
-	return sysctl_lookup(self()->tree, path[0] == '/' ? path + 1 : path);
+	return sysctl_lookup(self()->tree, path);
 }
 
 static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -104,7 +108,7 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	/* "." and ".." first: procps skips the first two entries blindly. */
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
-	ret = sysctl_list_dir(self()->tree, path + 1, fill_child, &f);
+	ret = sysctl_list_dir(self()->tree, path, fill_child, &f);
 	return ret == -ENOBUFS ? 0 : ret;
 }
 

@@ -17,6 +17,9 @@ static int swappiness = 60, swappiness_min = 0, swappiness_max = 200;
 static int secret = 7;
 static int ratios[3] = { 1, 2, 3 };
 static bool forwarding;
+/* Names holding a '.' in the first component (looked up in '/' form). */
+static int vlan_mtu = 1500;
+static struct rcustring app_x = RCUSTRING_INITIALIZER(64, "x");
 
 static struct ctl_table kernel_table[] = {
 	{ "core_pattern", &core_pattern, 128, 0644, proc_rcu_string, NULL, NULL,
@@ -33,10 +36,16 @@ static struct ctl_table vm_table[] = {
 static struct ctl_table conf_table[] = {
 	{ "forwarding", &forwarding, sizeof(bool), 0644, proc_dobool, NULL, NULL, "a bool" },
 };
+static struct ctl_table vlan_table[] = {
+	{ "mtu", &vlan_mtu, sizeof(int), 0644, proc_dointvec, NULL, NULL, "an int under eth0.200" },
+};
+static struct ctl_table app_table[] = {
+	{ "x", &app_x, 64, 0644, proc_rcu_string, NULL, NULL, "a string under app.d/sub" },
+};
 
 int main(int argc, char **argv)
 {
-	struct sysctl_table_header *h[4] = { 0 };
+	struct sysctl_table_header *h[6] = { 0 };
 	struct sysctl_tree *tree;
 	struct sysctl_fuse *fs;
 	struct ctl_table *extra = NULL;
@@ -52,7 +61,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (sysctl_register_table(tree, "kernel", kernel_table, 4, &h[0]) ||
 	    sysctl_register_table(tree, "vm", vm_table, 2, &h[1]) ||
-	    sysctl_register_table(tree, "net/ipv4/conf/eth0.200", conf_table, 1, &h[2]))
+	    sysctl_register_table(tree, "net/ipv4/conf/eth0.200", conf_table, 1, &h[2]) ||
+	    sysctl_register_table(tree, "/eth0.200", vlan_table, 1, &h[4]) ||
+	    sysctl_register_table(tree, "/app.d/sub", app_table, 1, &h[5]))
 		return 1;
 	if (n) { /* many int entries, for listing benchmarks */
 		extra = calloc((size_t)n, sizeof(*extra));
@@ -76,7 +87,7 @@ int main(int argc, char **argv)
 	}
 	ret = sysctl_fuse_loop(fs);
 	sysctl_fuse_unmount(fs);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 6; i++)
 		if (h[i])
 			sysctl_unregister_table(h[i]);
 	sysctl_tree_free(tree);
@@ -86,6 +97,7 @@ int main(int argc, char **argv)
 	free(extra_data);
 	rcustring_destroy(&core_pattern);
 	rcustring_destroy(&modprobe);
+	rcustring_destroy(&app_x);
 	rcustring_barrier();
 	return ret ? 1 : 0;
 }
