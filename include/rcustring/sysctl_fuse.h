@@ -9,6 +9,16 @@
  * value is parsed and committed inside write(), so the writer gets the
  * error; poll() reports POLLERR|POLLPRI once the entry changed since the
  * file was opened or last polled.
+ *
+ * Each open file reads exactly one value: a read at offset 0 (the first
+ * read, or one after seeking back to 0) copies the whole value, and reads
+ * at later offsets are served from that copy, so a reader reading in
+ * several read() calls never joins the head of one value to the tail of
+ * the next (/proc/sys can). A first read past offset 0 takes the copy too.
+ * Values longer than 16 MiB read as -EFBIG.
+ *
+ * Names: a FUSE path is looked up with '/' as separator, so a '.' is part
+ * of a name at any depth ("/eth0.200/mtu", "/app.d/sub/x").
  */
 #ifndef RCUSTRING_SYSCTL_FUSE_H
 #define RCUSTRING_SYSCTL_FUSE_H
@@ -25,8 +35,11 @@ struct sysctl_fuse;
  * sysctl_fuse_mount - mount @tree at @mountpoint (an existing directory)
  *
  * Mounted with allow_other when run as root, so other users see the tree
- * with the entries' permissions. Return: 0 or a negative errno (-ENODEV
- * when /dev/fuse is missing, -EPERM when mounting is not allowed).
+ * with the entries' permissions. Return: 0 or a negative errno: -ENODEV
+ * when /dev/fuse is missing or not usable, -ENOENT, -ENOTDIR or -EACCES
+ * for the mountpoint, -ENOMEM, -EINVAL for options libfuse refuses, the
+ * mount's own error (-EPERM when mounting is not allowed, ...), -EIO
+ * when libfuse failed without one.
  */
 RCUSTRING_API int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint,
 				    struct sysctl_fuse **out);
@@ -46,7 +59,13 @@ RCUSTRING_API int sysctl_fuse_loop(struct sysctl_fuse *fs);
  */
 RCUSTRING_API void sysctl_fuse_exit(struct sysctl_fuse *fs);
 
-/** sysctl_fuse_unmount - unmount and free; call after the loop returned */
+/**
+ * sysctl_fuse_unmount - unmount and free; call after the loop returned
+ *
+ * Files still open are closed here (the kernel will not release them any
+ * more): their change callbacks are removed, so later writes of the tree
+ * no longer reach this file system.
+ */
 RCUSTRING_API void sysctl_fuse_unmount(struct sysctl_fuse *fs);
 
 #ifdef __cplusplus

@@ -3,6 +3,13 @@
  * The FUSE front end (libfuse3, path-based API). Each open file holds a
  * reference on its entry, so an entry unregistered while open reads as
  * -ENOENT instead of vanishing under the file.
+ *
+ * Each open file reads exactly one value: a read at offset 0 (the first,
+ * or a reader coming back to 0) copies the whole value with one handler
+ * call, and every later offset is served from that copy. Readers read
+ * again until a read returns 0, so without the copy a write landing
+ * between two read() calls would hand them the head of one value and the
+ * tail of the next.
  */
 #define FUSE_USE_VERSION 31
 #include <errno.h>
@@ -19,19 +26,44 @@
 
 #include "rcustring/sysctl_fuse.h"
 
+struct open_file;
+
 struct sysctl_fuse {
 	struct sysctl_tree *tree;
 	struct fuse *fuse;
 	char *mountpoint;
 	time_t mounted_at;
+	/* Files open now, so that an unmount can close those never released. */
+	pthread_mutex_t files_lock;
+	struct open_file *files;
 };
+
+/* The largest value a file serves; a bigger one reads as -EFBIG. */
+#define SNAPSHOT_MAX (16u << 20)
+#define SNAPSHOT_FIRST 4096u
 
 struct open_file {
 	struct sysctl_entry *e;
-	pthread_mutex_t lock;
+	struct open_file *prev, *next; /* in sysctl_fuse.files, under files_lock */
+
+	/* The value this file reads (see the top of the file). */
+	pthread_mutex_t snap_lock;
+	char *snap;
+	size_t snap_len;
+	int have_snap;
+
+	/*
+	 * Poll state. cb_lock serializes registering and removing the change
+	 * callback: two polls of one file may run at once, and each must not
+	 * register its own. The callback (wake_poller) takes only @lock, so
+	 * removing it with cb_lock held cannot wait on a callback waiting for
+	 * cb_lock.
+	 */
+	pthread_mutex_t cb_lock;
+	struct sysctl_callback *cb;
+	pthread_mutex_t lock;       /* seen and ph; taken by the callback */
 	uint64_t seen;              /* change counter at open or last poll */
 	struct fuse_pollhandle *ph; /* the kernel's pending poll, if any */
-	struct sysctl_callback *cb;
 };
 
 static struct sysctl_fuse *self(void)
@@ -112,6 +144,67 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	return ret == -ENOBUFS ? 0 : ret;
 }
 
+static int file_init_locks(struct open_file *of)
+{
+	int err = pthread_mutex_init(&of->snap_lock, NULL);
+
+	if (err)
+		return -err;
+	err = pthread_mutex_init(&of->cb_lock, NULL);
+	if (err)
+		goto out_snap;
+	err = pthread_mutex_init(&of->lock, NULL);
+	if (!err)
+		return 0;
+	pthread_mutex_destroy(&of->cb_lock);
+out_snap:
+	pthread_mutex_destroy(&of->snap_lock);
+	return -err;
+}
+
+static void file_link(struct sysctl_fuse *fs, struct open_file *of)
+{
+	pthread_mutex_lock(&fs->files_lock);
+	of->prev = NULL;
+	of->next = fs->files;
+	if (fs->files)
+		fs->files->prev = of;
+	fs->files = of;
+	pthread_mutex_unlock(&fs->files_lock);
+}
+
+static void file_unlink(struct sysctl_fuse *fs, struct open_file *of)
+{
+	pthread_mutex_lock(&fs->files_lock);
+	if (of->prev)
+		of->prev->next = of->next;
+	else
+		fs->files = of->next;
+	if (of->next)
+		of->next->prev = of->prev;
+	of->prev = of->next = NULL;
+	pthread_mutex_unlock(&fs->files_lock);
+}
+
+/* Free an open file no request uses any more (released, or unmounted). */
+static void file_close(struct open_file *of)
+{
+	/* Remove the callback first: it may be running and take of->lock. */
+	pthread_mutex_lock(&of->cb_lock);
+	if (of->cb)
+		sysctl_callback_remove(of->cb);
+	of->cb = NULL;
+	pthread_mutex_unlock(&of->cb_lock);
+	if (of->ph)
+		fuse_pollhandle_destroy(of->ph);
+	pthread_mutex_destroy(&of->lock);
+	pthread_mutex_destroy(&of->cb_lock);
+	pthread_mutex_destroy(&of->snap_lock);
+	free(of->snap);
+	sysctl_entry_put(of->e);
+	free(of);
+}
+
 static int access_mask(int flags)
 {
 	switch (flags & O_ACCMODE) {
@@ -140,7 +233,13 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	}
 	of->e = e;
 	of->seen = sysctl_entry_changes(e);
-	pthread_mutex_init(&of->lock, NULL);
+	err = file_init_locks(of);
+	if (err) {
+		sysctl_entry_put(e);
+		free(of);
+		return err;
+	}
+	file_link(self(), of);
 	fi->fh = (uintptr_t)of;
 	fi->direct_io = 1;
 	return 0;
@@ -151,26 +250,67 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 
 	(void)path;
-	/* Remove the callback first: it may be running and take of->lock. */
-	if (of->cb)
-		sysctl_callback_remove(of->cb);
-	if (of->ph)
-		fuse_pollhandle_destroy(of->ph);
-	pthread_mutex_destroy(&of->lock);
-	sysctl_entry_put(of->e);
-	free(of);
+	file_unlink(self(), of);
+	file_close(of);
 	return 0;
+}
+
+/*
+ * Copy the whole value with one handler call at offset 0, so that it is
+ * one value even if a write comes during the copy. A read that fills the
+ * buffer may have been cut: read again into a bigger one.
+ */
+static int take_snapshot(struct open_file *of)
+{
+	size_t cap = SNAPSHOT_FIRST;
+
+	for (;;) {
+		char *buf = malloc(cap);
+		size_t len = cap;
+		off_t pos = 0;
+		int err;
+
+		if (!buf)
+			return -ENOMEM;
+		err = sysctl_entry_read(of->e, buf, &len, &pos);
+		if (err) {
+			free(buf);
+			return err;
+		}
+		if (len < cap) {
+			free(of->snap);
+			of->snap = buf;
+			of->snap_len = len;
+			of->have_snap = 1;
+			return 0;
+		}
+		free(buf);
+		if (cap >= SNAPSHOT_MAX)
+			return -EFBIG;
+		cap *= 2;
+	}
 }
 
 static int fs_read(const char *path, char *buf, size_t size, off_t offset, struct fuse_file_info *fi)
 {
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
-	size_t len = size;
-	off_t pos = offset;
-	int err;
+	size_t len = 0;
+	int err = 0;
 
 	(void)path;
-	err = sysctl_entry_read(of->e, buf, &len, &pos);
+	if (offset < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&of->snap_lock);
+	/* Offset 0 takes the value anew; a first read past 0 takes it too. */
+	if (offset == 0 || !of->have_snap)
+		err = take_snapshot(of);
+	if (!err && (uint64_t)offset < of->snap_len) {
+		len = of->snap_len - (size_t)offset;
+		if (len > size)
+			len = size;
+		memcpy(buf, of->snap + offset, len);
+	}
+	pthread_mutex_unlock(&of->snap_lock);
 	return err ? err : (int)len;
 }
 
@@ -247,8 +387,11 @@ static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_poll
 	int err = 0;
 
 	(void)path;
+	/* Two polls of one file may run at once: register once only. */
+	pthread_mutex_lock(&of->cb_lock);
 	if (!of->cb)
 		err = sysctl_entry_on_change(of->e, wake_poller, of, &of->cb);
+	pthread_mutex_unlock(&of->cb_lock);
 	pthread_mutex_lock(&of->lock);
 	if (ph) {
 		if (of->ph)
@@ -298,36 +441,56 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 			 NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	struct sysctl_fuse *fs;
+	struct stat st;
+	int err;
 
 	if (!tree || !mountpoint || !out)
 		return -EINVAL;
 	if (access("/dev/fuse", R_OK | W_OK) != 0)
 		return -ENODEV;
+	/* libfuse only logs why a mount failed: check what we can first. */
+	if (stat(mountpoint, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
+	err = -pthread_mutex_init(&fs->files_lock, NULL);
+	if (err) {
+		free(fs);
+		return err;
+	}
 	fs->tree = tree;
 	fs->mounted_at = time(NULL);
 	fs->mountpoint = strdup(mountpoint);
 	if (!fs->mountpoint) {
-		free(fs);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out_free;
 	}
+	/* fuse_new fails for memory (errno ENOMEM) or for options it refuses. */
+	errno = 0;
 	fs->fuse = fuse_new(&args, &ops, sizeof(ops), fs);
+	if (!fs->fuse)
+		err = errno == ENOMEM ? -ENOMEM : -EINVAL;
 	fuse_opt_free_args(&args);
-	if (!fs->fuse) {
-		free(fs->mountpoint);
-		free(fs);
-		return -ENOMEM;
-	}
+	if (err)
+		goto out_free;
+	/* errno holds the failed call's error (stat, open, mount); -EIO if none. */
+	errno = 0;
 	if (fuse_mount(fs->fuse, mountpoint) != 0) {
+		err = errno ? -errno : -EIO;
 		fuse_destroy(fs->fuse);
-		free(fs->mountpoint);
-		free(fs);
-		return -EPERM;
+		goto out_free;
 	}
 	*out = fs;
 	return 0;
+
+out_free:
+	free(fs->mountpoint);
+	pthread_mutex_destroy(&fs->files_lock);
+	free(fs);
+	return err;
 }
 
 int sysctl_fuse_loop(struct sysctl_fuse *fs)
@@ -378,10 +541,29 @@ void sysctl_fuse_exit(struct sysctl_fuse *fs)
 
 void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 {
+	struct open_file *of;
+
 	if (!fs)
 		return;
+	/*
+	 * The loop has returned, so no request runs. Files still open will
+	 * never be released by the kernel: close them here, before the session
+	 * goes, so that no later write runs their callbacks and notifies a
+	 * session that is gone.
+	 */
+	pthread_mutex_lock(&fs->files_lock);
+	of = fs->files;
+	fs->files = NULL;
+	pthread_mutex_unlock(&fs->files_lock);
+	while (of) {
+		struct open_file *next = of->next;
+
+		file_close(of);
+		of = next;
+	}
 	fuse_unmount(fs->fuse);
 	fuse_destroy(fs->fuse);
+	pthread_mutex_destroy(&fs->files_lock);
 	free(fs->mountpoint);
 	free(fs);
 }

@@ -45,7 +45,9 @@ if ! mountpoint -q "$mnt"; then
 	kill "$pid" 2>/dev/null
 	exit 1
 fi
+writers=()
 cleanup() {
+	[ ${#writers[@]} -gt 0 ] && kill "${writers[@]}" 2>/dev/null
 	mountpoint -q /proc/sys && umount /proc/sys
 	kill -TERM "$pid" 2>/dev/null
 }
@@ -67,6 +69,104 @@ check "procps sysctl -n, slash form" "x" "$(sysctl -n /app.d/sub/x 2>&1)"
 all=$("$cli" --root "$mnt" -a 2>&1)
 contains "rcusysctl -a app.d" "app/d.sub.x = x" "$all"
 contains "rcusysctl -a eth0.200" "eth0/200.mtu = 9000" "$all"
+
+# ---- one open file, one value (no concurrency: a write between two reads) ----
+snap=$(python3 - "$mnt/app.d/sub/x" <<'PY'
+import os, sys
+path = sys.argv[1]
+def put(v):
+    fd = os.open(path, os.O_WRONLY)
+    os.write(fd, v)
+    os.close(fd)
+def rest(fd):
+    out = b""
+    while True:
+        b = os.read(fd, 3)
+        if not b:
+            return out
+        out += b
+A, B = b"A" * 30, b"B" * 20
+put(A)
+fd = os.open(path, os.O_RDONLY)
+head = os.read(fd, 5)            # offset 0: the file's value is taken here
+put(B)                           # a write between two reads of one open file
+first = head + rest(fd)
+os.lseek(fd, 0, os.SEEK_SET)     # reading offset 0 again takes the value anew
+second = rest(fd)
+os.close(fd)
+fd = os.open(path, os.O_RDONLY)  # a first read at an offset past 0
+tail = os.pread(fd, 64, 18)
+os.close(fd)
+print("first=%s second=%s tail=%s" % (first == A + b"\n", second == B + b"\n", tail == b"BB\n"))
+PY
+)
+check "write between reads of one open file" "first=True second=True tail=True" "$snap"
+
+# ---- writers flipping two values while real readers read ----
+f=$mnt/app.d/sub/x
+A=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
+B=BBBBBBBBBBBBBBBBBBBB
+flip() {
+	exec python3 -c '
+import os, sys
+path, value = sys.argv[1], sys.argv[2].encode()
+while True:
+    fd = os.open(path, os.O_WRONLY)
+    os.write(fd, value)
+    os.close(fd)' "$f" "$1"
+}
+flip "$A" & writers+=($!)
+flip "$B" & writers+=($!)
+
+# Counts whole A, whole B and anything else over READS runs of a reader.
+tally() { # name reads command...
+	local name=$1 reads=$2 a=0 b=0 torn=0 v example=
+	shift 2
+	for _ in $(seq "$reads"); do
+		v=$("$@" 2>&1)
+		case "$v" in
+		"$A") a=$((a + 1)) ;;
+		"$B") b=$((b + 1)) ;;
+		*) torn=$((torn + 1)); example=$v ;;
+		esac
+	done
+	echo "$name: $reads reads, $a A, $b B, $torn torn${example:+ (e.g. \"$example\")}"
+	check "$name: no torn value" "0" "$torn"
+	# Both values seen: the writers really flipped while this reader ran.
+	check "$name: saw both values" "yes" "$([ "$a" -gt 0 ] && [ "$b" -gt 0 ] && echo yes || echo no)"
+}
+tally "cat" 300 cat "$f"
+tally "dd bs=1" 150 dd if="$f" bs=1 status=none
+tally "procps sysctl -n" 150 sysctl -n /app.d/sub/x
+tally "rcusysctl --root" 150 "$cli" --root "$mnt" -a -n -r '^app/d\.sub\.x$'
+
+small=$(python3 - "$f" "$A" "$B" <<'PY'
+import os, sys
+path, A, B = sys.argv[1], sys.argv[2].encode() + b"\n", sys.argv[3].encode() + b"\n"
+a = b = torn = 0
+for _ in range(1000):
+    fd = os.open(path, os.O_RDONLY)
+    v = b""
+    while True:
+        c = os.read(fd, 3)
+        if not c:
+            break
+        v += c
+    os.close(fd)
+    if v == A: a += 1
+    elif v == B: b += 1
+    else: torn += 1
+print("%d %d %d" % (a, b, torn))
+PY
+)
+read -r a b torn <<<"$small"
+echo "python 3-byte reads: 1000 reads, $a A, $b B, $torn torn"
+check "python 3-byte reads: no torn value" "0" "$torn"
+check "python 3-byte reads: saw both values" "yes" "$([ "$a" -gt 0 ] && [ "$b" -gt 0 ] && echo yes || echo no)"
+
+kill "${writers[@]}" 2>/dev/null
+wait "${writers[@]}" 2>/dev/null
+writers=()
 
 # ---- clean shutdown ----
 umount /proc/sys

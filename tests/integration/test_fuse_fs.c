@@ -1,0 +1,396 @@
+/*
+ * The FUSE front end mounted inside this process (in a private mount
+ * namespace, as root): two polls of one open file register one change
+ * callback; files still open at unmount lose their callbacks; mount
+ * failures keep their errno.
+ *
+ * sysctl_entry_on_change() and sysctl_callback_remove() are wrapped at link
+ * time (-Wl,--wrap) to count registrations and removals, and to hold a
+ * registering poll until a second one arrives, so that two polls of one
+ * file meet inside the registration every run instead of by chance. With
+ * more registrations than removals a later write runs a callback on a freed
+ * open file, which the ASan build reports as a heap-use-after-free.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <rcustring/sysctl_fuse.h>
+
+/* ---- counting wrappers ---- */
+
+int __real_sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
+				  struct sysctl_callback **out);
+void __real_sysctl_callback_remove(struct sysctl_callback *cb);
+int __wrap_sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
+				  struct sysctl_callback **out);
+void __wrap_sysctl_callback_remove(struct sysctl_callback *cb);
+
+static pthread_mutex_t w_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t w_cond = PTHREAD_COND_INITIALIZER;
+static int registered, removed;
+static int meet;    /* hold each registration until this many have arrived */
+static int arrived; /* registrations since the counters were reset */
+
+static void deadline_in(struct timespec *t, int seconds)
+{
+	clock_gettime(CLOCK_REALTIME, t);
+	t->tv_sec += seconds;
+}
+
+int __wrap_sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
+				  struct sysctl_callback **out)
+{
+	struct timespec deadline;
+
+	pthread_mutex_lock(&w_lock);
+	registered++;
+	arrived++;
+	pthread_cond_broadcast(&w_cond);
+	/*
+	 * Wait for the other poll. Where registration is serialized the other
+	 * poll never comes in; the bound only keeps that case from hanging.
+	 */
+	deadline_in(&deadline, 2);
+	while (arrived < meet && pthread_cond_timedwait(&w_cond, &w_lock, &deadline) == 0)
+		;
+	pthread_mutex_unlock(&w_lock);
+	return __real_sysctl_entry_on_change(e, fn, arg, out);
+}
+
+void __wrap_sysctl_callback_remove(struct sysctl_callback *cb)
+{
+	__real_sysctl_callback_remove(cb);
+	pthread_mutex_lock(&w_lock);
+	if (cb)
+		removed++;
+	pthread_cond_broadcast(&w_cond);
+	pthread_mutex_unlock(&w_lock);
+}
+
+static void reset_counts(int meet_count)
+{
+	pthread_mutex_lock(&w_lock);
+	registered = removed = arrived = 0;
+	meet = meet_count;
+	pthread_mutex_unlock(&w_lock);
+}
+
+static int get_count(int *counter)
+{
+	int n;
+
+	pthread_mutex_lock(&w_lock);
+	n = *counter;
+	pthread_mutex_unlock(&w_lock);
+	return n;
+}
+
+/* The kernel sends a release after close() returns: wait for @n removals (hang guard 10 s). */
+static int wait_removed(int n)
+{
+	struct timespec deadline;
+	int got;
+
+	deadline_in(&deadline, 10);
+	pthread_mutex_lock(&w_lock);
+	while (removed < n && pthread_cond_timedwait(&w_cond, &w_lock, &deadline) == 0)
+		;
+	got = removed;
+	pthread_mutex_unlock(&w_lock);
+	return got;
+}
+
+/* ---- a tree mounted in this process ---- */
+
+static int can_mount; /* root, /dev/fuse, and a private mount namespace */
+static struct rcustring value = RCUSTRING_INITIALIZER(64, "initial");
+static struct ctl_table table[] = {
+	{ "value", &value, 64, 0644, proc_rcu_string, NULL, NULL, "a string" },
+};
+
+struct mounted {
+	struct sysctl_tree *tree;
+	struct sysctl_table_header *h;
+	struct sysctl_fuse *fs;
+	pthread_t loop;
+	int running; /* the loop thread was started and not joined */
+	char dir[64];
+	char file[128];
+};
+
+static void *loop_main(void *arg)
+{
+	struct mounted *m = arg;
+
+	sysctl_fuse_loop(m->fs);
+	return NULL;
+}
+
+static int setup(void **state)
+{
+	struct mounted *m;
+
+	*state = NULL;
+	if (!can_mount)
+		return 0;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -1;
+	*state = m;
+	strcpy(m->dir, "/tmp/rcustring-fuse-XXXXXX");
+	if (!mkdtemp(m->dir))
+		return -1;
+	snprintf(m->file, sizeof(m->file), "%s/t/value", m->dir);
+	m->tree = sysctl_tree_new();
+	if (!m->tree || sysctl_register_table(m->tree, "t", table, 1, &m->h) != 0)
+		return -1;
+	if (sysctl_fuse_mount(m->tree, m->dir, &m->fs) != 0)
+		return -1;
+	if (pthread_create(&m->loop, NULL, loop_main, m) != 0)
+		return -1;
+	m->running = 1;
+	return 0;
+}
+
+/* Stop serving and unmount, whatever is still open. */
+static void stop(struct mounted *m)
+{
+	if (m->running) {
+		sysctl_fuse_exit(m->fs);
+		pthread_join(m->loop, NULL);
+		m->running = 0;
+	}
+	sysctl_fuse_unmount(m->fs);
+	m->fs = NULL;
+}
+
+static int teardown(void **state)
+{
+	struct mounted *m = *state;
+
+	if (!m)
+		return 0;
+	if (m->fs)
+		stop(m);
+	if (m->h)
+		sysctl_unregister_table(m->h);
+	sysctl_tree_free(m->tree);
+	rmdir(m->dir);
+	free(m);
+	return 0;
+}
+
+static void set_value(struct mounted *m, const char *v)
+{
+	assert_int_equal(sysctl_set(m->tree, "t/value", v, strlen(v), NULL), 0);
+}
+
+/* ---- two polls of one open file at once ---- */
+
+struct poller {
+	int fd;
+	pthread_barrier_t *start;
+};
+
+static void *poll_once(void *arg)
+{
+	struct poller *p = arg;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLPRI };
+
+	pthread_barrier_wait(p->start);
+	poll(&pfd, 1, 0);
+	return NULL;
+}
+
+static void test_concurrent_polls(void **state)
+{
+	struct mounted *m = *state;
+	pthread_barrier_t start;
+	pthread_t t[2];
+	struct poller p;
+	int fd, reg, rem;
+
+	if (!m)
+		skip();
+	fd = open(m->file, O_RDONLY);
+	assert_true(fd >= 0);
+	reset_counts(2);
+	assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+	p.fd = fd;
+	p.start = &start;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, poll_once, &p), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&start);
+	reg = get_count(&registered);
+	pthread_mutex_lock(&w_lock);
+	meet = 0;
+	pthread_mutex_unlock(&w_lock);
+	/* Both polls are answered, so the file's callback is registered. */
+	assert_true(reg >= 1);
+	close(fd);
+	rem = wait_removed(1);
+	/* A callback left behind by the release would run on the freed file here. */
+	set_value(m, "after-release-1");
+	set_value(m, "after-release-2");
+	print_message("registrations %d, removals at release %d\n", reg, rem);
+	assert_int_equal(reg, 1);
+	assert_int_equal(rem, reg);
+}
+
+/* ---- files still open when the filesystem goes away ---- */
+
+struct waiter {
+	int fd;
+	pid_t tid;
+	pthread_mutex_t lock;
+};
+
+static void *poll_blocking(void *arg)
+{
+	struct waiter *w = arg;
+	struct pollfd pfd = { .fd = w->fd, .events = POLLPRI };
+
+	pthread_mutex_lock(&w->lock);
+	w->tid = gettid();
+	pthread_mutex_unlock(&w->lock);
+	/* Woken by the unmount; the bound is a hang guard only. */
+	poll(&pfd, 1, 10000);
+	return NULL;
+}
+
+/*
+ * Wait until the waiter sleeps in poll() with the file system's answer in
+ * hand (so the file holds the kernel's poll handle): its kernel stack shows
+ * the poll sleep and no FUSE request. Returns 0 where the stack cannot be
+ * read or within the 10 s hang guard; the test does not depend on it.
+ */
+static int wait_poll_sleeping(struct waiter *w)
+{
+	for (int i = 0; i < 1000; i++) {
+		char path[64], stack[4096];
+		ssize_t n = 0;
+		pid_t tid;
+		int fd;
+
+		pthread_mutex_lock(&w->lock);
+		tid = w->tid;
+		pthread_mutex_unlock(&w->lock);
+		if (tid) {
+			snprintf(path, sizeof(path), "/proc/self/task/%d/stack", (int)tid);
+			fd = open(path, O_RDONLY);
+			if (fd < 0)
+				return 0;
+			n = read(fd, stack, sizeof(stack) - 1);
+			close(fd);
+			if (n < 0)
+				return 0;
+			stack[n] = '\0';
+			if (strstr(stack, "poll_schedule_timeout") && !strstr(stack, "fuse"))
+				return 1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
+static void test_open_at_unmount(void **state)
+{
+	struct mounted *m = *state;
+	struct waiter w = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct pollfd pfd;
+	pthread_t waiter;
+	int fd, reg, rem, sleeping;
+
+	if (!m)
+		skip();
+	fd = open(m->file, O_RDONLY);
+	assert_true(fd >= 0);
+	reset_counts(0);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLPRI };
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	reg = get_count(&registered);
+	assert_int_equal(reg, 1);
+	/* A poll that waits leaves the kernel's poll handle with the file too. */
+	w.fd = fd;
+	assert_int_equal(pthread_create(&waiter, NULL, poll_blocking, &w), 0);
+	sleeping = wait_poll_sleeping(&w);
+	stop(m); /* fd is still open: the kernel will never release it */
+	rem = get_count(&removed);
+	/* A callback left registered would notify the session that is gone. */
+	set_value(m, "after-unmount-1");
+	set_value(m, "after-unmount-2");
+	pthread_join(waiter, NULL);
+	close(fd);
+	print_message("registrations %d, removals at unmount %d (%s)\n", reg, rem,
+		      sleeping ? "a poll was waiting" : "no waiting poll seen");
+	assert_int_equal(rem, reg);
+}
+
+/* ---- mount failures keep their errno ---- */
+
+static void test_mount_errors(void **state)
+{
+	char file[] = "/tmp/rcustring-fuse-file-XXXXXX";
+	struct sysctl_tree *tree;
+	struct sysctl_fuse *fs = NULL;
+	int fd;
+
+	(void)state;
+	if (access("/dev/fuse", R_OK | W_OK) != 0)
+		skip();
+	tree = sysctl_tree_new();
+	assert_non_null(tree);
+	assert_int_equal(sysctl_fuse_mount(tree, "/nonexistent/rcustring-fuse", &fs), -ENOENT);
+	fd = mkstemp(file);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(sysctl_fuse_mount(tree, file, &fs), -ENOTDIR);
+	unlink(file);
+	assert_null(fs);
+	sysctl_tree_free(tree);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_concurrent_polls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_at_unmount, setup, teardown),
+		cmocka_unit_test(test_mount_errors),
+	};
+	const char *ci = getenv("CI");
+	int ret;
+
+	/* Before any thread: unshare(CLONE_NEWNS) needs an unshared fs_struct. */
+	if (geteuid() == 0 && access("/dev/fuse", R_OK | W_OK) == 0 &&
+	    unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		can_mount = 1;
+	if (!can_mount) {
+		if (ci && strcmp(ci, "true") == 0 && geteuid() == 0) {
+			fprintf(stderr, "FAIL: cannot mount FUSE as root under CI\n");
+			return 1;
+		}
+		fprintf(stderr, "mount tests skipped: needs root, /dev/fuse and a mount namespace\n");
+	}
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	rcustring_destroy(&value);
+	rcustring_barrier();
+	return ret;
+}
