@@ -168,6 +168,15 @@ kill "${writers[@]}" 2>/dev/null
 wait "${writers[@]}" 2>/dev/null
 writers=()
 
+# ---- rcusysctl --root: a value too big for its buffer is an error, not cut ----
+dir=$(mktemp -d)
+head -c 65535 /dev/zero | tr '\0' a > "$dir/fits"
+head -c 70000 /dev/zero | tr '\0' a > "$dir/big"
+check "rcusysctl --root, largest value" "65536" "$("$cli" --root "$dir" -n fits | wc -c)"
+contains "rcusysctl --root, value too big" "reading key \"big\": File too large
+rc=1" "$("$cli" --root "$dir" -n big 2>&1 >/dev/null; echo "rc=$?")"
+rm -r "$dir"
+
 # ---- clean shutdown ----
 umount /proc/sys
 kill -TERM "$pid"

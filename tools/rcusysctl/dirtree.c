@@ -50,21 +50,37 @@ ssize_t dirtree_read(const char *root, const char *key, char *buf, size_t size)
 
 	if (err)
 		return err;
+	/*
+	 * One open for the whole value: rcustring's FUSE mount serves every
+	 * read() of one open file from one copy of the value, so the reads
+	 * below can never join two values (a second open could).
+	 */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	/* Files report size 0 (like /proc/sys): read until EOF. */
-	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) != 0) {
+	for (;;) {
+		char probe;
+
+		/* A full buffer: one more byte means the value does not fit. */
+		n = len + 1 < size ? read(fd, buf + len, size - 1 - len) : read(fd, &probe, 1);
+		if (n == 0)
+			break;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			err = -errno;
-			close(fd);
-			return err;
+			break;
+		}
+		if (len + 1 >= size) {
+			err = -EFBIG;
+			break;
 		}
 		len += (size_t)n;
 	}
 	close(fd);
+	if (err)
+		return err;
 	buf[len] = '\0';
 	return (ssize_t)len;
 }

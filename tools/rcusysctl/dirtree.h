@@ -12,7 +12,10 @@
 /* "net/ipv4/conf/eth0.1/x" <-> "net.ipv4.conf.eth0/1.x" (swap '.' and '/'). */
 void dirtree_display_name(const char *key, char *out, size_t size);
 
-/* Reads the whole value of @key into @buf (NUL-terminated). Returns length or -errno. */
+/*
+ * Reads the whole value of @key into @buf (NUL-terminated) through one open.
+ * Returns the length, -EFBIG when it does not fit, or -errno.
+ */
 ssize_t dirtree_read(const char *root, const char *key, char *buf, size_t size);
 
 /* Writes @value to @key in one write(). Returns 0 or -errno. */
