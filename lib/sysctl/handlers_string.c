@@ -21,14 +21,7 @@
 #include <string.h>
 
 #include "rcustring/sysctl.h"
-
-static int check_args(const struct ctl_table *t, const void *buffer, const size_t *lenp,
-		      const off_t *ppos)
-{
-	if (!t || !lenp || !ppos || *ppos < 0 || (!buffer && *lenp))
-		return -EINVAL;
-	return 0;
-}
+#include "handlers.h"
 
 /* Bytes of a write that become part of the value: up to NUL or '\n'. */
 static size_t write_span(const char *buf, size_t len)
@@ -102,7 +95,7 @@ int proc_dostring(const struct ctl_table *table, int write, void *buffer, size_t
 	bool changed;
 	int err;
 
-	err = check_args(table, buffer, lenp, ppos);
+	err = rcs_handler_check_args(table, buffer, lenp, ppos);
 	if (err)
 		return err;
 	data = table->data;
@@ -138,7 +131,7 @@ int proc_rcu_string(const struct ctl_table *table, int write, void *buffer, size
 	bool changed;
 	int err;
 
-	err = check_args(table, buffer, lenp, ppos);
+	err = rcs_handler_check_args(table, buffer, lenp, ppos);
 	if (err)
 		return err;
 	s = table->data;
