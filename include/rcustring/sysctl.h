@@ -46,8 +46,8 @@ struct ctl_table {
 	int maxlen;           /* bytes at data (strings: capacity with NUL) */
 	mode_t mode;          /* 0644, 0444, 0200, ... */
 	proc_handler *proc_handler;
-	void *extra1; /* min for *_minmax handlers (pointer to the element type) */
-	void *extra2; /* max */
+	void *extra1; /* min for *_minmax handlers (pointer to the element type; NULL: none) */
+	void *extra2; /* max (NULL: none) */
 	const char *desc; /* one-line description */
 };
 
@@ -101,7 +101,10 @@ RCUSTRING_API void sysctl_tree_free(struct sysctl_tree *tree);
  * Checked like the kernel's sysctl_check_table: bad or duplicate names
  * (also against entries already registered), missing handler, string
  * handler with maxlen 0, proc_rcu_string whose maxlen differs from its
- * variable's, minmax handler without bounds, mode bits beyond 0777.
+ * variable's, mode bits beyond 0666 (read and write bits only), minmax
+ * handler with neither bound. One NULL bound is allowed and leaves that
+ * side unchecked (tcp_rmem has only a minimum).
+ * Context: any thread, not inside a handler or callback of this tree.
  * Return: 0, -EINVAL (bad table), -EEXIST (name taken), -ENOMEM. On error
  * nothing is registered; a message naming the entry is logged through
  * the tree's log function.

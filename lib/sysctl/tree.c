@@ -427,7 +427,8 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 		reg_error(tree, dir, name, "no proc_handler");
 		return -EINVAL;
 	}
-	if (t->mode & ~(mode_t)0777) {
+	/* sysctl_check_table: read and write bits only (S_IRUGO | S_IWUGO). */
+	if (t->mode & ~(mode_t)0666) {
 		reg_error(tree, dir, name, "bogus mode 0%o", (unsigned int)t->mode);
 		return -EINVAL;
 	}
@@ -456,8 +457,12 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 			  t->maxlen, elem);
 		return -EINVAL;
 	}
-	if (is_minmax_handler(t->proc_handler) && (!t->extra1 || !t->extra2)) {
-		reg_error(tree, dir, name, "minmax handler without bounds (extra1/extra2)");
+	/*
+	 * A NULL bound leaves that side unchecked (tcp_rmem has only a
+	 * minimum); with neither, the plain handler is what was meant.
+	 */
+	if (is_minmax_handler(t->proc_handler) && !t->extra1 && !t->extra2) {
+		reg_error(tree, dir, name, "minmax handler without bounds (extra1/extra2 both NULL)");
 		return -EINVAL;
 	}
 	return 0;

@@ -21,7 +21,7 @@
 /* Tables leave trailing fields out, as kernel tables do. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-static int int_a = 1, int_b = 2, int_c = 3, int_min = 0, int_max = 10;
+static int int_a = 1, int_b = 2, int_c = 3, int_max = 10;
 static char str_buf[32] = "hello";
 
 /* Log hook: keep the last message and count them. */
@@ -100,19 +100,47 @@ static void test_register_checks(void **state)
 	BAD("d", -EINVAL, "bad procname", "..", &int_b, sizeof(int), 0644, proc_dointvec);
 	BAD("d", -EINVAL, "no proc_handler", "b", &int_b, sizeof(int), 0644, NULL);
 	BAD("d", -EINVAL, "d/b: bogus mode", "b", &int_b, sizeof(int), 01644, proc_dointvec);
+	/* As sysctl_check_table: read and write bits only. */
+	BAD("d", -EINVAL, "d/b: bogus mode", "b", &int_b, sizeof(int), 0744, proc_dointvec);
+	BAD("d", -EINVAL, "d/b: bogus mode", "b", &int_b, sizeof(int), 0645, proc_dointvec);
+	BAD("d", -EINVAL, "d/b: bogus mode", "b", &int_b, sizeof(int), 0777, proc_dointvec);
 	BAD("d", -EINVAL, "string handler", "s", str_buf, 0, 0644, proc_dostring);
 	BAD("d", -EINVAL, "string handler", "s", &rs, 0, 0644, proc_rcu_string);
 	BAD("d", -EINVAL, "differs", "s", &rs, 17, 0644, proc_rcu_string);
 	BAD("d", -EINVAL, "bounds", "m", &int_b, sizeof(int), 0644, proc_dointvec_minmax, NULL,
-	    &int_max);
-	BAD("d", -EINVAL, "bounds", "m", &int_b, sizeof(int), 0644, proc_dointvec_minmax, &int_min,
 	    NULL);
+	BAD("d", -EINVAL, "bounds", "m", uint_pair, sizeof(unsigned int), 0644,
+	    proc_douintvec_minmax, NULL, NULL);
 	BAD("d", -EINVAL, "multiple", "v", &int_b, 3, 0644, proc_dointvec);
 	/* proc_douintvec and proc_dobool take one element, as in the kernel. */
 	BAD("d", -EINVAL, "one element", "u", uint_pair, sizeof(uint_pair), 0644, proc_douintvec);
 	BAD("d", -EINVAL, "one element", "b", bool_pair, sizeof(bool_pair), 0644, proc_dobool);
 	BAD("d", -EEXIST, "duplicate", "good", &int_b, sizeof(int), 0644, proc_dointvec);
 	BAD("d..x", -EINVAL, "malformed", "b", &int_b, sizeof(int), 0644, proc_dointvec);
+
+	/*
+	 * One NULL bound leaves that side unchecked, as tcp_rmem is declared;
+	 * the handler honours it through the tree. Mode 0666 is the most allowed.
+	 */
+	{
+		unsigned long lv[3] = { 4096, 131072, 6291456 }, lmin = 1;
+		int iv = 5;
+		struct ctl_table one_bound[] = {
+			{ "rmem", lv, sizeof(lv), 0644, proc_doulongvec_minmax, &lmin, NULL },
+			{ "capped", &iv, sizeof(int), 0666, proc_dointvec_minmax, NULL, &int_max },
+		};
+		char buf[64];
+
+		assert_int_equal(sysctl_register_table(t, "nb", one_bound, 2, &h), 0);
+		assert_int_equal(sysctl_set(t, "nb.rmem", "0 1 2", 5, NULL), -EINVAL);
+		assert_int_equal(sysctl_set(t, "nb.rmem", "1 99999999999 2", 15, NULL), 0);
+		assert_int_equal(sysctl_get(t, "nb.rmem", buf, sizeof(buf)), 16);
+		assert_string_equal(buf, "1\t99999999999\t2\n");
+		assert_int_equal(sysctl_set(t, "nb.capped", "11", 2, NULL), -EINVAL);
+		assert_int_equal(sysctl_set(t, "nb.capped", "-2147483648", 11, NULL), 0);
+		assert_int_equal(iv, -2147483647 - 1);
+		sysctl_unregister_table(h);
+	}
 
 	/* Names with '.' are allowed (reached through '/' paths). */
 	tbl[0] = good;
