@@ -80,7 +80,12 @@ struct sysctl_caller {
 	pid_t pid;
 };
 
-/** sysctl_tree_new - an empty tree; NULL with errno ENOMEM */
+/**
+ * sysctl_tree_new - an empty tree
+ * Context: any thread.
+ * Return: the tree, or NULL with errno ENOMEM or the error of a failed
+ * pthread_*_init (EAGAIN, ...); nothing is left allocated then.
+ */
 RCUSTRING_API struct sysctl_tree *sysctl_tree_new(void);
 
 /**
@@ -145,8 +150,39 @@ RCUSTRING_API const char *sysctl_entry_path(const struct sysctl_entry *e);
 /** Mode bits of the entry (0555 for directories). */
 RCUSTRING_API mode_t sysctl_entry_mode(const struct sysctl_entry *e);
 RCUSTRING_API const char *sysctl_entry_desc(const struct sysctl_entry *e);
-/** The table row (NULL for directories, and once the entry is unregistered). */
+/**
+ * sysctl_entry_table - the registered table row of @e
+ *
+ * Return: the row, or NULL for directories and once the entry is
+ * unregistered. Lifetime: the row is the registrant's memory, which it may
+ * free as soon as sysctl_unregister_table() returns; a non-NULL result
+ * says nothing about the next instant. Only a caller that knows the table
+ * stays registered (the registrant itself, or a handler running on it) may
+ * read the row or what it points to. Others use sysctl_entry_explain(),
+ * sysctl_entry_mode() and sysctl_entry_desc(), which are safe.
+ * Context: any thread.
+ */
 RCUSTRING_API const struct ctl_table *sysctl_entry_table(const struct sysctl_entry *e);
+
+/**
+ * sysctl_entry_explain - a one-line reason for @err from a write of @e
+ * @err: the negative errno a write of @e returned
+ *
+ * Names the limit where one applies: "value longer than 127 bytes" for
+ * -EMSGSIZE from a string handler, "invalid value (integers 0..200)" for
+ * -EINVAL from a minmax handler (">= N" or "<= N" with one bound), else
+ * "invalid value" or strerror(). The bounds are read while the table is
+ * held registered (its in-flight count raised, as for a handler call), so
+ * a concurrent sysctl_unregister_table() waits and the registrant cannot
+ * free them under the reader. @buf gets a NUL-terminated text, cut to
+ * @size - 1 bytes.
+ * Context: any thread, no tree lock held; not inside an RCU read-side
+ * section of the caller's (it does not sleep, but unregister waits for it).
+ * Return: the text's length, -EINVAL (bad argument, @err not negative),
+ * -EISDIR, or -ENOENT (the bounds' table is unregistered).
+ */
+RCUSTRING_API ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf,
+					   size_t size);
 /** 0 once the entry's table was unregistered (then reads and writes: -ENOENT). */
 RCUSTRING_API int sysctl_entry_live(const struct sysctl_entry *e);
 
@@ -163,6 +199,13 @@ RCUSTRING_API int sysctl_access(const struct sysctl_entry *e, const struct sysct
 
 /**
  * sysctl_entry_read - run the handler's read at *@ppos
+ *
+ * Handlers that change their data in place (every one but proc_rcu_string)
+ * are read under the entry's lock, shared with other readers and exclusive
+ * with the tree's writes of that entry, so a read through the tree never
+ * copies a half-written array. proc_rcu_string reads take no lock.
+ * Context: any thread; not from a handler or callback that holds the
+ * entry's write in progress.
  * Return: 0 or a negative errno; *@lenp bytes produced. No permission check
  * (front ends call sysctl_access() at open time, as the kernel does).
  */
