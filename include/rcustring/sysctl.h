@@ -216,8 +216,13 @@ RCUSTRING_API int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *l
  * sysctl_entry_write - run the handler's write at *@ppos
  *
  * On success the entry's change counter is bumped, waiters and callbacks
- * are told, and the audit ring records @who (may be NULL), the time, the
- * previous and the new value. Return: 0 or the handler's negative errno.
+ * are told (see sysctl_entry_on_change() for what the write waits for),
+ * and the audit ring records @who (may be NULL), the time, the previous
+ * and the new value. Writes of one entry are serialized; while the
+ * handler of an in-place entry (not proc_rcu_string) writes, the tree's
+ * readers of that entry wait.
+ * Context: any thread; not from a handler of this entry.
+ * Return: 0 or the handler's negative errno.
  */
 RCUSTRING_API int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 				     const char *buf, size_t *lenp, off_t *ppos);
@@ -266,6 +271,7 @@ RCUSTRING_API uint64_t sysctl_entry_changes(const struct sysctl_entry *e);
 /**
  * sysctl_entry_notify - tell waiters and callbacks that the program changed
  * the entry's data directly (not through a tree write)
+ * Context: any thread; runs callbacks as a write does (sysctl_entry_on_change()).
  */
 RCUSTRING_API void sysctl_entry_notify(struct sysctl_entry *e);
 
@@ -283,17 +289,31 @@ typedef void sysctl_change_fn(struct sysctl_entry *e, uint64_t changes, void *ar
 /**
  * sysctl_entry_on_change - call @fn after each change of @e
  *
- * @fn runs after the change is published, outside every lock of the tree,
- * never concurrently with itself; every change is seen at least once (a
- * burst may be folded into one call with the latest counter). It runs in
- * the writing thread, so a slow callback delays that write; a callback that
- * writes its own entry never stops.
- * Return: 0, -ENOMEM; *@out is the handle to remove it.
+ * Guarantees: @fn runs after the change is published, outside every lock
+ * of the tree, never concurrently with itself; every change is seen by at
+ * least one call that started after it (a burst may be folded into one
+ * call with the latest counter); counters passed to @fn only grow.
+ *
+ * Where it runs: in the threads that change @e. A write (or
+ * sysctl_entry_notify()) returns once each callback of @e has finished a
+ * call that saw its change: it runs that call itself when the callback is
+ * idle, and waits when another thread is running it, for that call and at
+ * most one more. So a slow callback delays each write by at most about two
+ * calls of it, and a writer never runs calls for other writers' changes.
+ * A write made inside a callback never waits: it leaves its change to the
+ * thread running the busy callback, which calls again when its call
+ * returns; a callback that writes its own entry on every call never stops.
+ * A callback added during a change need not see that change.
+ * Context: any thread. Return: 0, -EINVAL, -ENOMEM; *@out is the handle
+ * to remove it.
  */
 RCUSTRING_API int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
 					 struct sysctl_callback **out);
 
-/** sysctl_callback_remove - remove; waits if the callback is running (not from within it) */
+/**
+ * sysctl_callback_remove - remove a callback; waits if it is running
+ * Context: any thread but the callback itself (it would wait for itself).
+ */
 RCUSTRING_API void sysctl_callback_remove(struct sysctl_callback *cb);
 
 /* ---- audit ---- */

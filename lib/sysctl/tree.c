@@ -878,6 +878,7 @@ int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 		       size_t *lenp, off_t *ppos)
 {
 	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
+	uint64_t change = 0;
 	int err;
 
 	if (!e || !lenp || !ppos || (!buf && *lenp))
@@ -896,13 +897,13 @@ int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 	if (e->locked_reads)
 		pthread_rwlock_unlock(&e->data_lock);
 	if (!err) {
-		__atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
+		change = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
 		rcs_audit_value(e, new_value);
 		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
 	}
 	pthread_mutex_unlock(&e->write_lock);
 	if (!err)
-		rcs_sysctl_changed(e);
+		rcs_sysctl_changed(e, change);
 	return err;
 }
 

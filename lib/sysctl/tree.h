@@ -95,7 +95,8 @@ struct sysctl_entry {
 };
 
 /* notify.c */
-void rcs_sysctl_changed(struct sysctl_entry *e);
+/* Change number @c of @e is published; tell waiters and run callbacks. */
+void rcs_sysctl_changed(struct sysctl_entry *e, uint64_t c);
 void rcs_sysctl_wake_all(struct sysctl_tree *tree);
 int rcs_sysctl_entry_init_notify(struct sysctl_entry *e);
 void rcs_sysctl_entry_fini_notify(struct sysctl_entry *e);
