@@ -53,12 +53,15 @@ struct ctl_table {
 
 /*
  * Handlers (documented in sysctl_handlers(7)).
- * proc_dostring:    data is a char[maxlen]; read-only strings or strings the
- *                   program locks itself.
+ * proc_dostring:    data is a char[maxlen], changed in place. A tree
+ *                   serializes its own readers with its writers; the
+ *                   program's direct readers of data need its own lock.
  * proc_rcu_string:  data is a struct rcustring *; maxlen must equal its
  *                   capacity. Lock-free readers, all-or-nothing writes.
  * proc_dointvec*, proc_douintvec*, proc_doulongvec_minmax, proc_dobool:
  *                   data is an array of maxlen / sizeof(element) elements.
+ *                   A write stores all of them or none; minmax bounds
+ *                   (extra1/extra2, either may be NULL) are read once.
  */
 RCUSTRING_API proc_handler proc_dostring;
 RCUSTRING_API proc_handler proc_rcu_string;

@@ -84,8 +84,11 @@ static void string_read(const char *value, size_t len, char *buf, size_t *lenp, 
  *
  * Kernel semantics (see the top of this file) except that an over-long
  * write is refused. The array is changed in place: concurrent readers of
- * data and concurrent writers need the caller's own locking, as in the
- * kernel; use proc_rcu_string() for lock-free readers.
+ * data and concurrent writers need locking, as in the kernel. A sysctl
+ * tree does it for the calls it makes (a per-entry rwlock); a program that
+ * calls this or reads data directly locks itself. Use proc_rcu_string()
+ * for lock-free readers.
+ * Context: any thread; not concurrently with a write of the same data.
  * Return: 0, -EMSGSIZE (would not fit; nothing changed), -EINVAL.
  */
 int proc_dostring(const struct ctl_table *table, int write, void *buffer, size_t *lenp,
