@@ -95,6 +95,8 @@ static void run_one(struct sysctl_entry *e, struct sysctl_callback *cb)
 		pthread_mutex_lock(&e->cb_lock);
 		if (seen > cb->done)
 			cb->done = seen;
+		/* Writers waiting for this call need not wait for the next. */
+		pthread_cond_broadcast(&e->cb_cond);
 	} while (!cb->removed && cb->handoff > cb->done);
 	cb->running = false;
 	pthread_cond_broadcast(&e->cb_cond);

@@ -451,6 +451,54 @@ static void test_callback_writes_entries(void **state)
 	assert_int_equal(cross_seen[1], sysctl_entry_changes(f->s));
 }
 
+/*
+ * A callback that keeps writing its own entry keeps its runner calling;
+ * another writer of the entry must still return once a call saw its change,
+ * not when the loop ends. The loop stops when that writer returned, or
+ * after LOOP_CAP calls (a hang guard).
+ */
+#define LOOP_CAP 5000
+
+static int loop_calls, loop_other_done;
+
+static void loop_cb(struct sysctl_entry *e, uint64_t changes, void *arg)
+{
+	(void)changes;
+	(void)arg;
+	usleep(1000);
+	if (!__atomic_load_n(&loop_other_done, __ATOMIC_SEQ_CST) &&
+	    __atomic_add_fetch(&loop_calls, 1, __ATOMIC_SEQ_CST) < LOOP_CAP)
+		assert_int_equal(write_str(e, "8"), 0);
+}
+
+static void *loop_starter(void *arg)
+{
+	return (void *)(long)write_str(arg, "1");
+}
+
+static void test_callback_loop_other_writer(void **state)
+{
+	struct fixture *f = *state;
+	struct sysctl_callback *cb;
+	pthread_t th;
+	int calls;
+	void *ret;
+
+	loop_calls = loop_other_done = 0;
+	assert_int_equal(sysctl_entry_on_change(f->i, loop_cb, NULL, &cb), 0);
+	assert_int_equal(pthread_create(&th, NULL, loop_starter, f->i), 0);
+	while (__atomic_load_n(&loop_calls, __ATOMIC_SEQ_CST) < 3)
+		usleep(1000);
+	assert_int_equal(write_str(f->i, "2"), 0);
+	calls = __atomic_load_n(&loop_calls, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&loop_other_done, 1, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_null(ret);
+	print_message("other writer returned after %d looping calls\n", calls);
+	assert_true(calls < LOOP_CAP);
+	sysctl_callback_remove(cb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +509,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_callback_remove_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_callback_writer_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_callback_writes_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_callback_loop_other_writer, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
