@@ -46,19 +46,22 @@ struct ctl_table {
 	int maxlen;           /* bytes at data (strings: capacity with NUL) */
 	mode_t mode;          /* 0644, 0444, 0200, ... */
 	proc_handler *proc_handler;
-	void *extra1; /* min for *_minmax handlers (pointer to the element type) */
-	void *extra2; /* max */
+	void *extra1; /* min for *_minmax handlers (pointer to the element type; NULL: none) */
+	void *extra2; /* max (NULL: none) */
 	const char *desc; /* one-line description */
 };
 
 /*
  * Handlers (documented in sysctl_handlers(7)).
- * proc_dostring:    data is a char[maxlen]; read-only strings or strings the
- *                   program locks itself.
+ * proc_dostring:    data is a char[maxlen], changed in place. A tree
+ *                   serializes its own readers with its writers; the
+ *                   program's direct readers of data need its own lock.
  * proc_rcu_string:  data is a struct rcustring *; maxlen must equal its
  *                   capacity. Lock-free readers, all-or-nothing writes.
  * proc_dointvec*, proc_douintvec*, proc_doulongvec_minmax, proc_dobool:
  *                   data is an array of maxlen / sizeof(element) elements.
+ *                   A write stores all of them or none; minmax bounds
+ *                   (extra1/extra2, either may be NULL) are read once.
  */
 RCUSTRING_API proc_handler proc_dostring;
 RCUSTRING_API proc_handler proc_rcu_string;
@@ -80,7 +83,12 @@ struct sysctl_caller {
 	pid_t pid;
 };
 
-/** sysctl_tree_new - an empty tree; NULL with errno ENOMEM */
+/**
+ * sysctl_tree_new - an empty tree
+ * Context: any thread.
+ * Return: the tree, or NULL with errno ENOMEM or the error of a failed
+ * pthread_*_init (EAGAIN, ...); nothing is left allocated then.
+ */
 RCUSTRING_API struct sysctl_tree *sysctl_tree_new(void);
 
 /**
@@ -101,7 +109,10 @@ RCUSTRING_API void sysctl_tree_free(struct sysctl_tree *tree);
  * Checked like the kernel's sysctl_check_table: bad or duplicate names
  * (also against entries already registered), missing handler, string
  * handler with maxlen 0, proc_rcu_string whose maxlen differs from its
- * variable's, minmax handler without bounds, mode bits beyond 0777.
+ * variable's, mode bits beyond 0666 (read and write bits only), minmax
+ * handler with neither bound. One NULL bound is allowed and leaves that
+ * side unchecked (tcp_rmem has only a minimum).
+ * Context: any thread, not inside a handler or callback of this tree.
  * Return: 0, -EINVAL (bad table), -EEXIST (name taken), -ENOMEM. On error
  * nothing is registered; a message naming the entry is logged through
  * the tree's log function.
@@ -142,8 +153,39 @@ RCUSTRING_API const char *sysctl_entry_path(const struct sysctl_entry *e);
 /** Mode bits of the entry (0555 for directories). */
 RCUSTRING_API mode_t sysctl_entry_mode(const struct sysctl_entry *e);
 RCUSTRING_API const char *sysctl_entry_desc(const struct sysctl_entry *e);
-/** The table row (NULL for directories, and once the entry is unregistered). */
+/**
+ * sysctl_entry_table - the registered table row of @e
+ *
+ * Return: the row, or NULL for directories and once the entry is
+ * unregistered. Lifetime: the row is the registrant's memory, which it may
+ * free as soon as sysctl_unregister_table() returns; a non-NULL result
+ * says nothing about the next instant. Only a caller that knows the table
+ * stays registered (the registrant itself, or a handler running on it) may
+ * read the row or what it points to. Others use sysctl_entry_explain(),
+ * sysctl_entry_mode() and sysctl_entry_desc(), which are safe.
+ * Context: any thread.
+ */
 RCUSTRING_API const struct ctl_table *sysctl_entry_table(const struct sysctl_entry *e);
+
+/**
+ * sysctl_entry_explain - a one-line reason for @err from a write of @e
+ * @err: the negative errno a write of @e returned
+ *
+ * Names the limit where one applies: "value longer than 127 bytes" for
+ * -EMSGSIZE from a string handler, "invalid value (integers 0..200)" for
+ * -EINVAL from a minmax handler (">= N" or "<= N" with one bound), else
+ * "invalid value" or strerror(). The bounds are read while the table is
+ * held registered (its in-flight count raised, as for a handler call), so
+ * a concurrent sysctl_unregister_table() waits and the registrant cannot
+ * free them under the reader. @buf gets a NUL-terminated text, cut to
+ * @size - 1 bytes.
+ * Context: any thread, no tree lock held; not inside an RCU read-side
+ * section of the caller's (it does not sleep, but unregister waits for it).
+ * Return: the text's length, -EINVAL (bad argument, @err not negative),
+ * -EISDIR, or -ENOENT (the bounds' table is unregistered).
+ */
+RCUSTRING_API ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf,
+					   size_t size);
 /** 0 once the entry's table was unregistered (then reads and writes: -ENOENT). */
 RCUSTRING_API int sysctl_entry_live(const struct sysctl_entry *e);
 
@@ -160,6 +202,13 @@ RCUSTRING_API int sysctl_access(const struct sysctl_entry *e, const struct sysct
 
 /**
  * sysctl_entry_read - run the handler's read at *@ppos
+ *
+ * Handlers that change their data in place (every one but proc_rcu_string)
+ * are read under the entry's lock, shared with other readers and exclusive
+ * with the tree's writes of that entry, so a read through the tree never
+ * copies a half-written array. proc_rcu_string reads take no lock.
+ * Context: any thread; not from a handler or callback that holds the
+ * entry's write in progress.
  * Return: 0 or a negative errno; *@lenp bytes produced. No permission check
  * (front ends call sysctl_access() at open time, as the kernel does).
  */
@@ -170,8 +219,13 @@ RCUSTRING_API int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *l
  * sysctl_entry_write - run the handler's write at *@ppos
  *
  * On success the entry's change counter is bumped, waiters and callbacks
- * are told, and the audit ring records @who (may be NULL), the time, the
- * previous and the new value. Return: 0 or the handler's negative errno.
+ * are told (see sysctl_entry_on_change() for what the write waits for),
+ * and the audit ring records @who (may be NULL), the time, the previous
+ * and the new value. Writes of one entry are serialized; while the
+ * handler of an in-place entry (not proc_rcu_string) writes, the tree's
+ * readers of that entry wait.
+ * Context: any thread; not from a handler of this entry.
+ * Return: 0 or the handler's negative errno.
  */
 RCUSTRING_API int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 				     const char *buf, size_t *lenp, off_t *ppos);
@@ -220,6 +274,7 @@ RCUSTRING_API uint64_t sysctl_entry_changes(const struct sysctl_entry *e);
 /**
  * sysctl_entry_notify - tell waiters and callbacks that the program changed
  * the entry's data directly (not through a tree write)
+ * Context: any thread; runs callbacks as a write does (sysctl_entry_on_change()).
  */
 RCUSTRING_API void sysctl_entry_notify(struct sysctl_entry *e);
 
@@ -237,17 +292,31 @@ typedef void sysctl_change_fn(struct sysctl_entry *e, uint64_t changes, void *ar
 /**
  * sysctl_entry_on_change - call @fn after each change of @e
  *
- * @fn runs after the change is published, outside every lock of the tree,
- * never concurrently with itself; every change is seen at least once (a
- * burst may be folded into one call with the latest counter). It runs in
- * the writing thread, so a slow callback delays that write; a callback that
- * writes its own entry never stops.
- * Return: 0, -ENOMEM; *@out is the handle to remove it.
+ * Guarantees: @fn runs after the change is published, outside every lock
+ * of the tree, never concurrently with itself; every change is seen by at
+ * least one call that started after it (a burst may be folded into one
+ * call with the latest counter); counters passed to @fn only grow.
+ *
+ * Where it runs: in the threads that change @e. A write (or
+ * sysctl_entry_notify()) returns once each callback of @e has finished a
+ * call that saw its change: it runs that call itself when the callback is
+ * idle, and waits when another thread is running it, for that call and at
+ * most one more. So a slow callback delays each write by at most about two
+ * calls of it, and a writer never runs calls for other writers' changes.
+ * A write made inside a callback never waits: it leaves its change to the
+ * thread running the busy callback, which calls again when its call
+ * returns; a callback that writes its own entry on every call never stops.
+ * A callback added during a change need not see that change.
+ * Context: any thread. Return: 0, -EINVAL, -ENOMEM; *@out is the handle
+ * to remove it.
  */
 RCUSTRING_API int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
 					 struct sysctl_callback **out);
 
-/** sysctl_callback_remove - remove; waits if the callback is running (not from within it) */
+/**
+ * sysctl_callback_remove - remove a callback; waits if it is running
+ * Context: any thread but the callback itself (it would wait for itself).
+ */
 RCUSTRING_API void sysctl_callback_remove(struct sysctl_callback *cb);
 
 /* ---- audit ---- */

@@ -179,34 +179,29 @@ static void reply_err(struct conn *c, int err, const char *path, size_t path_len
 	out_add(c, "\n", 1);
 }
 
-/* An error from the tree for @path, with the limits where they help. */
+/*
+ * An error from the tree for @path, with the limits where they help. The
+ * limits come from sysctl_entry_explain(), which reads the registrant's
+ * table while it is held registered: another client may unregister it and
+ * free it meanwhile.
+ */
 static void reply_tree_err(struct conn *c, int err, const char *path)
 {
 	size_t plen = strlen(path);
 
 	if (err == -EMSGSIZE || err == -EINVAL) {
 		struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
-		const struct ctl_table *t = e ? sysctl_entry_table(e) : NULL;
+		char why[128];
 
 		if (!e && err == -EINVAL) {
 			reply_err(c, err, path, plen, "malformed path");
-		} else if (t && err == -EMSGSIZE) {
-			reply_err(c, err, path, plen, "value longer than %d bytes", t->maxlen - 1);
-		} else if (t && t->proc_handler == proc_dointvec_minmax && t->extra1 && t->extra2) {
-			reply_err(c, err, path, plen, "invalid value (integers %d..%d)",
-				  *(const int *)t->extra1, *(const int *)t->extra2);
-		} else if (t && t->proc_handler == proc_douintvec_minmax && t->extra1 && t->extra2) {
-			reply_err(c, err, path, plen, "invalid value (integers %u..%u)",
-				  *(const unsigned *)t->extra1, *(const unsigned *)t->extra2);
-		} else if (t && t->proc_handler == proc_doulongvec_minmax && t->extra1 && t->extra2) {
-			reply_err(c, err, path, plen, "invalid value (integers %lu..%lu)",
-				  *(const unsigned long *)t->extra1, *(const unsigned long *)t->extra2);
-		} else {
-			reply_err(c, err, path, plen, "%s", err == -EINVAL ? "invalid value" :
-				  strerror(-err));
+			return;
 		}
-		if (e)
-			sysctl_entry_put(e);
+		if (!e || sysctl_entry_explain(e, err, why, sizeof(why)) < 0)
+			snprintf(why, sizeof(why), "%s",
+				 err == -EINVAL ? "invalid value" : strerror(-err));
+		reply_err(c, err, path, plen, "%s", why);
+		sysctl_entry_put(e);
 		return;
 	}
 	reply_err(c, err, path, plen, "%s", strerror(-err));

@@ -22,9 +22,9 @@ int rcs_audit_init(struct sysctl_tree *tree)
 	return 0;
 }
 
+/* The ring only: tree.c owns audit_lock, as it initializes it. */
 void rcs_audit_fini(struct sysctl_tree *tree)
 {
-	pthread_mutex_destroy(&tree->audit_lock);
 	free(tree->audit);
 	tree->audit = NULL;
 }

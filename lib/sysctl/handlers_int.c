@@ -9,12 +9,15 @@
  * sysctl_writes_strict == SYSCTL_WRITES_STRICT. Where we differ on purpose:
  *
  *  - A refused vector write stores nothing. The kernel stores the elements
- *    before the bad one; we parse the whole input once to validate it and a
- *    second time to store it (parsing is deterministic, so both passes see the
- *    same values and no temporary array is needed).
- *  - Elements are loaded and stored with __atomic builtins, so a concurrent
- *    reader never sees a torn element (the vector as a whole is not atomic,
- *    as in the kernel).
+ *    before the bad one; we parse and check the whole input into a temporary
+ *    array, then store it in one step that cannot fail. The bounds are read
+ *    once per write: they may point to other live tunables, and a bound that
+ *    changed half way must not leave half a vector stored behind a success.
+ *  - Elements are loaded and stored with __atomic builtins, so a reader
+ *    outside the tree never sees a torn element (the vector as a whole is not
+ *    atomic for such readers, as in the kernel; the tree serializes its own
+ *    readers of these handlers with its writers).
+ *  - A NULL extra1 or extra2 of a minmax handler leaves that side unchecked.
  *  - A negative *ppos, a NULL table, lenp or ppos, or a NULL buffer with
  *    *lenp > 0 is refused with -EINVAL (the kernel's VFS never passes them).
  */
@@ -25,9 +28,12 @@
 #include <string.h>
 
 #include "rcustring/sysctl.h"
+#include "handlers.h"
 
 /* The kernel caps one numeric write at PAGE_SIZE - 1 bytes. */
 #define PROC_PAGE_SIZE 4096
+/* Most numbers one write can hold: "0 0 0 ..." in PROC_PAGE_SIZE - 1 bytes. */
+#define VEC_WRITE_MAX (PROC_PAGE_SIZE / 2)
 /* Longest number text the kernel parses, NUL included (proc_get_long). */
 #define TMPBUFLEN 22
 
@@ -163,20 +169,37 @@ static void put_char(char **buf, size_t *size, char c)
 	}
 }
 
-/* How one element type converts; @store false only validates. */
+/* A bound read once per write, in the element's type. */
+union bound {
+	int i;
+	unsigned long ul;
+};
+
+/* How one element type converts. */
 struct vec_type {
 	size_t elem_size;
-	/* Write: check (and with @store, store) element @i. 0 or -EINVAL. */
-	int (*put)(const void *min, const void *max, void *data, size_t i, bool neg,
-		   unsigned long lval, bool store);
+	/* Read the bound at @p (NULL: unchecked) into @b; return @b or NULL. */
+	const union bound *(*bound)(const void *p, union bound *b);
+	/* Write: check element @i against the bounds and put it in @tmp. 0 or -EINVAL. */
+	int (*put)(const union bound *min, const union bound *max, void *tmp, size_t i, bool neg,
+		   unsigned long lval);
+	/* Store @n checked elements of @tmp into @data. */
+	void (*store)(void *data, const void *tmp, size_t n);
 	/* Read: element @i as sign and magnitude. */
 	void (*get)(const void *data, size_t i, bool *neg, unsigned long *lval);
 };
 
-static int int_put(const void *minp, const void *maxp, void *data, size_t i, bool neg,
-		   unsigned long lval, bool store)
+static const union bound *int_bound(const void *p, union bound *b)
 {
-	const int *min = minp, *max = maxp;
+	if (!p)
+		return NULL;
+	b->i = __atomic_load_n((const int *)p, __ATOMIC_RELAXED);
+	return b;
+}
+
+static int int_put(const union bound *min, const union bound *max, void *tmp, size_t i,
+		   bool neg, unsigned long lval)
+{
 	int v;
 
 	/* do_proc_dointvec_conv: -(INT_MAX + 1) .. INT_MAX */
@@ -189,11 +212,16 @@ static int int_put(const void *minp, const void *maxp, void *data, size_t i, boo
 			return -EINVAL;
 		v = (int)lval;
 	}
-	if ((min && *min > v) || (max && *max < v))
+	if ((min && min->i > v) || (max && max->i < v))
 		return -EINVAL;
-	if (store)
-		__atomic_store_n((int *)data + i, v, __ATOMIC_RELAXED);
+	((int *)tmp)[i] = v;
 	return 0;
+}
+
+static void int_store(void *data, const void *tmp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n((int *)data + i, ((const int *)tmp)[i], __ATOMIC_RELAXED);
 }
 
 static void int_get(const void *data, size_t i, bool *neg, unsigned long *lval)
@@ -204,18 +232,30 @@ static void int_get(const void *data, size_t i, bool *neg, unsigned long *lval)
 	*lval = v < 0 ? -(unsigned long)v : (unsigned long)v;
 }
 
-static int ulong_put(const void *minp, const void *maxp, void *data, size_t i, bool neg,
-		     unsigned long lval, bool store)
+static const union bound *ulong_bound(const void *p, union bound *b)
 {
-	const unsigned long *min = minp, *max = maxp;
+	if (!p)
+		return NULL;
+	b->ul = __atomic_load_n((const unsigned long *)p, __ATOMIC_RELAXED);
+	return b;
+}
 
+static int ulong_put(const union bound *min, const union bound *max, void *tmp, size_t i,
+		     bool neg, unsigned long lval)
+{
 	if (neg)
 		return -EINVAL;
-	if ((min && lval < *min) || (max && lval > *max))
+	if ((min && lval < min->ul) || (max && lval > max->ul))
 		return -EINVAL;
-	if (store)
-		__atomic_store_n((unsigned long *)data + i, lval, __ATOMIC_RELAXED);
+	((unsigned long *)tmp)[i] = lval;
 	return 0;
+}
+
+static void ulong_store(void *data, const void *tmp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n((unsigned long *)data + i, ((const unsigned long *)tmp)[i],
+				 __ATOMIC_RELAXED);
 }
 
 static void ulong_get(const void *data, size_t i, bool *neg, unsigned long *lval)
@@ -224,32 +264,24 @@ static void ulong_get(const void *data, size_t i, bool *neg, unsigned long *lval
 	*lval = __atomic_load_n((const unsigned long *)data + i, __ATOMIC_RELAXED);
 }
 
-static const struct vec_type int_type = { sizeof(int), int_put, int_get };
-static const struct vec_type ulong_type = { sizeof(unsigned long), ulong_put, ulong_get };
-
-/* Argument checks shared by every handler: what the kernel's VFS guarantees. */
-static int check_args(const struct ctl_table *t, const void *buffer, const size_t *lenp,
-		      const off_t *ppos)
-{
-	if (!t || !lenp || !ppos || *ppos < 0 || (!buffer && *lenp))
-		return -EINVAL;
-	return 0;
-}
+static const struct vec_type int_type = { sizeof(int), int_bound, int_put, int_store, int_get };
+static const struct vec_type ulong_type = { sizeof(unsigned long), ulong_bound, ulong_put,
+					    ulong_store, ulong_get };
 
 /*
- * One pass of do_proc_dointvec's write loop over @buf. Returns the error,
- * whether no element was taken (*first) and the bytes left unconsumed.
+ * do_proc_dointvec's write loop over @buf, into @tmp (room for @vleft
+ * elements) instead of the live data. Returns the error, the elements
+ * taken (*n) and the bytes left unconsumed.
  */
-static int vec_write_pass(const void *min, const void *max, void *data, size_t vleft,
-			  const struct vec_type *ty, const char *buf, size_t len, bool store,
-			  bool *first, size_t *left_out)
+static int vec_parse(const union bound *min, const union bound *max, void *tmp, size_t vleft,
+		     const struct vec_type *ty, const char *buf, size_t len, size_t *n,
+		     size_t *left_out)
 {
 	const char *p = buf;
 	size_t left = len, i = 0;
 	int err = 0;
 
-	*first = true;
-	for (; left && vleft; vleft--, i++, *first = false) {
+	for (; left && i < vleft; i++) {
 		unsigned long lval;
 		bool neg;
 
@@ -259,13 +291,14 @@ static int vec_write_pass(const void *min, const void *max, void *data, size_t v
 		err = get_long(&p, &left, &lval, &neg);
 		if (err)
 			break;
-		if (ty->put(min, max, data, i, neg, lval, store)) {
+		if (ty->put(min, max, tmp, i, neg, lval)) {
 			err = -EINVAL;
 			break;
 		}
 	}
 	if (!err && left)
 		skip_spaces(&p, &left);
+	*n = i;
 	*left_out = left;
 	return err;
 }
@@ -280,7 +313,7 @@ static int do_vec(const struct ctl_table *t, void *data, const void *min, const 
 	bool first;
 	int err;
 
-	err = check_args(t, buffer, lenp, ppos);
+	err = rcs_handler_check_args(t, buffer, lenp, ppos);
 	if (err)
 		return err;
 	/* Nothing to do, or a read past the start: end of file. */
@@ -296,16 +329,22 @@ static int do_vec(const struct ctl_table *t, void *data, const void *min, const 
 			*ppos += (off_t)*lenp;
 			return 0;
 		}
-		size_t len = *lenp;
+		/* Room for every number a page of text can hold. */
+		unsigned long tmp[VEC_WRITE_MAX];
+		union bound minb, maxb;
+		const union bound *minp = ty->bound(min, &minb), *maxp = ty->bound(max, &maxb);
+		size_t len = *lenp, n;
 
 		if (len > PROC_PAGE_SIZE - 1)
 			len = PROC_PAGE_SIZE - 1;
-		/* Validate everything first; store only when all of it is good. */
-		err = vec_write_pass(min, max, data, vleft, ty, buffer, len, false, &first, &left);
-		if (!err)
-			vec_write_pass(min, max, data, vleft, ty, buffer, len, true, &first, &left);
-		if (first)
+		if (vleft > sizeof(tmp) / ty->elem_size)
+			vleft = sizeof(tmp) / ty->elem_size;
+		/* Parse and check everything first; store only when all of it is good. */
+		err = vec_parse(minp, maxp, tmp, vleft, ty, buffer, len, &n, &left);
+		if (!n)
 			return err ? err : -EINVAL;
+		if (!err)
+			ty->store(data, tmp, n);
 		*lenp -= left;
 		*ppos += (off_t)*lenp;
 		return err;
@@ -401,7 +440,7 @@ static int do_uint(const struct ctl_table *t, bool minmax, int write, void *buff
 	bool neg;
 	int err;
 
-	err = check_args(t, buffer, lenp, ppos);
+	err = rcs_handler_check_args(t, buffer, lenp, ppos);
 	if (err)
 		return err;
 	data = t->data;

@@ -21,14 +21,7 @@
 #include <string.h>
 
 #include "rcustring/sysctl.h"
-
-static int check_args(const struct ctl_table *t, const void *buffer, const size_t *lenp,
-		      const off_t *ppos)
-{
-	if (!t || !lenp || !ppos || *ppos < 0 || (!buffer && *lenp))
-		return -EINVAL;
-	return 0;
-}
+#include "handlers.h"
 
 /* Bytes of a write that become part of the value: up to NUL or '\n'. */
 static size_t write_span(const char *buf, size_t len)
@@ -91,8 +84,11 @@ static void string_read(const char *value, size_t len, char *buf, size_t *lenp, 
  *
  * Kernel semantics (see the top of this file) except that an over-long
  * write is refused. The array is changed in place: concurrent readers of
- * data and concurrent writers need the caller's own locking, as in the
- * kernel; use proc_rcu_string() for lock-free readers.
+ * data and concurrent writers need locking, as in the kernel. A sysctl
+ * tree does it for the calls it makes (a per-entry rwlock); a program that
+ * calls this or reads data directly locks itself. Use proc_rcu_string()
+ * for lock-free readers.
+ * Context: any thread; not concurrently with a write of the same data.
  * Return: 0, -EMSGSIZE (would not fit; nothing changed), -EINVAL.
  */
 int proc_dostring(const struct ctl_table *table, int write, void *buffer, size_t *lenp,
@@ -102,7 +98,7 @@ int proc_dostring(const struct ctl_table *table, int write, void *buffer, size_t
 	bool changed;
 	int err;
 
-	err = check_args(table, buffer, lenp, ppos);
+	err = rcs_handler_check_args(table, buffer, lenp, ppos);
 	if (err)
 		return err;
 	data = table->data;
@@ -138,7 +134,7 @@ int proc_rcu_string(const struct ctl_table *table, int write, void *buffer, size
 	bool changed;
 	int err;
 
-	err = check_args(table, buffer, lenp, ppos);
+	err = rcs_handler_check_args(table, buffer, lenp, ppos);
 	if (err)
 		return err;
 	s = table->data;

@@ -3,15 +3,25 @@
  * Change notification: a counter per entry, waiters on a per-tree condition
  * variable, and callbacks.
  *
- * Callbacks follow Abseil's Flag OnUpdate / folly's addCallback rules: the
- * thread that published a change marks every callback of the entry pending
- * and then runs pending callbacks itself, after dropping every tree lock.
- * A callback already running in another thread is only marked; that runner
- * sees the mark when it returns and calls again with the latest counter. So
- * a callback never runs concurrently with itself, and every change is seen
- * by at least one call made after it was published.
+ * Callbacks run in the threads that change the entry, after every tree lock
+ * is dropped, never concurrently with themselves. Each writer answers for
+ * its own change only: it returns once every callback of the entry has
+ * finished a call that started after the change (so saw it), running the
+ * call itself when the callback is idle and waiting when another thread
+ * runs it. That call covers every change published before it started, so
+ * a writer waits for at most the call in progress and one more: it is never
+ * held running the callbacks of other writers' changes, however many come.
+ *
+ * A writer inside a callback (a callback that writes an entry) never waits:
+ * two callbacks writing each other's entries in two threads would wait for
+ * each other. When the callback it would wait for is running, it leaves the
+ * change to that call's runner, which calls again when its call returns.
+ * Only such changes made by callbacks can keep a runner calling; a callback
+ * that writes its own entry on every call therefore never stops.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 #include <urcu/list.h>
@@ -24,9 +34,15 @@ struct sysctl_callback {
 	struct sysctl_entry *e;    /* referenced */
 	sysctl_change_fn *fn;
 	void *arg;
-	int pending; /* a change came since the last call started */
-	int running; /* some thread is inside fn */
+	/* Under e->cb_lock: */
+	uint64_t done;    /* counter passed to the last call that returned */
+	uint64_t handoff; /* latest change left to the runner by a callback's write */
+	bool running;     /* some thread is inside fn */
+	bool removed;     /* unlinked by sysctl_callback_remove */
 };
+
+/* Callbacks this thread is inside of (any entry, any tree). */
+static __thread int callback_depth;
 
 int rcs_sysctl_entry_init_notify(struct sysctl_entry *e)
 {
@@ -61,29 +77,53 @@ void rcs_sysctl_wake_all(struct sysctl_tree *tree)
 	pthread_mutex_unlock(&tree->notify_lock);
 }
 
-/* Run pending callbacks of @e in this thread (no tree lock held). */
-static void run_callbacks(struct sysctl_entry *e)
+/*
+ * Call @cb (idle, e->cb_lock held; dropped around the call) until it has
+ * seen every change handed off to this runner.
+ */
+static void run_one(struct sysctl_entry *e, struct sysctl_callback *cb)
+{
+	cb->running = true;
+	do {
+		/* Read with the lock held: covers every change published so far. */
+		uint64_t seen = sysctl_entry_changes(e);
+
+		pthread_mutex_unlock(&e->cb_lock);
+		callback_depth++;
+		cb->fn(e, seen, cb->arg);
+		callback_depth--;
+		pthread_mutex_lock(&e->cb_lock);
+		if (seen > cb->done)
+			cb->done = seen;
+		/* Writers waiting for this call need not wait for the next. */
+		pthread_cond_broadcast(&e->cb_cond);
+	} while (!cb->removed && cb->handoff > cb->done);
+	cb->running = false;
+	pthread_cond_broadcast(&e->cb_cond);
+}
+
+/* Make every callback of @e see change number @c (no tree lock held). */
+static void run_callbacks(struct sysctl_entry *e, uint64_t c)
 {
 	struct sysctl_callback *cb;
 
 	pthread_mutex_lock(&e->cb_lock);
-	cds_list_for_each_entry(cb, &e->callbacks, node)
-		cb->pending = 1;
 again:
 	cds_list_for_each_entry(cb, &e->callbacks, node) {
-		uint64_t changes;
-
-		if (!cb->pending || cb->running)
+		if (cb->done >= c)
 			continue;
-		cb->pending = 0;
-		cb->running = 1;
-		/* Read after clearing pending: covers every change marked so far. */
-		changes = sysctl_entry_changes(e);
-		pthread_mutex_unlock(&e->cb_lock);
-		cb->fn(e, changes, cb->arg);
-		pthread_mutex_lock(&e->cb_lock);
-		cb->running = 0;
-		pthread_cond_broadcast(&e->cb_cond);
+		if (cb->running) {
+			if (callback_depth) {
+				/* Never wait from inside a callback: hand it off. */
+				if (c > cb->handoff)
+					cb->handoff = c;
+				continue;
+			}
+			/* Its call, or the next one, will have seen @c. */
+			pthread_cond_wait(&e->cb_cond, &e->cb_lock);
+		} else {
+			run_one(e, cb);
+		}
 		/* The list may have changed while unlocked: start over. */
 		goto again;
 	}
@@ -91,10 +131,10 @@ again:
 }
 
 /*
- * Called after a change of @e was published (counter already bumped), with
+ * Called after change number @c of @e was published (counter bumped), with
  * no tree lock held.
  */
-void rcs_sysctl_changed(struct sysctl_entry *e)
+void rcs_sysctl_changed(struct sysctl_entry *e, uint64_t c)
 {
 	struct sysctl_tree *tree = e->tree;
 
@@ -103,15 +143,14 @@ void rcs_sysctl_changed(struct sysctl_entry *e)
 		rcs_sysctl_wake_all(tree);
 	/* Unlocked peek: a callback added during this change need not see it. */
 	if (__atomic_load_n(&e->callbacks.next, __ATOMIC_ACQUIRE) != &e->callbacks)
-		run_callbacks(e);
+		run_callbacks(e, c);
 }
 
 void sysctl_entry_notify(struct sysctl_entry *e)
 {
 	if (!e || e->is_dir)
 		return;
-	__atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
-	rcs_sysctl_changed(e);
+	rcs_sysctl_changed(e, __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST));
 }
 
 int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms)
@@ -178,6 +217,8 @@ int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *a
 	cb->e = e;
 	sysctl_entry_get(e);
 	pthread_mutex_lock(&e->cb_lock);
+	/* Changes published before it was added are not its concern. */
+	cb->done = sysctl_entry_changes(e);
 	cds_list_add_tail(&cb->node, &e->callbacks);
 	pthread_mutex_unlock(&e->cb_lock);
 	*out = cb;
@@ -193,6 +234,7 @@ void sysctl_callback_remove(struct sysctl_callback *cb)
 	e = cb->e;
 	pthread_mutex_lock(&e->cb_lock);
 	cds_list_del(&cb->node);
+	cb->removed = true;
 	/* Unlinked: no new call starts; wait for the one running, if any. */
 	while (cb->running)
 		pthread_cond_wait(&e->cb_cond, &e->cb_lock);

@@ -45,6 +45,7 @@ static void entry_free(struct sysctl_entry *e)
 	struct sysctl_table_header *h = e->header;
 
 	rcs_sysctl_entry_fini_notify(e);
+	pthread_rwlock_destroy(&e->data_lock);
 	pthread_mutex_destroy(&e->write_lock);
 	free(e->name);
 	free(e->path);
@@ -113,14 +114,33 @@ static char *join_path(const char *parent_path, const char *name)
 	return p;
 }
 
+/* A writer-preferring rwlock: a stream of readers must not starve writes. */
+static int data_lock_init(pthread_rwlock_t *lock)
+{
+	pthread_rwlockattr_t attr;
+	int err = pthread_rwlockattr_init(&attr);
+
+	if (err)
+		return -err;
+	err = pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	if (!err)
+		err = pthread_rwlock_init(lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	return -err;
+}
+
+/* A new node with one reference, or NULL with errno set. */
 static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *parent_path,
 					const char *name, size_t namelen, bool is_dir)
 {
 	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
 	struct sysctl_entry *e = malloc(sizeof(*e));
+	int err;
 
-	if (!e)
+	if (!e) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	memset(e, 0, sizeof(*e));
 	e->tree = tree;
 	e->is_dir = is_dir;
@@ -131,20 +151,26 @@ static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *pa
 	CDS_INIT_LIST_HEAD(&e->sibling);
 	e->name = dup_n(name, namelen);
 	e->path = e->name ? join_path(parent_path, e->name) : NULL;
-	if (!e->path || pthread_mutex_init(&e->write_lock, NULL)) {
-		free(e->name);
-		free(e->path);
-		free(e);
-		return NULL;
-	}
-	if (rcs_sysctl_entry_init_notify(e)) {
-		pthread_mutex_destroy(&e->write_lock);
-		free(e->name);
-		free(e->path);
-		free(e);
-		return NULL;
-	}
+	err = e->path ? pthread_mutex_init(&e->write_lock, NULL) : ENOMEM;
+	if (err)
+		goto free_names;
+	err = -data_lock_init(&e->data_lock);
+	if (err)
+		goto free_write_lock;
+	err = -rcs_sysctl_entry_init_notify(e);
+	if (err)
+		goto free_data_lock;
 	return e;
+free_data_lock:
+	pthread_rwlock_destroy(&e->data_lock);
+free_write_lock:
+	pthread_mutex_destroy(&e->write_lock);
+free_names:
+	free(e->name);
+	free(e->path);
+	free(e);
+	errno = err;
+	return NULL;
 }
 
 /* Insert @child into @dir's sorted children (tree lock held). */
@@ -301,33 +327,66 @@ static void log_stderr(void *arg, const char *message)
 	fprintf(stderr, "sysctl: %s\n", message);
 }
 
+/* A condition variable on CLOCK_MONOTONIC (timed waits ignore clock steps). */
+static int monotonic_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+	int err = pthread_condattr_init(&attr);
+
+	if (err)
+		return err;
+	err = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (!err)
+		err = pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+	return err;
+}
+
 struct sysctl_tree *sysctl_tree_new(void)
 {
 	struct sysctl_tree *tree = calloc(1, sizeof(*tree));
-	pthread_condattr_t attr;
+	int err = ENOMEM;
 
 	if (!tree)
-		goto nomem;
-	pthread_mutex_init(&tree->lock, NULL);
-	pthread_mutex_init(&tree->notify_lock, NULL);
-	pthread_mutex_init(&tree->audit_lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&tree->notify_cond, &attr);
-	pthread_condattr_destroy(&attr);
+		goto out;
+	/* Each step undoes the ones before it on failure (errno: its error). */
+	err = pthread_mutex_init(&tree->lock, NULL);
+	if (err)
+		goto free_tree;
+	err = pthread_mutex_init(&tree->notify_lock, NULL);
+	if (err)
+		goto free_lock;
+	err = pthread_mutex_init(&tree->audit_lock, NULL);
+	if (err)
+		goto free_notify_lock;
+	err = monotonic_cond_init(&tree->notify_cond);
+	if (err)
+		goto free_audit_lock;
 	CDS_INIT_LIST_HEAD(&tree->headers);
 	tree->log = log_stderr;
 	tree->root = entry_alloc(tree, "", "", 0, true);
-	if (!tree->root || rcs_audit_init(tree)) {
-		if (tree->root)
-			sysctl_entry_put(tree->root);
-		pthread_cond_destroy(&tree->notify_cond);
-		free(tree);
-		goto nomem;
+	if (!tree->root) {
+		err = errno;
+		goto free_cond;
 	}
+	err = ENOMEM;
+	if (rcs_audit_init(tree))
+		goto free_root;
 	return tree;
-nomem:
-	errno = ENOMEM;
+free_root:
+	sysctl_entry_put(tree->root);
+free_cond:
+	pthread_cond_destroy(&tree->notify_cond);
+free_audit_lock:
+	pthread_mutex_destroy(&tree->audit_lock);
+free_notify_lock:
+	pthread_mutex_destroy(&tree->notify_lock);
+free_lock:
+	pthread_mutex_destroy(&tree->lock);
+free_tree:
+	free(tree);
+out:
+	errno = err;
 	return NULL;
 }
 
@@ -351,6 +410,7 @@ void sysctl_tree_free(struct sysctl_tree *tree)
 	rcu_barrier();
 	rcs_audit_fini(tree);
 	pthread_cond_destroy(&tree->notify_cond);
+	pthread_mutex_destroy(&tree->audit_lock);
 	pthread_mutex_destroy(&tree->notify_lock);
 	pthread_mutex_destroy(&tree->lock);
 	free(tree);
@@ -427,7 +487,8 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 		reg_error(tree, dir, name, "no proc_handler");
 		return -EINVAL;
 	}
-	if (t->mode & ~(mode_t)0777) {
+	/* sysctl_check_table: read and write bits only (S_IRUGO | S_IWUGO). */
+	if (t->mode & ~(mode_t)0666) {
 		reg_error(tree, dir, name, "bogus mode 0%o", (unsigned int)t->mode);
 		return -EINVAL;
 	}
@@ -456,8 +517,12 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 			  t->maxlen, elem);
 		return -EINVAL;
 	}
-	if (is_minmax_handler(t->proc_handler) && (!t->extra1 || !t->extra2)) {
-		reg_error(tree, dir, name, "minmax handler without bounds (extra1/extra2)");
+	/*
+	 * A NULL bound leaves that side unchecked (tcp_rmem has only a
+	 * minimum); with neither, the plain handler is what was meant.
+	 */
+	if (is_minmax_handler(t->proc_handler) && !t->extra1 && !t->extra2) {
+		reg_error(tree, dir, name, "minmax handler without bounds (extra1/extra2 both NULL)");
 		return -EINVAL;
 	}
 	return 0;
@@ -534,8 +599,17 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	h->tree = tree;
 	h->count = count;
 	h->refs = 1;
-	pthread_mutex_init(&h->drain_lock, NULL);
-	pthread_cond_init(&h->drain_cond, NULL);
+	if (pthread_mutex_init(&h->drain_lock, NULL)) {
+		free(h);
+		h = NULL;
+		goto fail;
+	}
+	if (pthread_cond_init(&h->drain_cond, NULL)) {
+		pthread_mutex_destroy(&h->drain_lock);
+		free(h);
+		h = NULL;
+		goto fail;
+	}
 	if (count && !(h->entries = malloc(count * sizeof(*h->entries))))
 		goto fail;
 	if (count)
@@ -560,6 +634,9 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 		h->refs++;
 		e->table = &table[i];
 		e->mode = table[i].mode;
+		e->handler = table[i].proc_handler;
+		e->maxlen = table[i].maxlen;
+		e->locked_reads = table[i].proc_handler != proc_rcu_string;
 		if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
 			goto fail;
 	}
@@ -651,7 +728,11 @@ const char *sysctl_entry_desc(const struct sysctl_entry *e)
 	return e ? e->desc : NULL;
 }
 
-/* The row is the caller's memory, which may be gone once the entry is dead. */
+/*
+ * The row is the registrant's memory, which may be freed as soon as
+ * sysctl_unregister_table() returns: the result is only safe to use by a
+ * caller that knows the table stays registered (see sysctl.h).
+ */
 const struct ctl_table *sysctl_entry_table(const struct sysctl_entry *e)
 {
 	if (!e || e->is_dir || !sysctl_entry_live(e))
@@ -686,6 +767,27 @@ int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who,
 	return -EACCES;
 }
 
+/*
+ * Raise the in-flight count of @h: while it is raised, the table and what
+ * it points to stay (unregister drains it). Return: true when the table is
+ * still registered; call inflight_exit() either way.
+ */
+static bool inflight_enter(struct sysctl_table_header *h)
+{
+	__atomic_add_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST);
+	return !__atomic_load_n(&h->dead, __ATOMIC_SEQ_CST);
+}
+
+static void inflight_exit(struct sysctl_table_header *h)
+{
+	if (__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_lock(&h->drain_lock);
+		pthread_cond_broadcast(&h->drain_cond);
+		pthread_mutex_unlock(&h->drain_lock);
+	}
+}
+
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos)
 {
 	struct sysctl_table_header *h = e->header;
@@ -693,31 +795,90 @@ int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, 
 
 	if (!h)
 		return -EISDIR;
-	__atomic_add_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&h->dead, __ATOMIC_SEQ_CST))
+	if (inflight_enter(h))
 		err = e->table->proc_handler(e->table, write, buf, lenp, ppos);
-	if (__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST)) {
-		pthread_mutex_lock(&h->drain_lock);
-		pthread_cond_broadcast(&h->drain_cond);
-		pthread_mutex_unlock(&h->drain_lock);
-	}
+	inflight_exit(h);
 	return err;
 }
 
 int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp, off_t *ppos)
 {
+	int err;
+
 	if (!e || !lenp || !ppos || (!buf && *lenp))
 		return -EINVAL;
 	if (e->is_dir)
 		return -EISDIR;
-	return rcs_sysctl_call(e, 0, buf, lenp, ppos);
+	if (!e->locked_reads)
+		return rcs_sysctl_call(e, 0, buf, lenp, ppos);
+	/* The handler copies data that a writer changes in place: not meanwhile. */
+	pthread_rwlock_rdlock(&e->data_lock);
+	err = rcs_sysctl_call(e, 0, buf, lenp, ppos);
+	pthread_rwlock_unlock(&e->data_lock);
+	return err;
+}
+
+/* Text of the bound at @p for @handler's element type. */
+static void bound_text(proc_handler *handler, const void *p, char *buf, size_t size)
+{
+	if (handler == proc_dointvec_minmax)
+		snprintf(buf, size, "%d", __atomic_load_n((const int *)p, __ATOMIC_RELAXED));
+	else if (handler == proc_douintvec_minmax)
+		snprintf(buf, size, "%u", __atomic_load_n((const unsigned int *)p, __ATOMIC_RELAXED));
+	else
+		snprintf(buf, size, "%lu",
+			 __atomic_load_n((const unsigned long *)p, __ATOMIC_RELAXED));
+}
+
+ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t size)
+{
+	struct sysctl_table_header *h;
+	char lo[24], hi[24];
+	int n = -1;
+
+	if (!e || !buf || !size || err >= 0)
+		return -EINVAL;
+	if (e->is_dir)
+		return -EISDIR;
+	h = e->header;
+	if (err == -EMSGSIZE && is_string_handler(e->handler))
+		n = snprintf(buf, size, "value longer than %d bytes", e->maxlen - 1);
+	else if (err == -EINVAL && is_minmax_handler(e->handler)) {
+		/* The bounds live in the registrant's memory: read them while it stays. */
+		const void *min = NULL, *max = NULL;
+
+		if (!inflight_enter(h)) {
+			inflight_exit(h);
+			return -ENOENT;
+		}
+		min = e->table->extra1;
+		max = e->table->extra2;
+		if (min)
+			bound_text(e->handler, min, lo, sizeof(lo));
+		if (max)
+			bound_text(e->handler, max, hi, sizeof(hi));
+		inflight_exit(h);
+		if (min && max)
+			n = snprintf(buf, size, "invalid value (integers %s..%s)", lo, hi);
+		else if (min)
+			n = snprintf(buf, size, "invalid value (integers >= %s)", lo);
+		else
+			n = snprintf(buf, size, "invalid value (integers <= %s)", hi);
+	} else if (err == -EINVAL) {
+		n = snprintf(buf, size, "invalid value");
+	} else {
+		n = snprintf(buf, size, "%s", strerror(-err));
+	}
+	if (n < 0)
+		return -EINVAL;
+	return (size_t)n < size ? n : (ssize_t)size - 1;
 }
 
 int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
 		       size_t *lenp, off_t *ppos)
 {
 	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
+	uint64_t change = 0;
 	int err;
 
 	if (!e || !lenp || !ppos || (!buf && *lenp))
@@ -728,16 +889,21 @@ int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 		return -ENOENT;
 	/* One writer at a time, so the recorded old/new pair belongs together. */
 	pthread_mutex_lock(&e->write_lock);
+	/* No other writer now: the audit's reads need not exclude anyone. */
 	rcs_audit_value(e, old_value);
+	if (e->locked_reads)
+		pthread_rwlock_wrlock(&e->data_lock);
 	err = rcs_sysctl_call(e, 1, (void *)buf, lenp, ppos);
+	if (e->locked_reads)
+		pthread_rwlock_unlock(&e->data_lock);
 	if (!err) {
-		__atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
+		change = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
 		rcs_audit_value(e, new_value);
 		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
 	}
 	pthread_mutex_unlock(&e->write_lock);
 	if (!err)
-		rcs_sysctl_changed(e);
+		rcs_sysctl_changed(e, change);
 	return err;
 }
 

@@ -8,6 +8,7 @@
 #define RCUSTRING_LIB_SYSCTL_TREE_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <urcu/list.h>
 #include <urcu/call-rcu.h>
@@ -71,6 +72,18 @@ struct sysctl_entry {
 
 	/* Serializes writes so that the audit's old/new pair is consistent. */
 	pthread_mutex_t write_lock;
+	/*
+	 * Handlers that change their data in place (every one but
+	 * proc_rcu_string): the handler's write holds it exclusive, reads
+	 * through the tree hold it shared, so no reader copies the data while
+	 * a writer changes it. Writers are preferred, so readers cannot starve
+	 * them. proc_rcu_string readers never take it.
+	 */
+	pthread_rwlock_t data_lock;
+	bool locked_reads; /* the handler needs data_lock for reads */
+	/* Copied at registration: explanations need them without the table. */
+	proc_handler *handler;
+	int maxlen;
 	uint64_t changes; /* atomic */
 
 	/* Change callbacks of this entry. */
@@ -82,7 +95,8 @@ struct sysctl_entry {
 };
 
 /* notify.c */
-void rcs_sysctl_changed(struct sysctl_entry *e);
+/* Change number @c of @e is published; tell waiters and run callbacks. */
+void rcs_sysctl_changed(struct sysctl_entry *e, uint64_t c);
 void rcs_sysctl_wake_all(struct sysctl_tree *tree);
 int rcs_sysctl_entry_init_notify(struct sysctl_entry *e);
 void rcs_sysctl_entry_fini_notify(struct sysctl_entry *e);

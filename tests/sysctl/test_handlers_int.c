@@ -9,6 +9,9 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -237,6 +240,92 @@ static void test_dointvec_minmax_write(void **state)
 	run_writes(&t, E_INT, 3, ivec_init, max_only, sizeof(max_only) / sizeof(max_only[0]));
 }
 
+/*
+ * A bound that points to another live tunable may change while a write
+ * runs. Whatever it sees, a write stores the whole vector and returns 0,
+ * or stores nothing and fails: never part of it behind a success.
+ *
+ * To change the bound at an exact read, the minimum and the maximum live
+ * on two pages of which only one is readable at a time: every read of the
+ * other faults, and the SIGSEGV handler swaps the protections, counts the
+ * reads of the maximum and drops the maximum to 0 at read number @drop_at.
+ * (A minmax write reads the minimum before the maximum for each element.)
+ */
+static char *bound_pages;
+static long page_size, max_reads, drop_at;
+
+static void bound_fault(int sig, siginfo_t *si, void *ctx)
+{
+	char *addr = si->si_addr, *minpage = bound_pages, *maxpage = bound_pages + page_size;
+
+	(void)sig;
+	(void)ctx;
+	if (addr >= maxpage && addr < maxpage + page_size) {
+		mprotect(maxpage, (size_t)page_size, PROT_READ | PROT_WRITE);
+		mprotect(minpage, (size_t)page_size, PROT_NONE);
+		if (++max_reads == drop_at)
+			*(int *)maxpage = 0;
+	} else if (addr >= minpage && addr < minpage + page_size) {
+		mprotect(minpage, (size_t)page_size, PROT_READ | PROT_WRITE);
+		mprotect(maxpage, (size_t)page_size, PROT_NONE);
+	} else {
+		/* Not ours: fail loudly with the default action. */
+		signal(SIGSEGV, SIG_DFL);
+	}
+}
+
+static void test_minmax_bound_changes(void **state)
+{
+	int v[2];
+	struct ctl_table t = { .procname = "v", .data = v, .maxlen = sizeof(v), .mode = 0644,
+			       .proc_handler = proc_dointvec_minmax };
+	struct sigaction sa = { 0 }, old;
+	long whole = 0, refused = 0;
+
+	(void)state;
+	page_size = sysconf(_SC_PAGESIZE);
+	bound_pages = mmap(NULL, 2 * (size_t)page_size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(bound_pages != MAP_FAILED);
+	t.extra1 = bound_pages;
+	t.extra2 = bound_pages + page_size;
+	sa.sa_sigaction = bound_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+
+	/* Drop the maximum at each read a write could make (two per element at most). */
+	for (drop_at = 1; drop_at <= 5; drop_at++) {
+		size_t len = 3;
+		off_t pos = 0;
+		int err;
+
+		v[0] = v[1] = 0;
+		*(int *)t.extra1 = -1;
+		*(int *)t.extra2 = 1;
+		max_reads = 0;
+		mprotect(bound_pages, 2 * (size_t)page_size, PROT_NONE);
+		err = proc_dointvec_minmax(&t, 1, "1 1", &len, &pos);
+		mprotect(bound_pages, 2 * (size_t)page_size, PROT_READ | PROT_WRITE);
+		print_message("maximum dropped at read %ld of %ld: return %d, stored {%d, %d}\n",
+			      drop_at, max_reads, err, v[0], v[1]);
+		if (err == 0) {
+			assert_int_equal(v[0], 1);
+			assert_int_equal(v[1], 1);
+			whole++;
+		} else {
+			assert_int_equal(err, -EINVAL);
+			assert_int_equal(v[0], 0);
+			assert_int_equal(v[1], 0);
+			refused++;
+		}
+	}
+	assert_int_equal(sigaction(SIGSEGV, &old, NULL), 0);
+	munmap(bound_pages, 2 * (size_t)page_size);
+	/* The trap worked: the first read saw the drop and was refused. */
+	assert_true(refused > 0 && whole > 0);
+}
+
 static void test_dointvec_read(void **state)
 {
 	struct ctl_table t = { .procname = "v", .data = ivec, .maxlen = sizeof(ivec),
@@ -449,6 +538,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dointvec_write),
 		cmocka_unit_test(test_dointvec_minmax_write),
+		cmocka_unit_test(test_minmax_bound_changes),
 		cmocka_unit_test(test_dointvec_read),
 		cmocka_unit_test(test_douintvec),
 		cmocka_unit_test(test_doulongvec_minmax),

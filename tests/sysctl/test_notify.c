@@ -306,6 +306,199 @@ static void test_callback_remove_waits(void **state)
 	sysctl_callback_remove(cb);
 }
 
+/*
+ * One writer is never held running callbacks for other writers' changes:
+ * with a 1 ms callback, a single write runs the callback and, while that
+ * first call runs, another thread starts writing the same entry without a
+ * pause. The single write must return while the busy writer still writes;
+ * the busy writer stops as soon as it did, or after BUSY_CAP writes (a hang
+ * guard: far more than the two calls the single write may wait for).
+ */
+#define BUSY_CAP 20000
+
+static uint64_t ms_cb_max;
+static int ms_cb_called;
+
+static void ms_cb(struct sysctl_entry *e, uint64_t changes, void *arg)
+{
+	(void)e;
+	(void)arg;
+	__atomic_store_n(&ms_cb_called, 1, __ATOMIC_SEQ_CST);
+	if (changes > __atomic_load_n(&ms_cb_max, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&ms_cb_max, changes, __ATOMIC_SEQ_CST);
+	usleep(1000);
+}
+
+struct busy {
+	struct sysctl_entry *e;
+	int single_done;
+	long writes;
+};
+
+static void *busy_writer(void *arg)
+{
+	struct busy *b = arg;
+
+	/* Start once the single write is inside its first call. */
+	while (!__atomic_load_n(&ms_cb_called, __ATOMIC_SEQ_CST))
+		usleep(100);
+	while (!__atomic_load_n(&b->single_done, __ATOMIC_SEQ_CST) &&
+	       __atomic_load_n(&b->writes, __ATOMIC_SEQ_CST) < BUSY_CAP) {
+		if (write_str(b->e, b->writes % 2 ? "1" : "2"))
+			return (void *)1;
+		__atomic_add_fetch(&b->writes, 1, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+static void test_callback_writer_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct busy b = { f->i, 0, 0 };
+	struct sysctl_callback *cb;
+	uint64_t before;
+	long busy_before;
+	pthread_t th;
+	void *ret;
+
+	ms_cb_max = 0;
+	ms_cb_called = 0;
+	assert_int_equal(sysctl_entry_on_change(f->i, ms_cb, NULL, &cb), 0);
+	assert_int_equal(pthread_create(&th, NULL, busy_writer, &b), 0);
+	before = sysctl_entry_changes(f->i);
+	assert_int_equal(write_str(f->i, "3"), 0);
+	busy_before = __atomic_load_n(&b.writes, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&b.single_done, 1, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_null(ret);
+	print_message("single write returned after %ld of the busy writer's writes\n",
+		      busy_before);
+	assert_true(busy_before < BUSY_CAP);
+	/* Its change was seen by a call that ended before it returned. */
+	assert_true(__atomic_load_n(&ms_cb_max, __ATOMIC_SEQ_CST) > before);
+	sysctl_callback_remove(cb);
+	/* The busy writer's last change was seen too. */
+	assert_int_equal(ms_cb_max, sysctl_entry_changes(f->i));
+}
+
+/*
+ * Callbacks that write entries: one writing its own entry (a bounded
+ * number of times), and two callbacks writing each other's entries from
+ * two threads at once. No deadlock, and the last change is seen.
+ */
+static struct fixture *wfix;
+static int own_calls;
+
+static void writes_own(struct sysctl_entry *e, uint64_t changes, void *arg)
+{
+	(void)arg;
+	(void)changes;
+	if (__atomic_add_fetch(&own_calls, 1, __ATOMIC_SEQ_CST) < 5)
+		assert_int_equal(write_str(e, "9"), 0);
+}
+
+static uint64_t cross_seen[2];
+static int cross_budget;
+
+static void writes_other(struct sysctl_entry *e, uint64_t changes, void *arg)
+{
+	long k = (long)arg;
+
+	__atomic_store_n(&cross_seen[k], changes, __ATOMIC_SEQ_CST);
+	(void)e;
+	if (__atomic_sub_fetch(&cross_budget, 1, __ATOMIC_SEQ_CST) > 0)
+		assert_int_equal(k ? write_str(wfix->i, "4") : write_str(wfix->s, "x"), 0);
+}
+
+static void *write_many(void *arg)
+{
+	for (int n = 0; n < 200; n++)
+		if (write_str(arg, n % 2 ? "5" : "6"))
+			return (void *)1;
+	return NULL;
+}
+
+static void test_callback_writes_entries(void **state)
+{
+	struct fixture *f = *state;
+	struct sysctl_callback *cb, *cbi, *cbs;
+	pthread_t th[2];
+
+	wfix = f;
+	own_calls = 0;
+	assert_int_equal(sysctl_entry_on_change(f->i, writes_own, NULL, &cb), 0);
+	assert_int_equal(write_str(f->i, "1"), 0);
+	/* The writer ran it, and again for each of its own nested writes. */
+	assert_int_equal(own_calls, 5);
+	assert_int_equal(sysctl_entry_changes(f->i), 5);
+	sysctl_callback_remove(cb);
+
+	/* i's callback writes s, s's writes i, from two writer threads. */
+	cross_budget = 2000;
+	assert_int_equal(sysctl_entry_on_change(f->i, writes_other, (void *)0L, &cbi), 0);
+	assert_int_equal(sysctl_entry_on_change(f->s, writes_other, (void *)1L, &cbs), 0);
+	assert_int_equal(pthread_create(&th[0], NULL, write_many, f->i), 0);
+	assert_int_equal(pthread_create(&th[1], NULL, write_many, f->s), 0);
+	for (int k = 0; k < 2; k++) {
+		void *ret;
+
+		assert_int_equal(pthread_join(th[k], &ret), 0);
+		assert_null(ret);
+	}
+	sysctl_callback_remove(cbi);
+	sysctl_callback_remove(cbs);
+	assert_int_equal(cross_seen[0], sysctl_entry_changes(f->i));
+	assert_int_equal(cross_seen[1], sysctl_entry_changes(f->s));
+}
+
+/*
+ * A callback that keeps writing its own entry keeps its runner calling;
+ * another writer of the entry must still return once a call saw its change,
+ * not when the loop ends. The loop stops when that writer returned, or
+ * after LOOP_CAP calls (a hang guard).
+ */
+#define LOOP_CAP 5000
+
+static int loop_calls, loop_other_done;
+
+static void loop_cb(struct sysctl_entry *e, uint64_t changes, void *arg)
+{
+	(void)changes;
+	(void)arg;
+	usleep(1000);
+	if (!__atomic_load_n(&loop_other_done, __ATOMIC_SEQ_CST) &&
+	    __atomic_add_fetch(&loop_calls, 1, __ATOMIC_SEQ_CST) < LOOP_CAP)
+		assert_int_equal(write_str(e, "8"), 0);
+}
+
+static void *loop_starter(void *arg)
+{
+	return (void *)(long)write_str(arg, "1");
+}
+
+static void test_callback_loop_other_writer(void **state)
+{
+	struct fixture *f = *state;
+	struct sysctl_callback *cb;
+	pthread_t th;
+	int calls;
+	void *ret;
+
+	loop_calls = loop_other_done = 0;
+	assert_int_equal(sysctl_entry_on_change(f->i, loop_cb, NULL, &cb), 0);
+	assert_int_equal(pthread_create(&th, NULL, loop_starter, f->i), 0);
+	while (__atomic_load_n(&loop_calls, __ATOMIC_SEQ_CST) < 3)
+		usleep(1000);
+	assert_int_equal(write_str(f->i, "2"), 0);
+	calls = __atomic_load_n(&loop_calls, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&loop_other_done, 1, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_null(ret);
+	print_message("other writer returned after %d looping calls\n", calls);
+	assert_true(calls < LOOP_CAP);
+	sysctl_callback_remove(cb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +507,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_callback_after_publish, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_callback_serialized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_callback_remove_waits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_callback_writer_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_callback_writes_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_callback_loop_other_writer, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

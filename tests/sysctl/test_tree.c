@@ -5,6 +5,10 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -18,10 +22,46 @@
 #include "rcustring/sysctl.h"
 #include "../failmalloc.h"
 
+/*
+ * Link-time fault injection for the pthread_*_init calls of the library
+ * (-Wl,--wrap=...): after failinit_arm(N) the Nth one fails with EAGAIN.
+ */
+int __real_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a);
+int __real_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
+int __real_pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a);
+int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a);
+int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
+int __wrap_pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a);
+
+static __thread long failinit_countdown, failinit_calls;
+
+static int failinit_now(void)
+{
+	if (failinit_countdown <= 0)
+		return 0;
+	failinit_calls++;
+	return --failinit_countdown == 0;
+}
+
+int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	return failinit_now() ? EAGAIN : __real_pthread_mutex_init(m, a);
+}
+
+int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+	return failinit_now() ? EAGAIN : __real_pthread_cond_init(c, a);
+}
+
+int __wrap_pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+	return failinit_now() ? EAGAIN : __real_pthread_rwlock_init(l, a);
+}
+
 /* Tables leave trailing fields out, as kernel tables do. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-static int int_a = 1, int_b = 2, int_c = 3, int_min = 0, int_max = 10;
+static int int_a = 1, int_b = 2, int_c = 3, int_max = 10;
 static char str_buf[32] = "hello";
 
 /* Log hook: keep the last message and count them. */
@@ -100,19 +140,47 @@ static void test_register_checks(void **state)
 	BAD("d", -EINVAL, "bad procname", "..", &int_b, sizeof(int), 0644, proc_dointvec);
 	BAD("d", -EINVAL, "no proc_handler", "b", &int_b, sizeof(int), 0644, NULL);
 	BAD("d", -EINVAL, "d/b: bogus mode", "b", &int_b, sizeof(int), 01644, proc_dointvec);
+	/* As sysctl_check_table: read and write bits only. */
+	BAD("d", -EINVAL, "d/b: bogus mode", "b", &int_b, sizeof(int), 0744, proc_dointvec);
+	BAD("d", -EINVAL, "d/b: bogus mode", "b", &int_b, sizeof(int), 0645, proc_dointvec);
+	BAD("d", -EINVAL, "d/b: bogus mode", "b", &int_b, sizeof(int), 0777, proc_dointvec);
 	BAD("d", -EINVAL, "string handler", "s", str_buf, 0, 0644, proc_dostring);
 	BAD("d", -EINVAL, "string handler", "s", &rs, 0, 0644, proc_rcu_string);
 	BAD("d", -EINVAL, "differs", "s", &rs, 17, 0644, proc_rcu_string);
 	BAD("d", -EINVAL, "bounds", "m", &int_b, sizeof(int), 0644, proc_dointvec_minmax, NULL,
-	    &int_max);
-	BAD("d", -EINVAL, "bounds", "m", &int_b, sizeof(int), 0644, proc_dointvec_minmax, &int_min,
 	    NULL);
+	BAD("d", -EINVAL, "bounds", "m", uint_pair, sizeof(unsigned int), 0644,
+	    proc_douintvec_minmax, NULL, NULL);
 	BAD("d", -EINVAL, "multiple", "v", &int_b, 3, 0644, proc_dointvec);
 	/* proc_douintvec and proc_dobool take one element, as in the kernel. */
 	BAD("d", -EINVAL, "one element", "u", uint_pair, sizeof(uint_pair), 0644, proc_douintvec);
 	BAD("d", -EINVAL, "one element", "b", bool_pair, sizeof(bool_pair), 0644, proc_dobool);
 	BAD("d", -EEXIST, "duplicate", "good", &int_b, sizeof(int), 0644, proc_dointvec);
 	BAD("d..x", -EINVAL, "malformed", "b", &int_b, sizeof(int), 0644, proc_dointvec);
+
+	/*
+	 * One NULL bound leaves that side unchecked, as tcp_rmem is declared;
+	 * the handler honours it through the tree. Mode 0666 is the most allowed.
+	 */
+	{
+		unsigned long lv[3] = { 4096, 131072, 6291456 }, lmin = 1;
+		int iv = 5;
+		struct ctl_table one_bound[] = {
+			{ "rmem", lv, sizeof(lv), 0644, proc_doulongvec_minmax, &lmin, NULL },
+			{ "capped", &iv, sizeof(int), 0666, proc_dointvec_minmax, NULL, &int_max },
+		};
+		char buf[64];
+
+		assert_int_equal(sysctl_register_table(t, "nb", one_bound, 2, &h), 0);
+		assert_int_equal(sysctl_set(t, "nb.rmem", "0 1 2", 5, NULL), -EINVAL);
+		assert_int_equal(sysctl_set(t, "nb.rmem", "1 99999999999 2", 15, NULL), 0);
+		assert_int_equal(sysctl_get(t, "nb.rmem", buf, sizeof(buf)), 16);
+		assert_string_equal(buf, "1\t99999999999\t2\n");
+		assert_int_equal(sysctl_set(t, "nb.capped", "11", 2, NULL), -EINVAL);
+		assert_int_equal(sysctl_set(t, "nb.capped", "-2147483648", 11, NULL), 0);
+		assert_int_equal(iv, -2147483647 - 1);
+		sysctl_unregister_table(h);
+	}
 
 	/* Names with '.' are allowed (reached through '/' paths). */
 	tbl[0] = good;
@@ -610,6 +678,305 @@ static void test_get_never_torn(void **state)
 	rcustring_barrier();
 }
 
+/* Each pthread_*_init of a new tree and of a registration fails in turn. */
+static void test_init_errors(void **state)
+{
+	struct ctl_table tbl[] = {
+		{ "a", &int_a, sizeof(int), 0644, proc_dointvec },
+		{ "s", str_buf, sizeof(str_buf), 0644, proc_dostring },
+	};
+	struct sysctl_table_header *h = NULL;
+	struct sysctl_tree *t = NULL;
+	int failures = 0, err = 0;
+
+	(void)state;
+	for (long nth = 1; nth < 50; nth++) {
+		failinit_countdown = nth;
+		errno = 0;
+		t = sysctl_tree_new();
+		failinit_countdown = 0;
+		if (t)
+			break;
+		/* The init's own error, not a made-up ENOMEM. */
+		assert_int_equal(errno, EAGAIN);
+		failures++;
+	}
+	assert_non_null(t);
+	/* tree lock, notify lock and cond, audit lock; the root's locks. */
+	assert_true(failures >= 6);
+	sysctl_tree_set_log(t, capture_log, NULL);
+	failures = 0;
+	for (long nth = 1; nth < 50; nth++) {
+		failinit_countdown = nth;
+		err = sysctl_register_table(t, "i1/i2", tbl, 2, &h);
+		failinit_countdown = 0;
+		if (err == 0)
+			break;
+		assert_int_equal(err, -ENOMEM);
+		assert_false(exists(t, "i1"));
+		failures++;
+	}
+	assert_int_equal(err, 0);
+	assert_true(failures >= 8);
+	assert_true(exists(t, "i1.i2.s"));
+	sysctl_unregister_table(h);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
+/*
+ * proc_dostring and vector entries change their data in place; the tree
+ * must never copy it for a reader while one of its writers changes it.
+ * The two values differ in length and in every byte, so any mix shows;
+ * the strings are long so that a copy takes a while.
+ */
+#define STR_LEN_A 3000
+#define STR_LEN_B 1777
+#define VEC_A "1 1 1 1 1 1 1 1"
+#define VEC_B "-222222222 -222222222 -222222222 -222222222 -222222222 -222222222 -222222222 -222222222"
+
+struct inplace_flip {
+	struct sysctl_tree *t;
+	const char *path, *a, *b;
+	int stop;
+	long writes;
+};
+
+static void *flip_inplace(void *arg)
+{
+	struct inplace_flip *f = arg;
+
+	for (long i = 0; !__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE); i++) {
+		const char *v = i % 2 ? f->b : f->a;
+
+		if (sysctl_set(f->t, f->path, v, strlen(v), NULL))
+			return (void *)1;
+		f->writes++;
+	}
+	return NULL;
+}
+
+/* @got must be @a or @b as the file reads it: tabs for spaces, a newline. */
+static bool is_whole(const char *got, size_t n, const char *a, const char *b, bool vec)
+{
+	const char *src[2] = { a, b };
+
+	for (int k = 0; k < 2; k++) {
+		size_t len = strlen(src[k]), i;
+
+		if (n != len + 1 || got[len] != '\n')
+			continue;
+		for (i = 0; i < len; i++)
+			if (got[i] != (vec && src[k][i] == ' ' ? '\t' : src[k][i]))
+				break;
+		if (i == len)
+			return true;
+	}
+	return false;
+}
+
+static void test_inplace_reads_whole(void **state)
+{
+	static char sval[4096], str_a[STR_LEN_A + 1], str_b[STR_LEN_B + 1], buf[4096];
+	static int vval[8];
+	struct ctl_table tbl[] = {
+		{ "s", sval, sizeof(sval), 0644, proc_dostring },
+		{ "v", vval, sizeof(vval), 0644, proc_dointvec },
+	};
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+
+	(void)state;
+	memset(str_a, 'A', STR_LEN_A);
+	for (int i = 0; i < STR_LEN_B; i++)
+		str_b[i] = (char)('b' + i % 25); /* never 'A' */
+	assert_int_equal(sysctl_register_table(t, "ip", tbl, 2, &h), 0);
+	for (int k = 0; k < 2; k++) {
+		struct inplace_flip f = { t, k ? "ip.v" : "ip.s", k ? VEC_A : str_a,
+					  k ? VEC_B : str_b, 0, 0 };
+		long bad = 0, reads = 0;
+		pthread_t tid;
+		void *ret;
+
+		assert_int_equal(sysctl_set(t, f.path, f.a, strlen(f.a), NULL), 0);
+		assert_int_equal(pthread_create(&tid, NULL, flip_inplace, &f), 0);
+		/* Until the writer made enough changes (bounded: a hang guard only). */
+		for (; reads < 2000000 && (reads < 100000 || __atomic_load_n(&f.writes,
+				__ATOMIC_RELAXED) < 1000); reads++) {
+			ssize_t n = sysctl_get(t, f.path, buf, sizeof(buf));
+
+			if (n < 0 || !is_whole(buf, (size_t)n, f.a, f.b, k == 1)) {
+				if (bad++ < 3)
+					print_message("%s: torn read of %zd bytes: \"%.40s...\"\n",
+						      f.path, n, n < 0 ? "(error)" : buf);
+			}
+		}
+		__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
+		assert_int_equal(pthread_join(tid, &ret), 0);
+		assert_null(ret);
+		print_message("%s: %ld reads, %ld writes, %ld torn\n", f.path, reads, f.writes, bad);
+		assert_int_equal(bad, 0);
+		assert_true(f.writes >= 1000);
+	}
+	sysctl_unregister_table(h);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
+/* The explanations name the limits, with one or two bounds. */
+static void test_explain(void **state)
+{
+	static struct rcustring rs;
+	static int iv, ilo = -3, ihi = 7;
+	static unsigned int uv, uhi = 9;
+	static unsigned long lv[2], llo = 4;
+	struct ctl_table tbl[] = {
+		{ "r", &rs, 16, 0644, proc_rcu_string },
+		{ "d", str_buf, sizeof(str_buf), 0644, proc_dostring },
+		{ "i", &iv, sizeof(int), 0644, proc_dointvec_minmax, &ilo, &ihi },
+		{ "u", &uv, sizeof(uv), 0644, proc_douintvec_minmax, NULL, &uhi },
+		{ "l", lv, sizeof(lv), 0644, proc_doulongvec_minmax, &llo, NULL },
+		{ "p", &int_a, sizeof(int), 0644, proc_dointvec },
+	};
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct sysctl_entry *e;
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(rcustring_init(&rs, 16, "x"), 0);
+	assert_int_equal(sysctl_register_table(t, "x", tbl, 6, &h), 0);
+#define EXPLAIN(path, err, want)                                                   \
+	do {                                                                       \
+		e = sysctl_lookup(t, path);                                        \
+		assert_non_null(e);                                                \
+		assert_int_equal(sysctl_entry_explain(e, err, buf, sizeof(buf)),  \
+				 (ssize_t)strlen(want));                           \
+		assert_string_equal(buf, want);                                    \
+		sysctl_entry_put(e);                                               \
+	} while (0)
+	EXPLAIN("x.r", -EMSGSIZE, "value longer than 15 bytes");
+	EXPLAIN("x.d", -EMSGSIZE, "value longer than 31 bytes");
+	EXPLAIN("x.i", -EINVAL, "invalid value (integers -3..7)");
+	EXPLAIN("x.u", -EINVAL, "invalid value (integers <= 9)");
+	EXPLAIN("x.l", -EINVAL, "invalid value (integers >= 4)");
+	EXPLAIN("x.p", -EINVAL, "invalid value");
+	EXPLAIN("x.p", -EACCES, strerror(EACCES));
+	/* Bounds are read when asked: they may be other live tunables. */
+	ihi = 70;
+	EXPLAIN("x.i", -EINVAL, "invalid value (integers -3..70)");
+	e = sysctl_lookup(t, "x.i");
+	assert_int_equal(sysctl_entry_explain(e, -EINVAL, buf, 8), 7);
+	assert_string_equal(buf, "invalid");
+	assert_int_equal(sysctl_entry_explain(e, 0, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(sysctl_entry_explain(e, -EINVAL, NULL, 8), -EINVAL);
+	sysctl_unregister_table(h);
+	/* Gone: no table to read. */
+	assert_int_equal(sysctl_entry_explain(e, -EINVAL, buf, sizeof(buf)), -ENOENT);
+	sysctl_entry_put(e);
+	e = sysctl_lookup(t, "");
+	assert_int_equal(sysctl_entry_explain(e, -EINVAL, buf, sizeof(buf)), -EISDIR);
+	sysctl_entry_put(e);
+#undef EXPLAIN
+	sysctl_tree_free(t);
+	rcustring_destroy(&rs);
+	rcustring_barrier();
+}
+
+/*
+ * sysctl_entry_explain reads the registrant's bounds; an unregister that
+ * starts meanwhile must wait, or the registrant could free them under the
+ * reader. The bounds sit on a page that faults when read: the SIGSEGV
+ * handler, in the middle of that read, lets an unregister start in another
+ * thread, waits (a bounded while) for it to return, records whether it did,
+ * then makes the page readable and lets the read finish.
+ */
+static char *trap_page;
+static long trap_pagesize;
+static sem_t trap_go;
+static int trap_unregistered, trap_faults, trap_unregistered_while_reading;
+
+static void trap_fault(int sig, siginfo_t *si, void *ctx)
+{
+	char *addr = si->si_addr;
+
+	(void)sig;
+	(void)ctx;
+	if (addr < trap_page || addr >= trap_page + trap_pagesize) {
+		signal(SIGSEGV, SIG_DFL);
+		return;
+	}
+	if (trap_faults++ == 0) {
+		struct timespec ms = { 0, 1000000 };
+
+		sem_post(&trap_go);
+		/* A hang guard, not a timing: the unregister must not return at all. */
+		for (int i = 0; i < 300 && !__atomic_load_n(&trap_unregistered, __ATOMIC_SEQ_CST);
+		     i++)
+			nanosleep(&ms, NULL);
+		trap_unregistered_while_reading =
+			__atomic_load_n(&trap_unregistered, __ATOMIC_SEQ_CST);
+	}
+	mprotect(trap_page, (size_t)trap_pagesize, PROT_READ | PROT_WRITE);
+}
+
+static void *trap_unregister(void *arg)
+{
+	while (sem_wait(&trap_go) && errno == EINTR)
+		;
+	sysctl_unregister_table(arg);
+	__atomic_store_n(&trap_unregistered, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void test_explain_holds_table(void **state)
+{
+	static int iv;
+	struct ctl_table tbl = { "i", &iv, sizeof(int), 0644, proc_dointvec_minmax };
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct sysctl_entry *e;
+	struct sigaction sa = { 0 }, old;
+	pthread_t tid;
+	char buf[128];
+
+	(void)state;
+	trap_pagesize = sysconf(_SC_PAGESIZE);
+	trap_page = mmap(NULL, (size_t)trap_pagesize, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(trap_page != MAP_FAILED);
+	((int *)trap_page)[0] = 2;
+	((int *)trap_page)[1] = 5;
+	tbl.extra1 = trap_page;
+	tbl.extra2 = trap_page + sizeof(int);
+	assert_int_equal(sysctl_register_table(t, "tr", &tbl, 1, &h), 0);
+	e = sysctl_lookup(t, "tr.i");
+	assert_non_null(e);
+	assert_int_equal(sem_init(&trap_go, 0, 0), 0);
+	assert_int_equal(pthread_create(&tid, NULL, trap_unregister, h), 0);
+	sa.sa_sigaction = trap_fault;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+
+	mprotect(trap_page, (size_t)trap_pagesize, PROT_NONE);
+	assert_int_equal(sysctl_entry_explain(e, -EINVAL, buf, sizeof(buf)),
+			 (ssize_t)strlen("invalid value (integers 2..5)"));
+	assert_int_equal(sigaction(SIGSEGV, &old, NULL), 0);
+	assert_string_equal(buf, "invalid value (integers 2..5)");
+	assert_int_equal(trap_faults, 1);
+	/* The read of the bounds ended before the unregister could return. */
+	assert_false(trap_unregistered_while_reading);
+	assert_int_equal(pthread_join(tid, NULL), 0);
+	assert_true(trap_unregistered);
+	assert_int_equal(sysctl_entry_explain(e, -EINVAL, buf, sizeof(buf)), -ENOENT);
+	sysctl_entry_put(e);
+	sem_destroy(&trap_go);
+	munmap(trap_page, (size_t)trap_pagesize);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -622,6 +989,10 @@ int main(void)
 		cmocka_unit_test(test_get_set),
 		cmocka_unit_test(test_register_nomem),
 		cmocka_unit_test(test_get_never_torn),
+		cmocka_unit_test(test_init_errors),
+		cmocka_unit_test(test_inplace_reads_whole),
+		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_explain_holds_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
