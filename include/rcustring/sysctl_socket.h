@@ -16,7 +16,10 @@
  *                          <path> in procps form, as sysctl_entry_path())
  *   DESCRIBE <path>       OK <description>  (R_OK)
  *   WATCH <path>          OK <changes>, then CHANGED <path> <changes> per
- *                         change until the client closes (R_OK)
+ *                         change until the client closes (R_OK); on a
+ *                         quiet watch ALIVE <changes> now and then (a
+ *                         watcher that leaves a line unread for a whole
+ *                         keepalive interval is dropped)
  *   AUDIT [<after_seq>]   AUDIT <seq> <sec.nsec> <uid> <pid> <path> <old>
  *                         <new> ... then OK <count>      (uid 0 only)
  *   errors                ERR <errno> <ERRNAME> <message naming the entry>
@@ -42,9 +45,19 @@ struct sysctl_socket;
 
 /* Tunables of a server; zero fields take the defaults. */
 struct sysctl_socket_options {
-	int read_timeout_ms;  /* a started line must end within this (5000) */
+	int read_timeout_ms;  /* a started line must end within this, and a reply be sent (5000) */
 	int idle_timeout_ms;  /* a connection with no request pending (60000; -1: never) */
 	unsigned max_clients; /* concurrent connections (64); beyond: ERR EAGAIN and close */
+	/*
+	 * Local users must not lock each other (or root) out: uid 0 may use
+	 * all max_clients slots, other uids together only max_clients -
+	 * root_reserve, each uid at most max_per_uid, of which at most
+	 * max_watch_per_uid in WATCH.
+	 */
+	unsigned root_reserve;      /* slots only uid 0 may take (max_clients / 4) */
+	unsigned max_per_uid;       /* connections per non-root uid (max_clients / 4, at least 1) */
+	unsigned max_watch_per_uid; /* watches per non-root uid (max_per_uid / 2, at least 1) */
+	int watch_keepalive_ms;     /* quiet watch: ALIVE line, unread-line check (30000) */
 };
 
 /**

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Control socket server (rcustring-socket(7)): one accepting thread, one
- * thread per connection (bounded), blocking I/O with timeouts.
+ * thread per connection (bounded: in all, per uid, with slots kept for
+ * root), I/O bounded by deadlines (a whole request line, a whole reply).
  *
  * A connection's fd is closed only when its thread is joined (by the
  * accepting thread or by stop), never by the thread itself: stop may call
@@ -18,10 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 
 #include "rcustring/sysctl_socket.h"
 #include "socket_proto.h"
@@ -36,12 +40,13 @@ struct conn {
 	struct conn *next;
 	pthread_t thread;
 	int fd;
-	int done; /* atomic: the thread has finished */
+	int done; /* atomic: the thread has finished; set under the server's lock */
+	bool watching; /* in WATCH; under the server's lock */
 	struct sysctl_caller who;
 	/* Input: bytes received, not yet consumed. */
 	char in[SYSCTL_SOCKET_LINE_MAX];
 	size_t in_len;
-	int rcvtimeo_ms; /* what SO_RCVTIMEO is set to now */
+	int64_t line_deadline; /* ms: when the started line must be whole; 0: none started */
 	/* Output: one reply is built here, then sent in one go. */
 	char *out;
 	size_t out_len, out_cap;
@@ -68,6 +73,55 @@ struct sysctl_socket {
 static bool stopping(struct sysctl_socket *s)
 {
 	return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left until @deadline, for poll(): at least 0, at most INT_MAX. */
+static int ms_left(int64_t deadline)
+{
+	int64_t left = deadline - now_ms();
+
+	return left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
+}
+
+/*
+ * Send @len bytes by @deadline. Non-blocking sends with poll() in between:
+ * SO_SNDTIMEO restarts on every partial send, so a client reading a byte
+ * now and then would hold the thread for ever.
+ */
+static int send_by(int fd, const char *buf, size_t len, int64_t deadline)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		/* MSG_NOSIGNAL: a client gone mid-reply gives EPIPE, not SIGPIPE. */
+		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int left;
+
+		if (n >= 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		left = ms_left(deadline);
+		if (left == 0)
+			return -ETIMEDOUT;
+		/* stop's shutdown() wakes this (POLLHUP, then EPIPE). */
+		if (poll(&p, 1, left) < 0 && errno != EINTR)
+			return -errno;
+	}
+	return 0;
 }
 
 /* ---- output ---- */
@@ -125,10 +179,14 @@ static void out_escaped(struct conn *c, const char *s, size_t len, bool spaces)
 	c->out_len += need;
 }
 
-/* Send the reply built so far. Return 0 or -errno (the peer is gone). */
+/*
+ * Send the reply built so far, whole within the read timeout. Return 0 or
+ * -errno (the peer is gone or does not read: end the connection).
+ */
 static int out_flush(struct conn *c)
 {
-	size_t off = 0;
+	int64_t deadline = now_ms() + c->server->opt.read_timeout_ms;
+	int err;
 
 	if (c->out_err) {
 		/* Out of memory mid-reply: what was built may be cut; say so instead. */
@@ -139,23 +197,12 @@ static int out_flush(struct conn *c)
 		out_add(c, msg, sizeof(msg) - 1);
 		if (c->out_err) {
 			c->out_err = 0;
-			return send(c->fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL) < 0 ? -errno : 0;
+			return send_by(c->fd, msg, sizeof(msg) - 1, deadline);
 		}
 	}
-	while (off < c->out_len) {
-		/* MSG_NOSIGNAL: a client gone mid-reply gives EPIPE, not SIGPIPE. */
-		ssize_t n = send(c->fd, c->out + off, c->out_len - off, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			c->out_len = 0;
-			return -errno;
-		}
-		off += (size_t)n;
-	}
+	err = send_by(c->fd, c->out, c->out_len, deadline);
 	c->out_len = 0;
-	return 0;
+	return err;
 }
 
 /* "ERR <n> <NAME> <path>: <message>\n" */
@@ -415,19 +462,58 @@ static bool peer_gone(struct conn *c)
 	return false;
 }
 
+/* Whether bytes sent to the peer still wait to be read (SIOCOUTQ). */
+static bool peer_has_unread(struct conn *c)
+{
+	int queued = 0;
+
+	/* Where the ioctl fails we cannot tell: count the peer as reading. */
+	return ioctl(c->fd, SIOCOUTQ, &queued) == 0 && queued > 0;
+}
+
+/*
+ * Mark @c as watching, unless its uid (not root) already has all the
+ * watches it may: watches never time out as idle connections do, so they
+ * are capped apart.
+ */
+static bool watch_slot_get(struct conn *c)
+{
+	struct sysctl_socket *s = c->server;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (c->who.uid != 0) {
+		for (const struct conn *o = s->conns; o; o = o->next)
+			n += o->watching && o->who.uid == c->who.uid &&
+			     !__atomic_load_n(&o->done, __ATOMIC_ACQUIRE);
+	}
+	c->watching = c->who.uid == 0 || n < s->opt.max_watch_per_uid;
+	pthread_mutex_unlock(&s->lock);
+	return c->watching;
+}
+
 /* Return non-zero when the connection must end. */
 static int do_watch(struct conn *c, const char *path)
 {
+	struct sysctl_socket *s = c->server;
 	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	int64_t last_sent;
 	uint64_t seen;
 	int ret = 0;
 
 	if (!e)
 		return out_flush(c);
+	if (!watch_slot_get(c)) {
+		sysctl_entry_put(e);
+		reply_err(c, -EAGAIN, path, strlen(path), "too many watches by uid %u",
+			  (unsigned)c->who.uid);
+		return out_flush(c);
+	}
 	seen = sysctl_entry_changes(e);
 	out_fmt(c, "OK %" PRIu64 "\n", seen);
 	ret = out_flush(c);
-	while (!ret && !stopping(c->server)) {
+	last_sent = now_ms();
+	while (!ret && !stopping(s)) {
 		int64_t r = sysctl_entry_wait(e, seen, WATCH_SLICE_MS);
 
 		if (r == -ENOENT) {
@@ -441,9 +527,24 @@ static int do_watch(struct conn *c, const char *path)
 			out_escaped(c, path, strlen(path), true);
 			out_fmt(c, " %" PRIu64 "\n", seen);
 			ret = out_flush(c);
+			last_sent = now_ms();
 		}
 		if (peer_gone(c))
 			break;
+		if (!ret && now_ms() - last_sent >= s->opt.watch_keepalive_ms) {
+			/*
+			 * Liveness: nothing was sent for a whole interval, so a
+			 * byte still unread now has waited at least that long.
+			 * The watcher is stuck (or passed the socket on and never
+			 * reads): drop it. A busy watch needs no such check: its
+			 * lines fill the socket and the send deadline drops it.
+			 */
+			if (peer_has_unread(c))
+				break;
+			out_fmt(c, "ALIVE %" PRIu64 "\n", seen);
+			ret = out_flush(c);
+			last_sent = now_ms();
+		}
 	}
 	sysctl_entry_put(e);
 	return 1;
@@ -476,16 +577,41 @@ static int handle_line(struct conn *c, const char *line, size_t len)
 
 /* ---- connections ---- */
 
-static void set_rcvtimeo(struct conn *c, int ms)
+/*
+ * Wait for request bytes: a started line must be whole by its deadline
+ * (set when its first byte is in; later bytes do not extend it, or one
+ * byte now and then would hold the connection for ever); an idle
+ * connection waits the idle timeout. Return the bytes received, 0 at EOF,
+ * -ETIMEDOUT, or -errno.
+ */
+static ssize_t recv_some(struct conn *c)
 {
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	const struct sysctl_socket_options *o = &c->server->opt;
 
-	if (ms == c->rcvtimeo_ms)
-		return;
-	if (ms < 0)
-		tv = (struct timeval){ 0, 0 }; /* no timeout */
-	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	c->rcvtimeo_ms = ms;
+	for (;;) {
+		struct pollfd p = { .fd = c->fd, .events = POLLIN };
+		int wait = c->in_len ? ms_left(c->line_deadline) : o->idle_timeout_ms;
+		ssize_t n;
+		int r;
+
+		if (c->in_len && wait == 0)
+			return -ETIMEDOUT;
+		/* stop's shutdown() wakes this (POLLIN|POLLHUP, then EOF). */
+		r = poll(&p, 1, wait < 0 ? -1 : wait);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0) {
+			if (c->in_len)
+				continue; /* the deadline check above says so */
+			return -ETIMEDOUT;
+		}
+		n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		return n < 0 ? -errno : n;
+	}
 }
 
 static void *conn_main(void *arg)
@@ -504,6 +630,8 @@ static void *conn_main(void *arg)
 				break;
 			memmove(c->in, nl + 1, c->in_len - len - 1);
 			c->in_len -= len + 1;
+			/* Bytes of the next line already in start its clock now. */
+			c->line_deadline = now_ms() + s->opt.read_timeout_ms;
 			continue;
 		}
 		if (c->in_len == sizeof(c->in)) {
@@ -512,16 +640,16 @@ static void *conn_main(void *arg)
 			out_flush(c);
 			break;
 		}
-		/* A started line must end soon; an idle connection may wait longer. */
-		set_rcvtimeo(c, c->in_len ? s->opt.read_timeout_ms : s->opt.idle_timeout_ms);
-		n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
+		if (!c->in_len)
+			c->line_deadline = 0;
+		n = recv_some(c);
 		if (n > 0) {
+			if (!c->line_deadline)
+				c->line_deadline = now_ms() + s->opt.read_timeout_ms;
 			c->in_len += (size_t)n;
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (n == -ETIMEDOUT) {
 			reply_err(c, -ETIMEDOUT, NULL, 0, "%s",
 				  c->in_len ? "request line not finished in time" : "idle too long");
 			out_flush(c);
@@ -532,8 +660,9 @@ static void *conn_main(void *arg)
 	shutdown(c->fd, SHUT_RDWR);
 	pthread_mutex_lock(&s->lock);
 	s->nconns--;
-	pthread_mutex_unlock(&s->lock);
+	/* Under the lock: the per-uid counts read it there. */
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
 
@@ -583,6 +712,30 @@ static void refuse(int fd, const char *msg, size_t len)
 	close(fd);
 }
 
+/*
+ * Whether @uid may have one more connection now; under s->lock. Root may
+ * take every slot; other uids share all but root_reserve of them, each at
+ * most max_per_uid, so no local user can shut root (or everyone) out.
+ */
+static int may_connect(struct sysctl_socket *s, uid_t uid)
+{
+	unsigned others = 0, mine = 0;
+
+	if (s->nconns >= s->opt.max_clients)
+		return -EAGAIN;
+	if (uid == 0)
+		return 0;
+	for (const struct conn *c = s->conns; c; c = c->next) {
+		if (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+			continue;
+		others += c->who.uid != 0;
+		mine += c->who.uid == uid;
+	}
+	if (others >= s->opt.max_clients - s->opt.root_reserve)
+		return -EAGAIN;
+	return mine >= s->opt.max_per_uid ? -EUSERS : 0;
+}
+
 /* Return 0, or -errno when accept() itself failed. */
 static int accept_one(struct sysctl_socket *s)
 {
@@ -592,6 +745,7 @@ static int accept_one(struct sysctl_socket *s)
 	socklen_t clen = sizeof(cred);
 	struct conn *c;
 	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	int err;
 
 	if (fd < 0)
 		return -errno;
@@ -600,12 +754,20 @@ static int accept_one(struct sysctl_socket *s)
 		return 0;
 	}
 	pthread_mutex_lock(&s->lock);
-	if (s->nconns >= s->opt.max_clients) {
-		pthread_mutex_unlock(&s->lock);
+	err = may_connect(s, cred.uid);
+	pthread_mutex_unlock(&s->lock);
+	if (err == -EUSERS) {
+		char msg[64];
+		int n = snprintf(msg, sizeof(msg), "ERR 11 EAGAIN too many clients of uid %u\n",
+				 (unsigned)cred.uid);
+
+		refuse(fd, msg, (size_t)n);
+		return 0;
+	}
+	if (err) {
 		refuse(fd, busy, sizeof(busy) - 1);
 		return 0;
 	}
-	pthread_mutex_unlock(&s->lock);
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		refuse(fd, nomem, sizeof(nomem) - 1);
@@ -614,14 +776,6 @@ static int accept_one(struct sysctl_socket *s)
 	c->server = s;
 	c->fd = fd;
 	c->who = (struct sysctl_caller){ cred.uid, cred.gid, cred.pid };
-	c->rcvtimeo_ms = -2; /* unset */
-	{
-		/* A client that stops reading cannot hold a thread forever. */
-		int ms = s->opt.read_timeout_ms;
-		struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	}
 	pthread_mutex_lock(&s->lock);
 	s->nconns++;
 	if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
@@ -711,6 +865,16 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 		s->opt.idle_timeout_ms = 60000;
 	if (s->opt.max_clients == 0)
 		s->opt.max_clients = 64;
+	if (s->opt.root_reserve == 0)
+		s->opt.root_reserve = s->opt.max_clients / 4;
+	if (s->opt.root_reserve > s->opt.max_clients)
+		s->opt.root_reserve = s->opt.max_clients;
+	if (s->opt.max_per_uid == 0)
+		s->opt.max_per_uid = s->opt.max_clients / 4 ? s->opt.max_clients / 4 : 1;
+	if (s->opt.max_watch_per_uid == 0)
+		s->opt.max_watch_per_uid = s->opt.max_per_uid / 2 ? s->opt.max_per_uid / 2 : 1;
+	if (s->opt.watch_keepalive_ms <= 0)
+		s->opt.watch_keepalive_ms = 30000;
 	pthread_mutex_init(&s->lock, NULL);
 	s->path = strdup(path);
 	if (!s->path) {
