@@ -23,12 +23,17 @@ fi
 
 demo=$(mktemp -d /tmp/rcusysd-demo.XXXXXX)
 run=$demo/run
-# kernel.modprobe flips between two helper paths that differ in length and,
-# past the shared "$demo/", in every byte: a value stitched from both, or
-# mixed byte by byte, is neither, names no file, and runs nothing.
+# kernel.modprobe flips between two helper paths that differ in length and
+# in every byte but the leading '/': the second is written "////./...//" +
+# its real path, with '.' where the first has '/'. A value stitched from the
+# two, or mixed byte by byte, is neither, names no file, and runs nothing.
 path_a=$demo/a/modprobe
-path_b=$demo/BBBBBBBBBBBBBBBB/modprobe
-mkdir -p "$demo/a" "$demo/BBBBBBBBBBBBBBBB" "$run"
+path_b=/
+for ((i = 1; i < ${#path_a}; i++)); do
+	if [ "${path_a:i:1}" = / ]; then path_b+=.; else path_b+=/; fi
+done
+path_b+=${demo#/}/b/modprobe
+mkdir -p "$demo/a" "$demo/b" "$run"
 cp "$here/helpers/record-call" "$path_a"
 cp "$here/helpers/record-call" "$path_b"
 cp "$here/helpers/record-call" "$demo/a/core-handler"
@@ -86,8 +91,8 @@ done
 wait $clients
 answered=$(cat "$demo"/client-*.ok | awk '{ s += $1 } END { print s + 0 }')
 calls=$(grep -c ' -q -- net-pf-' "$demo/calls.log")
-via_a=$(grep -c "^$path_a -q -- net-pf-" "$demo/calls.log")
-via_b=$(grep -c "^$path_b -q -- net-pf-" "$demo/calls.log")
+via() { awk -v p="$1" '$1 == p && $2 == "-q" { n++ } END { print n + 0 }' "$demo/calls.log"; }
+via_a=$(via "$path_a") via_b=$(via "$path_b")
 torn=$((calls - via_a - via_b))
 echo "module requests answered OK: $answered of $((4 * requests)); helper runs: $calls (via $path_a: $via_a, via $path_b: $via_b)"
 echo "helper runs whose path was not one whole written value: $torn"
