@@ -6,8 +6,9 @@
  * show up. The two values differ in length and in every byte but the
  * leading '/' (see unlike()): a value stitched from both (the head of one
  * read, the tail of another) or mixed byte by byte is neither, names no
- * file, and shows as a failed call or a torn log line. Also the registered entries, defaults, error paths, and
- * coredump_record() writing files and feeding a pipe helper.
+ * file, and shows as a failed call or a torn log line. Also the registered
+ * entries, defaults, error paths, and coredump_record() writing files and
+ * feeding a pipe helper.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,7 +51,7 @@ static const char *helper(char side, const char *name)
  * @path (absolute) written so that, past the leading '/', it differs from
  * @avoid in every byte position and is longer: '/' where @avoid has
  * anything else, '.' where it has '/' (so "/./" and "//", both harmless),
- * then "/" and @path. tmpdir/b/x against tmpdir/a/x gives
+ * then @path itself. tmpdir/b/x against tmpdir/a/x gives
  * "///////.////..../tmp/...": a value stitched from the two at any offset,
  * or mixed byte by byte, is neither.
  */
@@ -220,7 +221,7 @@ static struct flip flip;
  * completed, so at least one call started and finished within it: both
  * values are surely used, with no timing involved. A churn alternates a and
  * b at every write, so that reads land on changes and a consumer that reads
- * the value twice, or through a shared buffer, stitches the two together.
+ * the value twice (a test, then a use) stitches the two together.
  */
 static void *flipper(void *arg)
 {
