@@ -5,12 +5,15 @@
 # crash records); one that did nothing prints "demo: FAIL: <scenario>: ..."
 # and the demo exits 1. Exit 77 (skip) when not root: the tunables, as in
 # /proc/sys, are writable by root only, so nothing could be shown.
+# DEMO_CRASH_ME=PATH runs PATH as the crashing program instead of
+# helpers/crash-me (the test suite points it at nothing: the demo must fail).
 set -u
 build=${1:?usage: demo.sh BUILD_DIR [REQUESTS]}
 requests=${2:-40}
 here=$(cd "$(dirname "$0")" && pwd)
 rcusysd=$build/tools/rcusysd/rcusysd
 rcusysctl=$build/tools/rcusysctl/rcusysctl
+crash_me=${DEMO_CRASH_ME:-$here/helpers/crash-me}
 . "$here/../tests/check.sh" # skip: exit 77, or a failure under CI=true as root
 
 [ "$(id -u)" = 0 ] || skip "demo: needs root: the tunables are writable by root only, as in /proc/sys"
@@ -109,28 +112,28 @@ errors_before=$write_errors
 write kernel.core_pattern 'core.%e.%p.%s'
 cli kernel.core_pattern
 "$rcusysd" --run-dir "$run" -e "RUN /bin/true" >/dev/null # exits normally: no record
-crash_pid=$("$rcusysd" --run-dir "$run" -e "RUN $here/helpers/crash-me SEGV" | sed -n 's/^OK //p')
-record=$run/core.crash-me.$crash_pid.11
+crash_pid=$("$rcusysd" --run-dir "$run" -e "RUN $crash_me SEGV" | sed -n 's/^OK //p')
+record=$run/core.$(basename "$crash_me").$crash_pid.11
 if [ -z "$crash_pid" ]; then
-	fail "$scenario" "rcusysd did not start $here/helpers/crash-me"
+	fail "$scenario" "rcusysd did not start $crash_me"
 elif wait_for test -s "$record"; then
 	echo "$(basename "$record"): $(cat "$record")"
 	grep -q "^crash: pid=$crash_pid .* signal=11 " "$record" ||
 		fail "$scenario" "$record does not describe a SIGSEGV of pid $crash_pid"
 else
-	fail "$scenario" "no record $record for crash-me's SIGSEGV"
+	fail "$scenario" "no record $record for $crash_me's SIGSEGV"
 fi
 write kernel.core_pattern "|$demo/a/core-handler --core %p %s"
 cli kernel.core_pattern
-crash_pid=$("$rcusysd" --run-dir "$run" -e "RUN $here/helpers/crash-me ABRT" | sed -n 's/^OK //p')
+crash_pid=$("$rcusysd" --run-dir "$run" -e "RUN $crash_me ABRT" | sed -n 's/^OK //p')
 piped() { grep -q "^$demo/a/core-handler $crash_pid 6: crash: pid=$crash_pid " "$demo/calls.log"; }
 if [ -z "$crash_pid" ]; then
-	fail "$scenario" "rcusysd did not start $here/helpers/crash-me"
+	fail "$scenario" "rcusysd did not start $crash_me"
 elif wait_for piped; then
 	grep '/core-handler ' "$demo/calls.log" | sed 's/^/piped: /'
 	calls=$((calls + 1))
 else
-	fail "$scenario" "the pipe helper got no record for crash-me's SIGABRT"
+	fail "$scenario" "the pipe helper got no record for $crash_me's SIGABRT"
 fi
 [ "$write_errors" = "$errors_before" ] || fail "$scenario" "a write of kernel.core_pattern failed"
 
