@@ -44,6 +44,9 @@ struct run {
 	pthread_barrier_t start;
 	struct reader_result res[MAX_READERS];
 	uint64_t writes;
+	/* writes so far, stored relaxed by the writer; own line, away from stop */
+	uint64_t writes_live __attribute__((aligned(64)));
+	uint64_t min_writes;    /* run at least until this many writes (--validate) */
 	double wall_s;
 	uint64_t pending_peak;  /* schemes with reset_peak/pending_peak only */
 };
@@ -72,7 +75,7 @@ struct scheme {
 };
 
 /* Schemes, in table order (schemes.c, rcu.c, flavor.c). */
-extern const struct scheme scheme_baseline, scheme_racy, scheme_mutex, scheme_rwlock,
+extern const struct scheme scheme_baseline, scheme_baseline_inplace, scheme_racy, scheme_mutex, scheme_rwlock,
 	scheme_seqlock, scheme_rcu_copy, scheme_rcu_inplace, scheme_rcu_dup,
 	scheme_bp_copy, scheme_memb_copy;
 

@@ -3,12 +3,16 @@
  * rcustring-bench: every scheme side by side in one run, then a write storm,
  * then one "summary NAME VALUE" line per figure for scripts.
  *
- *   rcustring-bench [--seconds S] [--readers N]
+ *   rcustring-bench [--seconds S] [--readers N] [--only TEXT] [--validate]
  *
- * --seconds: time per configuration (default 0.5).
- * --readers: run only N readers (scaling); by default N = 1 and N = 2.
- * --only:    run only the schemes whose name contains TEXT (for profiling);
- *            no write storm and no summary then.
+ * --seconds:  time per configuration (default 0.5; 0.1 with --validate).
+ * --readers:  run only N readers (scaling); by default N = 1 and N = 2.
+ * --only:     run only the schemes whose name contains TEXT (for profiling);
+ *             no write storm and no summary then.
+ * --validate: a check, not a measurement (the test suite's 'bench' suite):
+ *             every configuration runs until its writer wrote at least
+ *             twice, and the exit status is 1 if any scheme but "racy
+ *             in-place" had a torn read. No figures are judged.
  *
  * Configurations: readers x writer pause (1 us, 1 ms) x value size (24 B,
  * 200 B), each running every scheme. The ratio figures are taken at the
@@ -16,6 +20,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +30,9 @@
 #include "bench.h"
 
 static const struct scheme *const schemes[] = {
-	&scheme_baseline, &scheme_racy,        &scheme_mutex,    &scheme_rwlock,
-	&scheme_seqlock,  &scheme_rcu_copy,    &scheme_rcu_inplace,
-	&scheme_rcu_dup,  &scheme_bp_copy,     &scheme_memb_copy,
+	&scheme_baseline, &scheme_baseline_inplace, &scheme_racy,    &scheme_mutex,
+	&scheme_rwlock,   &scheme_seqlock,          &scheme_rcu_copy, &scheme_rcu_inplace,
+	&scheme_rcu_dup,  &scheme_bp_copy,          &scheme_memb_copy,
 };
 #define NSCHEMES (sizeof(schemes) / sizeof(schemes[0]))
 
@@ -45,6 +50,7 @@ struct result {
 	double cpu_ns;           /* per read */
 	double writes_per_s;
 	uint64_t torn;
+	uint64_t writes;
 	uint64_t pending_peak;
 };
 
@@ -52,12 +58,17 @@ static struct result results[NREADER_COUNTS][NPAUSES][NSIZES][NSCHEMES];
 
 static struct run run; /* large (per-reader results): not on the stack */
 
+/* --validate: each run waits for this many writes; 0: time alone */
+static uint64_t min_writes;
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rcustring-bench [--seconds S] [--readers N] [--only TEXT]\n"
-		   "  --seconds S  time per configuration (default 0.5)\n"
+	fprintf(f, "usage: rcustring-bench [--seconds S] [--readers N] [--only TEXT] [--validate]\n"
+		   "  --seconds S  time per configuration (default 0.5, 0.1 with --validate)\n"
 		   "  --readers N  run only N readers (default: 1, then 2)\n"
-		   "  --only TEXT  run only schemes whose name contains TEXT; no summary\n");
+		   "  --only TEXT  run only schemes whose name contains TEXT; no summary\n"
+		   "  --validate   check, not measure: exit 1 if any scheme but racy in-place\n"
+		   "               tore a read, each run lasting until two writes at least\n");
 }
 
 static void measure(const struct scheme *s, unsigned readers, long pause_ns, unsigned size_idx,
@@ -73,6 +84,7 @@ static void measure(const struct scheme *s, unsigned readers, long pause_ns, uns
 	run.len = sizes[size_idx];
 	run.pause_ns = pause_ns;
 	run.readers = readers;
+	run.min_writes = min_writes;
 	err = run_one(&run, seconds);
 	if (err) {
 		fprintf(stderr, "rcustring-bench: %s: %s\n", s->name, strerror(-err));
@@ -87,6 +99,7 @@ static void measure(const struct scheme *s, unsigned readers, long pause_ns, uns
 	out->cpu_ns = reads ? (double)cpu / (double)reads : 0;
 	out->writes_per_s = (double)run.writes / run.wall_s;
 	out->torn = torn;
+	out->writes = run.writes;
 	out->pending_peak = run.pending_peak;
 }
 
@@ -127,6 +140,30 @@ static const struct result *row(const struct result *group, const struct scheme 
 	return &group[scheme_index(s)];
 }
 
+/*
+ * --validate: no torn read but in the racy scheme, and the writer wrote
+ * both values at least (else a torn count of 0 proves nothing). Prints
+ * what failed; returns whether the run passed.
+ */
+static bool check_run(const struct scheme *s, const struct result *r, unsigned readers,
+		      long pause_ns, size_t size)
+{
+	bool ok = true;
+
+	if (s->write && r->writes < min_writes) {
+		printf("validate: FAIL %s (R=%u, pause %ld ns, %zu B): %llu writes, want %llu\n",
+		       s->name, readers, pause_ns, size, (unsigned long long)r->writes,
+		       (unsigned long long)min_writes);
+		ok = false;
+	}
+	if (s != &scheme_racy && r->torn) {
+		printf("validate: FAIL %s (R=%u, pause %ld ns, %zu B): %llu torn reads\n", s->name,
+		       readers, pause_ns, size, (unsigned long long)r->torn);
+		ok = false;
+	}
+	return ok;
+}
+
 /* One "summary NAME VALUE # comment" line; the first three fields are fixed. */
 static void summary_line(const char *name, double value, int decimals, const char *where,
 			 const char *what)
@@ -145,6 +182,7 @@ static void print_summary(const struct result *group, unsigned R, const struct r
 			  uint64_t torn_rcu, uint64_t torn_racy, uint64_t max_pending)
 {
 	const struct result *base = row(group, &scheme_baseline);
+	const struct result *base_inplace = row(group, &scheme_baseline_inplace);
 	const struct result *copy = row(group, &scheme_rcu_copy);
 	double rpr = copy->reads_per_reader;
 	char where[64], bound[64];
@@ -153,10 +191,10 @@ static void print_summary(const struct result *group, unsigned R, const struct r
 	snprintf(bound, sizeof(bound), "highest peak of old versions; bound %d",
 		 RCUSTRING_PENDING_MAX);
 	summary_line("copy_vs_baseline_cpu_ns", copy->cpu_ns / base->cpu_ns, 3, where,
-		     "rcustring copy / baseline");
+		     "rcustring copy / baseline copy");
 	summary_line("inplace_vs_baseline_cpu_ns",
-		     row(group, &scheme_rcu_inplace)->cpu_ns / base->cpu_ns, 3, where,
-		     "rcustring in-place / baseline");
+		     row(group, &scheme_rcu_inplace)->cpu_ns / base_inplace->cpu_ns, 3, where,
+		     "rcustring in-place / baseline in-place");
 	summary_line("vs_mutex_reads_per_reader", rpr / row(group, &scheme_mutex)->reads_per_reader,
 		     2, where, "rcustring copy / mutex");
 	summary_line("vs_rwlock_reads_per_reader", rpr / row(group, &scheme_rwlock)->reads_per_reader,
@@ -175,19 +213,22 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "readers", required_argument, NULL, 'r' },
 		{ "only", required_argument, NULL, 'o' },
+		{ "validate", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned reader_counts[NREADER_COUNTS] = { 1, 2 }, ncounts = 2, last;
-	double seconds = 0.5;
+	double seconds = 0;
 	const char *only = NULL;
+	bool validate = false;
+	unsigned bad = 0;
 	uint64_t torn_rcu = 0, torn_racy = 0, torn_other = 0, max_pending = 0;
 	struct rcustring_stats before, after;
 	struct result storm;
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:r:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:r:o:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			seconds = strtod(optarg, &end);
@@ -207,6 +248,9 @@ int main(int argc, char **argv)
 		case 'o':
 			only = optarg;
 			break;
+		case 'v':
+			validate = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -219,6 +263,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (seconds == 0)
+		seconds = validate ? 0.1 : 0.5;
+	if (validate)
+		min_writes = 2;
 
 	for (unsigned z = 0; z < NSIZES; z++)
 		for (unsigned v = 0; v < 2; v++)
@@ -241,6 +289,8 @@ int main(int argc, char **argv)
 					measure(schemes[k], reader_counts[ri], pauses_ns[p], z, seconds,
 						res);
 					print_row(schemes[k], res);
+					bad += validate && !check_run(schemes[k], res, reader_counts[ri],
+								      pauses_ns[p], sizes[z]);
 					if (schemes[k] == &scheme_racy)
 						torn_racy += res->torn;
 					else if (is_rcustring(schemes[k]))
@@ -270,6 +320,8 @@ int main(int argc, char **argv)
 	printf("  writes throttled (waited for a grace period): %llu; pending bound "
 	       "RCUSTRING_PENDING_MAX = %d\n",
 	       (unsigned long long)(after.throttled - before.throttled), RCUSTRING_PENDING_MAX);
+	bad += validate && !check_run(&scheme_rcu_copy, &storm, reader_counts[last], 0,
+				      sizes[NSIZES - 1]);
 	torn_rcu += storm.torn;
 	if (storm.pending_peak > max_pending)
 		max_pending = storm.pending_peak;
@@ -279,5 +331,11 @@ int main(int argc, char **argv)
 	       (unsigned long long)torn_other);
 	print_summary(results[last][NPAUSES - 1][NSIZES - 1], reader_counts[last], &storm,
 		      torn_rcu, torn_racy, max_pending);
+	if (validate) {
+		printf("validate: %s (torn reads allowed only in \"%s\")\n",
+		       bad ? "FAILED" : "every synchronized scheme read whole values",
+		       scheme_racy.name);
+		return bad ? 1 : 0;
+	}
 	return 0;
 }

@@ -41,6 +41,7 @@ static void *writer_main(void *arg)
 				strerror(-err));
 			exit(1);
 		}
+		__atomic_store_n(&r->writes_live, n, __ATOMIC_RELAXED);
 		if (r->pause_ns)
 			nanosleep(&pause, NULL);
 	}
@@ -70,6 +71,7 @@ int run_one(struct run *r, double seconds)
 		s->reset_peak();
 	r->stop = 0;
 	r->writes = 0;
+	r->writes_live = 0;
 	pthread_barrier_init(&r->start, NULL, r->readers + has_writer + 1);
 	for (; started < r->readers; started++) {
 		args[started] = (struct reader_arg){ .run = r, .res = &r->res[started] };
@@ -85,6 +87,15 @@ int run_one(struct run *r, double seconds)
 	pthread_barrier_wait(&r->start);
 	t0 = now_s();
 	nanosleep(&span, NULL);
+	/*
+	 * --validate: a torn count of 0 means nothing unless values changed
+	 * under the readers, so run on until the writer has written
+	 * min_writes values, however busy the machine (60 s: a hang guard).
+	 */
+	for (int ms = 0; has_writer && ms < 60000 &&
+			 __atomic_load_n(&r->writes_live, __ATOMIC_RELAXED) < r->min_writes;
+	     ms++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
 	r->wall_s = now_s() - t0;
 	for (unsigned i = 0; i < started; i++)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The schemes rcustring is measured against: no synchronization at all (the
- * baseline, with no writer), an array overwritten in place like the kernel's
+ * two baselines, copy and in place, with no writer), an array overwritten in place like the kernel's
  * proc_dostring (racy), a mutex, a rwlock and a seqlock.
  */
 #include <errno.h>
@@ -62,10 +62,33 @@ static int baseline_setup(struct run *r)
 }
 
 const struct scheme scheme_baseline = {
-	.name = "baseline (no writer)",
+	.name = "baseline copy",
 	.setup = baseline_setup,
 	.teardown = shared_free,
 	.reader = baseline_reader,
+};
+
+/*
+ * In-place baseline: the in-place reader's check (three loads on the value)
+ * through a plain pointer nobody writes, loaded relaxed each time. What
+ * rcustring in-place adds on top of it is its read-side section and
+ * rcustring_dereference(): the in-place ratio divides by this, not by a copy.
+ */
+static bool baseline_inplace_read(void *state, size_t len, char *buf)
+{
+	struct shared *sh = state;
+	const char *p = __atomic_load_n(&sh->src, __ATOMIC_RELAXED);
+
+	(void)buf;
+	return value_torn(p, len);
+}
+DEFINE_READER(baseline_inplace_reader, baseline_inplace_read)
+
+const struct scheme scheme_baseline_inplace = {
+	.name = "baseline in-place",
+	.setup = baseline_setup,
+	.teardown = shared_free,
+	.reader = baseline_inplace_reader,
 };
 
 /*

@@ -3,8 +3,12 @@
  * helpers/record.c (argv, environment, stdin) through two symlinks a/NAME
  * and b/NAME, while another thread rewrites the tunable between the two
  * whole values; every logged run must match one whole value, and both must
- * show up. Also the registered entries, defaults, error paths, and
- * coredump_record() writing files and feeding a pipe helper.
+ * show up. The two values differ in length and in every byte but the
+ * leading '/' (see unlike()): a value stitched from both (the head of one
+ * read, the tail of another) or mixed byte by byte is neither, names no
+ * file, and shows as a failed call or a torn log line. Also the registered
+ * entries, defaults, error paths, and coredump_record() writing files and
+ * feeding a pipe helper.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +30,7 @@
 #include "../umh_wait.h"
 
 #define WORKERS 3
-#define CALLS 12 /* per worker */
+#define CALLS 20 /* per worker */
 
 static char tmpdir[] = "/tmp/subsys-test-XXXXXX";
 static char logpath[300];
@@ -41,6 +45,44 @@ static const char *helper(char side, const char *name)
 
 	snprintf(p, sizeof(buf[0]), "%s/%c/%s", tmpdir, side, name);
 	return p;
+}
+
+/*
+ * @path (absolute) written so that, past the leading '/', it differs from
+ * @avoid in every byte position and is longer: '/' where @avoid has
+ * anything else, '.' where it has '/' (so "/./" and "//", both harmless),
+ * then @path itself. tmpdir/b/x against tmpdir/a/x gives
+ * "///////.////..../tmp/...": a value stitched from the two at any offset,
+ * or mixed byte by byte, is neither.
+ */
+static const char *unlike(const char *avoid, const char *path)
+{
+	static char buf[4][300];
+	static int next;
+	char *p = buf[next++ % 4];
+	size_t i, n = strlen(avoid);
+
+	assert_true(n + strlen(path) + 1 < sizeof(buf[0]));
+	p[0] = '/';
+	for (i = 1; i < n; i++)
+		p[i] = avoid[i] == '/' ? '.' : '/';
+	snprintf(p + (n ? n : 1), sizeof(buf[0]) - n - 1, "%s", path);
+	return p;
+}
+
+/*
+ * Fails unless the two values flipped differ in length and in every byte
+ * position but a leading '/' (a path's first byte is always one): the tear
+ * checks below rely on it.
+ */
+static void assert_distinct(const char *a, const char *b)
+{
+	size_t i, la = strlen(a), lb = strlen(b);
+
+	assert_true(la != lb);
+	for (i = a[0] == '/' ? 1 : 0; i < la && i < lb; i++)
+		if (a[i] == b[i])
+			fail_msg("\"%s\" and \"%s\" share byte %zu", a, b, i);
 }
 
 /* "" is written as "\n": a write of 0 bytes changes nothing, as in /proc */
@@ -173,27 +215,33 @@ struct flip {
 static struct flip flip;
 
 /*
- * Flips between a and b; before each flip it waits until WORKERS + 1 calls
- * completed since the last one, so at least one call started after the
- * flip and finished before the next: both values are surely used. While it
- * waits it rewrites the current value (a new buffer each time, the old one
- * retired under the readers).
+ * Writes the tunable in phases of WORKERS + 1 completed calls each: hold a,
+ * churn, hold b, churn. A hold writes one value over and over (a new buffer
+ * each time, the old one retired under the readers) until WORKERS + 1 calls
+ * completed, so at least one call started and finished within it: both
+ * values are surely used, with no timing involved. A churn alternates a and
+ * b at every write, so that reads land on changes and a consumer that reads
+ * the value twice (a test, then a use) stitches the two together.
  */
 static void *flipper(void *arg)
 {
-	unsigned long n = 1;
+	unsigned long phase = 0, writes = 0;
 	int mark = 0;
 
 	(void)arg;
 	while (!atomic_load(&flip.stop)) {
-		bool next = atomic_load(&flip.done) >= mark + WORKERS + 1;
 		const char *v;
 
-		if (next) {
-			n++;
+		if (atomic_load(&flip.done) >= mark + WORKERS + 1) {
+			phase++;
 			mark = atomic_load(&flip.done);
 		}
-		v = n % 2 ? flip.a : flip.b;
+		switch (phase % 4) {
+		case 0: v = flip.a; break;
+		case 2: v = flip.b; break;
+		default: v = writes % 2 ? flip.a : flip.b; break;
+		}
+		writes++;
 		if (!*v)
 			v = "\n";
 		if (sysctl_set(tree, flip.path, v, strlen(v), NULL))
@@ -315,12 +363,14 @@ static int call_kmod(int w, int i)
 
 static void test_kmod_flipped(void **state)
 {
+	const char *pa = helper('a', "modprobe"), *pb = unlike(pa, helper('b', "modprobe"));
 	char a[600], b[600];
 
 	(void)state;
-	snprintf(a, sizeof(a), "%s\t-q\t--\tfs-dummy\t|\t" KMOD_ENV "\t|\t", helper('a', "modprobe"));
-	snprintf(b, sizeof(b), "%s\t-q\t--\tfs-dummy\t|\t" KMOD_ENV "\t|\t", helper('b', "modprobe"));
-	run_flipped("kernel.modprobe", helper('a', "modprobe"), helper('b', "modprobe"), call_kmod);
+	snprintf(a, sizeof(a), "%s\t-q\t--\tfs-dummy\t|\t" KMOD_ENV "\t|\t", pa);
+	snprintf(b, sizeof(b), "%s\t-q\t--\tfs-dummy\t|\t" KMOD_ENV "\t|\t", pb);
+	assert_distinct(pa, pb);
+	run_flipped("kernel.modprobe", pa, pb, call_kmod);
 	check_log(a, b, WORKERS * CALLS, true);
 }
 
@@ -377,13 +427,17 @@ static int call_poweroff(int w, int i)
 static void test_reboot_flipped(void **state)
 {
 	char cmd_a[400], cmd_b[400], a[600], b[600];
+	const char *pb;
 
 	(void)state;
 	/* whole command lines: the split must come from one value */
 	snprintf(cmd_a, sizeof(cmd_a), "  %s -h now", helper('a', "poweroff"));
-	snprintf(cmd_b, sizeof(cmd_b), "%s\t--poweroff ", helper('b', "poweroff"));
+	/* one more blank, so that the two paths' leading '/' do not line up */
+	pb = unlike(cmd_a + 3, helper('b', "poweroff"));
+	snprintf(cmd_b, sizeof(cmd_b), "\t\t\t%s\t--poweroff ", pb);
+	assert_distinct(cmd_a, cmd_b);
 	snprintf(a, sizeof(a), "%s\t-h\tnow\t|\t" REBOOT_ENV "\t|\t", helper('a', "poweroff"));
-	snprintf(b, sizeof(b), "%s\t--poweroff\t|\t" REBOOT_ENV "\t|\t", helper('b', "poweroff"));
+	snprintf(b, sizeof(b), "%s\t--poweroff\t|\t" REBOOT_ENV "\t|\t", pb);
 	run_flipped("kernel.poweroff_cmd", cmd_a, cmd_b, call_poweroff);
 	check_log(a, b, WORKERS * CALLS, true);
 }
@@ -432,12 +486,14 @@ static int call_uevent(int w, int i)
 
 static void test_uevent_flipped(void **state)
 {
+	const char *pa = helper('a', "hotplug"), *pb = unlike(pa, helper('b', "hotplug"));
 	char a[600], b[600];
 
 	(void)state;
-	snprintf(a, sizeof(a), "%s\tblock\t|\t" UEVENT_ENV "\t|\t", helper('a', "hotplug"));
-	snprintf(b, sizeof(b), "%s\tblock\t|\t" UEVENT_ENV "\t|\t", helper('b', "hotplug"));
-	run_flipped("kernel.hotplug", helper('a', "hotplug"), helper('b', "hotplug"), call_uevent);
+	snprintf(a, sizeof(a), "%s\tblock\t|\t" UEVENT_ENV "\t|\t", pa);
+	snprintf(b, sizeof(b), "%s\tblock\t|\t" UEVENT_ENV "\t|\t", pb);
+	assert_distinct(pa, pb);
+	run_flipped("kernel.hotplug", pa, pb, call_uevent);
 	check_log(a, b, WORKERS * CALLS, true);
 }
 
@@ -503,15 +559,14 @@ static int call_ocfs2(int w, int i)
 
 static void test_ocfs2_flipped(void **state)
 {
+	const char *pa = helper('a', "hb_ctl"), *pb = unlike(pa, helper('b', "hb_ctl"));
 	char a[600], b[600];
 
 	(void)state;
-	snprintf(a, sizeof(a), "%s\t-K\t-u\t0123456789ABCDEF\t|\t" OCFS2_ENV "\t|\t",
-		 helper('a', "hb_ctl"));
-	snprintf(b, sizeof(b), "%s\t-K\t-u\t0123456789ABCDEF\t|\t" OCFS2_ENV "\t|\t",
-		 helper('b', "hb_ctl"));
-	run_flipped("fs.ocfs2.nm.hb_ctl_path", helper('a', "hb_ctl"), helper('b', "hb_ctl"),
-		    call_ocfs2);
+	snprintf(a, sizeof(a), "%s\t-K\t-u\t0123456789ABCDEF\t|\t" OCFS2_ENV "\t|\t", pa);
+	snprintf(b, sizeof(b), "%s\t-K\t-u\t0123456789ABCDEF\t|\t" OCFS2_ENV "\t|\t", pb);
+	assert_distinct(pa, pb);
+	run_flipped("fs.ocfs2.nm.hb_ctl_path", pa, pb, call_ocfs2);
 	check_log(a, b, WORKERS * CALLS, true);
 }
 
@@ -617,13 +672,17 @@ static int call_core(int w, int i)
 static void test_coredump_pipe_flipped(void **state)
 {
 	char pa[128], pb[128], a[600], b[600];
+	const char *hb;
 
 	(void)state;
-	snprintf(pa, sizeof(pa), "|%s %%p %%e", helper('a', "core"));
-	snprintf(pb, sizeof(pb), "| %s %%s  %%E x", helper('b', "core"));
+	snprintf(pa, sizeof(pa), "| %s %%p %%e", helper('a', "core"));
+	hb = unlike(pa + 3, helper('b', "core"));
+	assert_true(strlen(hb) + 13 < sizeof(pb)); /* the pattern's maxlen */
+	snprintf(pb, sizeof(pb), "|\t\t%s %%s  %%E x", hb);
+	assert_distinct(pa + 1, pb + 1); /* both start with the '|' */
 	/* an empty environment, the record on stdin */
 	snprintf(a, sizeof(a), "%s\t4321\tmy prog\t|\t|\t%s", helper('a', "core"), record);
-	snprintf(b, sizeof(b), "%s\t6\t!opt!my prog\tx\t|\t|\t%s", helper('b', "core"), record);
+	snprintf(b, sizeof(b), "%s\t6\t!opt!my prog\tx\t|\t|\t%s", hb, record);
 	set("kernel.core_uses_pid", "1"); /* never for a pipe */
 	run_flipped("kernel.core_pattern", pa, pb, call_core);
 	check_log(a, b, WORKERS * CALLS, true);

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# tests/summarize and check.sh's skip on made-up Meson logs: a cmocka skip
+# inside a passing test is a skip, exit 77 is a skip, and under CI=true as
+# root a skip for lack of root/FUSE is a failure.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/check.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+python3 - "$tmp/log.json" <<'PY'
+import json, sys
+runs = [
+    {"name": "t / all-ok", "result": "OK",
+     "stdout": "[ RUN      ] a\n[       OK ] a\n", "stderr": "[  PASSED  ] 1 test(s).\n"},
+    {"name": "t / case-skip", "result": "OK",
+     "stdout": "[ RUN      ] a\n[       OK ] a\n[ RUN      ] b\nskipped under valgrind\n"
+               "[  SKIPPED ] b\n",
+     "stderr": "[  PASSED  ] 1 test(s).\n[  SKIPPED ] 1 test(s), listed below:\n"
+               "[  SKIPPED ] b\n\n 1 SKIPPED TEST(S)\n"},
+    {"name": "t / exit-77", "result": "SKIP", "stdout": "SKIP: /dev/fuse is missing\n"},
+    {"name": "t / root-case", "result": "OK",
+     "stdout": "[ RUN      ] c\nskipped: not root, cannot become another user\n[  SKIPPED ] c\n"},
+    {"name": "t / broken", "result": "FAIL", "stdout": "boom\n"},
+]
+with open(sys.argv[1], "w") as f:
+    for r in runs:
+        f.write(json.dumps(r) + "\n")
+PY
+
+summ() { env "$@" "$here/summarize" "$tmp/log.json" | tail -n 1; }
+check "plain: cmocka and exit-77 skips are skips" "check: 1 passed, 1 failed, 3 skipped" \
+	"$(summ CI=)"
+"$here/summarize" "$tmp/log.json" >/dev/null
+check "plain: a failure makes summarize fail" 1 $?
+check "the skips are listed with their reasons" \
+	"skipped: t / case-skip: b (skipped under valgrind)
+skipped: t / exit-77: /dev/fuse is missing
+skipped: t / root-case: c (skipped: not root, cannot become another user)" \
+	"$(CI= "$here/summarize" "$tmp/log.json" | grep '^skipped:')"
+if [ "$(id -u)" = 0 ]; then
+	# The valgrind skip is not for lack of root/FUSE: still a skip.
+	check "CI as root: root/FUSE skips fail" "check: 1 passed, 3 failed, 1 skipped" \
+		"$(summ CI=true)"
+	out=$(CI=true bash -c ". '$here/check.sh'; skip /dev/fuse is missing"; echo "rc=$?")
+	check "CI as root: check.sh's skip fails" "FAIL: would skip (/dev/fuse is missing), but CI=true as root must run this test
+rc=1" "$out"
+fi
+out=$(CI= bash -c ". '$here/check.sh'; skip /dev/fuse is missing"; echo "rc=$?")
+check "check.sh's skip exits 77" "SKIP: /dev/fuse is missing
+rc=77" "$out"
+finish summarize
