@@ -133,29 +133,39 @@ static int values_differ_everywhere(void)
 }
 
 /*
- * An in-place read. A lingering one holds on to its value while writers
- * replace it many times (readers may take their time in a section) and
- * checks it again and again, so that a value freed under a reader, and
- * poisoned by debug builds, shows as torn rather than as the intact bytes
- * a free leaves behind. Bounded: with a working read lock the writers soon
- * stall on the backlog and the generation stops moving.
+ * An in-place read, checked twice. A lingering one holds on to its value
+ * while writers replace it (readers may take their time in a section) and
+ * checks it again and again, until more buffers have been freed than were
+ * pending when it entered: that can only happen if versions retired during
+ * its section were freed, its own value among the first of them (frees run
+ * in the order of retirement). Then one more check sees the poison debug
+ * builds write, or the allocator's reuse, as a torn read. With a working
+ * read lock that never happens, and the linger ends after a bounded number
+ * of checks or when the writers are done.
  */
 static int read_in_place(long *k, int linger)
 {
+	struct rcustring_stats entry, now;
+	int more = linger ? 1000000 : 1, w;
 	const char *p;
-	uint64_t gen;
 	long k2;
-	int w;
 
 	rcustring_read_lock();
-	gen = rcustring_generation(&var);
+	if (linger)
+		rcustring_get_stats(&entry);
 	p = rcustring_dereference(&var);
 	w = check_value(p, k);
-	for (int again = 0; w >= 0 && again < (linger ? 100000 : 1) &&
-			    rcustring_generation(&var) - gen < (linger ? 8192 : 1u << 31);
-	     again++)
+	for (int again = 0; w >= 0 && again < more; again++) {
 		if (check_value(p, &k2) != w || k2 != *k)
 			w = -1;
+		if (linger && again % 64 == 0) {
+			if (__atomic_load_n(&writers_done, __ATOMIC_ACQUIRE))
+				break; /* no writer left to free it */
+			rcustring_get_stats(&now);
+			if (now.freed - entry.freed > entry.pending + 1 && more > again + 2)
+				more = again + 2; /* one more check, then leave */
+		}
+	}
 	rcustring_read_unlock();
 	return w;
 }
