@@ -48,8 +48,8 @@ extern "C" {
 /*
  * Library-wide bounds on old versions waiting for a grace period, in
  * versions and in bytes. Each version counts as its allocation: the value's
- * length + 1 (maxlen for a value written through the edit form) plus a
- * header of at most RCUSTRING_BUF_OVERHEAD bytes. A writer reserves room
+ * length + 1 (the edit form's maxlen copy is shrunk to that at commit) plus
+ * a header of at most RCUSTRING_BUF_OVERHEAD bytes. A writer reserves room
  * for the version it replaces (maxlen + RCUSTRING_BUF_OVERHEAD, the most it
  * can be) before it publishes; when that does not fit it first waits until
  * every queued free has run (rcu_barrier). So a write storm, even with a
@@ -150,8 +150,8 @@ RCUSTRING_API int rcustring_reset(struct rcustring *s);
  * Edit form: the writer gets a private copy of the current value to modify
  * in place, then publishes it or throws it away. Between begin and
  * commit/abort the writer lock of the variable is held. The copy has maxlen
- * bytes, and begin takes the backlog room for the version commit will
- * replace, so commit never waits.
+ * bytes (commit shrinks it to the value's length + 1), and begin takes the
+ * backlog room for the version commit will replace, so commit never waits.
  */
 struct rcustring_edit {
 	struct rcustring *s;

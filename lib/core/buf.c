@@ -79,6 +79,19 @@ char *rcs_buf_alloc(size_t capacity)
 	return b->str;
 }
 
+char *rcs_buf_shrink(char *str, size_t capacity)
+{
+	struct rcs_buf *b = buf_of(str), *shrunk;
+
+	if (capacity >= b->capacity)
+		return str;
+	shrunk = realloc(b, sizeof(*b) + capacity);
+	if (!shrunk)
+		return str; /* still a valid, larger buffer */
+	shrunk->capacity = capacity;
+	return shrunk->str;
+}
+
 static void buf_release(struct rcs_buf *b)
 {
 	if (RCS_POISON_ON_FREE)

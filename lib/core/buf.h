@@ -18,6 +18,13 @@
 /* Allocate a buffer of @capacity bytes; returns its string or NULL. */
 char *rcs_buf_alloc(size_t capacity);
 
+/*
+ * Shrink an unpublished buffer to @capacity bytes (its contents must fit);
+ * returns the string, moved or not. Keeps the buffer as it is if the
+ * allocator cannot shrink it.
+ */
+char *rcs_buf_shrink(char *str, size_t capacity);
+
 /* Bytes a buffer of @capacity counts for in the backlog (header included). */
 size_t rcs_buf_size(size_t capacity);
 

@@ -190,7 +190,11 @@ int rcustring_edit_commit(struct rcustring_edit *e)
 		rcustring_edit_abort(e);
 		return -EMSGSIZE;
 	}
-	old = publish_locked(s, e->buf);
+	/*
+	 * The copy had maxlen bytes to edit in; the published version keeps
+	 * what the value needs, as rcustring_set() would allocate.
+	 */
+	old = publish_locked(s, rcs_buf_shrink(e->buf, strlen(e->buf) + 1));
 	edit_end(e);
 	retire_reserved(s, old, write_reservation(s));
 	return 0;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "rcustring/rcustring.h"
+#include "rcustring/compat.h"
 #include "../failmalloc.h"
 
 static struct rcustring global_var = RCUSTRING_INITIALIZER(16, "static-default");
@@ -317,6 +318,61 @@ static void test_set_allocates_value_size(void **state)
 	rcustring_barrier();
 }
 
+/* Bytes the backlog holds for the version @write retires (inside a section). */
+static uint64_t retired_bytes(struct rcustring *s, int (*write)(struct rcustring *))
+{
+	struct rcustring_stats before, after;
+	int err;
+
+	rcustring_barrier();
+	rcustring_read_lock(); /* holds the grace period: the version stays pending */
+	rcustring_get_stats(&before);
+	err = write(s);
+	rcustring_get_stats(&after);
+	rcustring_read_unlock();
+	rcustring_barrier();
+	assert_int_equal(err, 0);
+	return after.pending_bytes - before.pending_bytes;
+}
+
+static int write_x(struct rcustring *s)
+{
+	return rcustring_set(s, "x");
+}
+
+static int edit_abc(struct rcustring *s)
+{
+	struct rcustring_edit e;
+	int err = rcustring_edit_begin(s, &e);
+
+	if (err)
+		return err;
+	strcpy(e.buf, "abc");
+	return rcustring_edit_commit(&e);
+}
+
+/*
+ * The backlog counts a retired version at what the value needs, whether it
+ * was written by set or through the edit form (whose maxlen copy is shrunk
+ * at commit), not at maxlen.
+ */
+static void test_retired_version_bytes(void **state)
+{
+	struct rcustring s;
+	uint64_t bytes;
+
+	(void)state;
+	assert_int_equal(rcustring_init(&s, 65536, "d"), 0);
+	assert_int_equal(rcustring_set(&s, "abc"), 0);
+	bytes = retired_bytes(&s, edit_abc); /* retires set's "abc" */
+	assert_true(bytes >= 4 && bytes <= 4 + RCUSTRING_BUF_OVERHEAD);
+	bytes = retired_bytes(&s, write_x); /* retires the edit form's "abc" */
+	assert_true(bytes >= 4 && bytes <= 4 + RCUSTRING_BUF_OVERHEAD);
+	read_is(&s, "x");
+	rcustring_destroy(&s);
+	rcustring_barrier();
+}
+
 struct gp_waiter {
 	struct rcustring *s;
 	int set_err, sync_err;
@@ -401,6 +457,8 @@ static void big_value(char *buf, long k)
 
 struct inside_writer {
 	struct rcustring *s;
+	struct rcustring *other; /* destroyed inside the section */
+	char *compat;            /* freed inside the section */
 	long writes;        /* successful writes inside the section */
 	int set_err, reset_err, edit_err;
 	int kept;           /* value and generation unchanged by the refusals */
@@ -434,6 +492,9 @@ static void *write_inside_section(void *arg)
 		rcustring_edit_abort(&e);
 	w->kept = strcmp(rcustring_dereference(w->s), value) == 0 &&
 		  rcustring_generation(w->s) == gen && gen == (uint64_t)w->writes;
+	/* These cannot fail: they queue beyond the bound rather than spin. */
+	rcustring_destroy(w->other);
+	free_rcu_string(w->compat);
 	rcustring_read_unlock();
 	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -447,17 +508,25 @@ static void *write_inside_section(void *arg)
 static void test_write_in_section_full_backlog(void **state)
 {
 	struct rcustring_stats before, after;
+	static char value[BIG_MAXLEN];
+	struct rcustring s, other;
 	struct inside_writer w;
 	struct rcustring_edit e;
-	struct rcustring s;
 	pthread_t t;
 
 	(void)state;
 	rcustring_barrier();
 	rcustring_get_stats(&before);
 	assert_int_equal(rcustring_init(&s, BIG_MAXLEN, "d"), 0);
+	/* As big as what the refused writes needed: they cannot fit either. */
+	assert_int_equal(rcustring_init(&other, BIG_MAXLEN, "d"), 0);
+	big_value(value, 0);
+	assert_int_equal(rcustring_set(&other, value), 0);
 	memset(&w, 0, sizeof(w));
 	w.s = &s;
+	w.other = &other;
+	w.compat = alloc_rcu_string(BIG_MAXLEN);
+	assert_non_null(w.compat);
 	assert_int_equal(pthread_create(&t, NULL, write_inside_section, &w), 0);
 	if (!wait_flag(&w.done, 60)) {
 		/* The writer spins inside its section: nothing later can run. */
@@ -472,7 +541,8 @@ static void test_write_in_section_full_backlog(void **state)
 	assert_true(w.writes > 0);
 	rcustring_get_stats(&after);
 	assert_int_equal(after.refused - before.refused, 3);
-	assert_int_equal(after.overflowed, before.overflowed);
+	assert_int_equal(after.overflowed - before.overflowed, 2);
+	read_is(&other, "d");
 	/* Outside the section the same write waits for room and succeeds. */
 	assert_int_equal(rcustring_set(&s, "after"), 0);
 	read_is(&s, "after");
@@ -638,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_reader_keeps_old_version),
 		cmocka_unit_test(test_stats_balance),
 		cmocka_unit_test(test_set_allocates_value_size),
+		cmocka_unit_test(test_retired_version_bytes),
 		cmocka_unit_test(test_reader_holds_grace_period),
 		cmocka_unit_test(test_synchronize_in_section),
 		cmocka_unit_test(test_write_in_section_full_backlog),
