@@ -255,7 +255,8 @@ RCUSTRING_API void rcustring_barrier(void);
  * rcustring_synchronize - wait for a grace period
  *
  * Returns once every read-side section that was running when it was called
- * has ended; a value retired before the call may have been freed by then.
+ * has ended: no reader can still hold a value retired before the call
+ * (its free may still be queued; rcustring_barrier() waits for that).
  * Return: 0, or -EDEADLK inside a read-side section (the grace period would
  * wait for the caller).
  */
