@@ -528,7 +528,7 @@ static void test_write_in_section_full_backlog(void **state)
 	w.compat = alloc_rcu_string(BIG_MAXLEN);
 	assert_non_null(w.compat);
 	assert_int_equal(pthread_create(&t, NULL, write_inside_section, &w), 0);
-	if (!wait_flag(&w.done, 60)) {
+	if (!wait_flag(&w.done, 20)) {
 		/* The writer spins inside its section: nothing later can run. */
 		fprintf(stderr, "FAIL: a write inside a read-side section never returned\n");
 		_exit(1);
