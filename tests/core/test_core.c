@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -289,12 +290,18 @@ static void test_stats_balance(void **state)
 /* Hang guard: wait up to @seconds for *flag to become nonzero. */
 static int wait_flag(const int *flag, int seconds)
 {
-	for (long i = 0; i < seconds * 1000L; i++) {
-		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
-			return 1;
+	struct timespec now;
+	time_t end;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	end = now.tv_sec + seconds;
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec >= end)
+			return 0;
 		usleep(1000);
 	}
-	return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+	return 1;
 }
 
 /* A write allocates what the value needs, not the variable's maxlen. */
