@@ -1,7 +1,8 @@
 /*
  * Link-time fault injection: tests linked with -Wl,--wrap=malloc fail the
- * Nth malloc after failmalloc_arm(N) (1 = the next one). Include once per
- * test program.
+ * Nth malloc after failmalloc_arm(N) (1 = the next one). While armed it also
+ * sums the bytes requested, so failmalloc_arm(LONG_MAX) measures what a call
+ * allocates without failing it. Include once per test program.
  */
 #ifndef RCUSTRING_TESTS_FAILMALLOC_H
 #define RCUSTRING_TESTS_FAILMALLOC_H
@@ -12,12 +13,14 @@ void *__real_malloc(size_t size);
 
 static __thread long failmalloc_countdown; /* 0: disarmed */
 static __thread long failmalloc_calls;     /* mallocs seen while armed */
+static __thread size_t failmalloc_requested; /* bytes they asked for */
 
 void *__wrap_malloc(size_t size);
 void *__wrap_malloc(size_t size)
 {
 	if (failmalloc_countdown > 0) {
 		failmalloc_calls++;
+		failmalloc_requested += size;
 		if (--failmalloc_countdown == 0)
 			return NULL;
 	}
@@ -27,6 +30,7 @@ void *__wrap_malloc(size_t size)
 static inline void failmalloc_arm(long nth)
 {
 	failmalloc_calls = 0;
+	failmalloc_requested = 0;
 	failmalloc_countdown = nth;
 }
 

@@ -28,7 +28,9 @@ RCUSTRING_API char *alloc_rcu_string(int size);
  *
  * @str must come from alloc_rcu_string(); a static default must never be
  * passed here (the caller knows which one it published). NULL is ignored.
- * Must not be called inside a read-side section.
+ * Waits for a grace period when the backlog of old versions is full; inside
+ * a read-side section it cannot, and queues @str beyond the bound instead
+ * (counted in struct rcustring_stats' overflowed).
  */
 RCUSTRING_API void free_rcu_string(const char *str);
 

@@ -26,6 +26,10 @@
  *              nothing is truncated, the old value stays
  *   -ERANGE    a caller buffer is too small for the current value
  *   -ENOMEM    allocation failed; the old value stays
+ *   -EDEADLK   a write inside a read-side section found the backlog of old
+ *              versions full: making room means waiting for a grace period,
+ *              which cannot end while the caller is inside a section. The
+ *              old value stays; retry after rcustring_read_unlock().
  */
 #ifndef RCUSTRING_RCUSTRING_H
 #define RCUSTRING_RCUSTRING_H
@@ -42,12 +46,35 @@ extern "C" {
 #define RCUSTRING_API __attribute__((visibility("default")))
 
 /*
- * Library-wide bound on old versions waiting for a grace period. A writer
- * that would exceed it first waits until every queued free has run
- * (rcu_barrier), so a write storm cannot grow memory without bound: at most
- * RCUSTRING_PENDING_MAX * (maxlen + 32) bytes of old versions are held.
+ * Library-wide bounds on old versions waiting for a grace period, in
+ * versions and in bytes. Each version counts as its allocation: the value's
+ * length + 1 (the edit form's maxlen copy is shrunk to that at commit) plus
+ * a header of at most RCUSTRING_BUF_OVERHEAD bytes. A writer reserves room
+ * for the version it replaces (maxlen + RCUSTRING_BUF_OVERHEAD, the most it
+ * can be) before it publishes; when that does not fit it first waits until
+ * every queued free has run (rcu_barrier). So a write storm, even with a
+ * reader stalling grace periods, holds at most
+ *   min(RCUSTRING_PENDING_MAX * (largest maxlen + RCUSTRING_BUF_OVERHEAD),
+ *       RCUSTRING_PENDING_BYTES_MAX)
+ * bytes of old versions (malloc's own per-block overhead on top), with two
+ * exceptions, both visible in struct rcustring_stats: a single version
+ * larger than RCUSTRING_PENDING_BYTES_MAX is let in when nothing else is
+ * pending, and rcustring_destroy() or free_rcu_string() called inside a
+ * read-side section on a full backlog (they cannot wait, nor fail) queue
+ * their version beyond the bound (counted in overflowed).
  */
 #define RCUSTRING_PENDING_MAX 16384
+#define RCUSTRING_PENDING_BYTES_MAX (4u << 20)
+#define RCUSTRING_BUF_OVERHEAD 32
+
+/*
+ * Builds without NDEBUG (debug, debugoptimized) and sanitizer builds fill a
+ * value's bytes, NUL included, with this byte just before freeing it, so a
+ * reader that uses a value after its grace period reads garbage with no
+ * terminator instead of the intact old bytes. Never part of a valid value
+ * in the tests.
+ */
+#define RCUSTRING_POISON 0xff
 
 struct rcustring {
 	char *value;                /* published value, RCU-protected, never NULL */
@@ -85,7 +112,9 @@ RCUSTRING_API int rcustring_init(struct rcustring *s, size_t maxlen, const char 
  *
  * Call when no writer can run any more. Readers still inside a read-side
  * section stay safe: the value is freed after a grace period. The variable
- * reads as its static default afterwards.
+ * reads as its static default afterwards. Waits when the backlog is full;
+ * called inside a read-side section it cannot, and queues the value beyond
+ * the bound (stats.overflowed).
  */
 RCUSTRING_API void rcustring_destroy(struct rcustring *s);
 
@@ -93,9 +122,12 @@ RCUSTRING_API void rcustring_destroy(struct rcustring *s);
  * rcustring_set - replace the whole value
  * @value: NUL-terminated; strlen(value) must be < maxlen
  *
- * Serialized with other writers of @s. Must not be called inside a read-side
- * section (it may wait for a grace period when the backlog is full).
- * Return: 0, -EINVAL, -EMSGSIZE, -ENOMEM; on error the old value stays.
+ * Serialized with other writers of @s. Allocates strlen(value) + 1 bytes
+ * (plus a header). When the backlog of old versions is full it waits for a
+ * grace period first; inside a read-side section it cannot, and returns
+ * -EDEADLK instead.
+ * Return: 0, -EINVAL, -EMSGSIZE, -ENOMEM, -EDEADLK; on error the old value
+ * stays.
  */
 RCUSTRING_API int rcustring_set(struct rcustring *s, const char *value);
 
@@ -109,14 +141,17 @@ RCUSTRING_API int rcustring_set_len(struct rcustring *s, const char *value, size
 
 /**
  * rcustring_reset - publish the static default again (no allocation)
- * Return: 0 or -EINVAL.
+ * Return: 0, -EINVAL, or -EDEADLK (as rcustring_set()); on error the old
+ * value stays.
  */
 RCUSTRING_API int rcustring_reset(struct rcustring *s);
 
 /*
  * Edit form: the writer gets a private copy of the current value to modify
  * in place, then publishes it or throws it away. Between begin and
- * commit/abort the writer lock of the variable is held.
+ * commit/abort the writer lock of the variable is held. The copy has maxlen
+ * bytes (commit shrinks it to the value's length + 1), and begin takes the
+ * backlog room for the version commit will replace, so commit never waits.
  */
 struct rcustring_edit {
 	struct rcustring *s;
@@ -126,7 +161,10 @@ struct rcustring_edit {
 
 /**
  * rcustring_edit_begin - lock the variable and copy its value for editing
- * Return: 0, -EINVAL, -ENOMEM (nothing locked on error).
+ *
+ * May wait for a grace period when the backlog is full, as rcustring_set().
+ * Return: 0, -EINVAL, -ENOMEM, -EDEADLK (inside a read-side section with
+ * the backlog full); nothing locked on error.
  */
 RCUSTRING_API int rcustring_edit_begin(struct rcustring *s, struct rcustring_edit *e);
 
@@ -181,19 +219,28 @@ RCUSTRING_API uint64_t rcustring_generation(const struct rcustring *s);
 /** rcustring_maxlen - capacity of @s, NUL included */
 RCUSTRING_API size_t rcustring_maxlen(const struct rcustring *s);
 
-/** Library-wide reclamation counters (monotonic except pending). */
+/*
+ * Library-wide reclamation counters (monotonic except pending and
+ * pending_bytes). pending and pending_bytes count the backlog room taken:
+ * old versions waiting for a grace period, each at its size, plus the
+ * reservations of writes in progress (at maxlen + RCUSTRING_BUF_OVERHEAD).
+ */
 struct rcustring_stats {
 	uint64_t allocated;     /* value buffers allocated */
 	uint64_t freed;         /* value buffers freed (at once or deferred) */
 	uint64_t pending;       /* old versions waiting for a grace period now */
 	uint64_t pending_peak;  /* highest pending seen */
-	uint64_t throttled;     /* writes that waited for a grace period */
+	uint64_t throttled;     /* waits for a grace period on a full backlog */
+	uint64_t pending_bytes; /* bytes of pending, headers included */
+	uint64_t pending_bytes_peak; /* highest pending_bytes seen */
+	uint64_t refused;       /* writes refused with -EDEADLK */
+	uint64_t overflowed;    /* versions queued beyond the bound (see above) */
 };
 
 /** rcustring_get_stats - snapshot of the reclamation counters */
 RCUSTRING_API void rcustring_get_stats(struct rcustring_stats *st);
 
-/** rcustring_reset_peak - restart pending_peak from the current pending */
+/** rcustring_reset_peak - restart both peaks from the current pending counts */
 RCUSTRING_API void rcustring_reset_peak(void);
 
 /**
@@ -203,6 +250,17 @@ RCUSTRING_API void rcustring_reset_peak(void);
  * Must not be called inside a read-side section.
  */
 RCUSTRING_API void rcustring_barrier(void);
+
+/**
+ * rcustring_synchronize - wait for a grace period
+ *
+ * Returns once every read-side section that was running when it was called
+ * has ended: no reader can still hold a value retired before the call
+ * (its free may still be queued; rcustring_barrier() waits for that).
+ * Return: 0, or -EDEADLK inside a read-side section (the grace period would
+ * wait for the caller).
+ */
+RCUSTRING_API int rcustring_synchronize(void);
 
 #ifdef __cplusplus
 }

@@ -2,22 +2,65 @@
 /*
  * Value buffers: a string with a header in front, so the free path knows
  * what it frees without guessing from the address. Internal to the library.
+ *
+ * Old versions wait for a grace period in a library-wide backlog bounded in
+ * buffers (RCUSTRING_PENDING_MAX) and in bytes (RCUSTRING_PENDING_BYTES_MAX),
+ * each buffer counted as rcs_buf_size(). A writer reserves room in the
+ * backlog before it publishes, so a write that cannot get room fails with
+ * the old value still in place instead of publishing and then overflowing.
  */
 #ifndef RCUSTRING_LIB_BUF_H
 #define RCUSTRING_LIB_BUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Allocate a buffer of @capacity bytes; returns its string or NULL. */
 char *rcs_buf_alloc(size_t capacity);
 
+/*
+ * Shrink an unpublished buffer to @capacity bytes (its contents must fit);
+ * returns the string, moved or not. Keeps the buffer as it is if the
+ * allocator cannot shrink it.
+ */
+char *rcs_buf_shrink(char *str, size_t capacity);
+
+/* Bytes a buffer of @capacity counts for in the backlog (header included). */
+size_t rcs_buf_size(size_t capacity);
+
+/* Bytes @str (a buffer from rcs_buf_alloc) counts for in the backlog. */
+size_t rcs_buf_size_of(const char *str);
+
 /* Free a buffer that no reader can have seen (never published). */
 void rcs_buf_free_now(char *str);
 
 /*
- * Free a published buffer after a grace period. When the library-wide
- * backlog is full, waits for a grace period and frees at once instead.
- * Must not be called inside a read-side section.
+ * Reserve room in the backlog for one old version of up to @bytes bytes.
+ * When the backlog is full, waits with rcu_barrier() until every queued free
+ * has run, then tries again; the backlog is then empty, so a single wait
+ * suffices unless other writers refill it first. Waiting is impossible
+ * inside a read-side section (the grace period would wait for the caller):
+ * there it returns -EDEADLK at once, or, with @force, takes the room anyway
+ * beyond the bound. A reservation larger than the byte bound is granted
+ * when the backlog is empty. Return: 0 or -EDEADLK.
+ */
+int rcs_buf_reserve(size_t bytes, bool force);
+
+/* Give back @bytes of a reservation (the old version was smaller or none). */
+void rcs_buf_unreserve(size_t bytes);
+
+/*
+ * Free published buffer @str after a grace period, into a reservation of
+ * @reserved bytes made by rcs_buf_reserve(); the unused part of the
+ * reservation is given back. Never waits, so it may run inside a read-side
+ * section.
+ */
+void rcs_buf_free_reserved(char *str, size_t reserved);
+
+/*
+ * Reserve for @str (waiting if the backlog is full, or exceeding it inside
+ * a read-side section: the callers cannot fail) and free it after a grace
+ * period. NULL is ignored.
  */
 void rcs_buf_free_deferred(char *str);
 

@@ -37,6 +37,27 @@ static void retire(struct rcustring *s, char *old)
 		rcs_buf_free_deferred(old);
 }
 
+/*
+ * Backlog room a write of @s reserves before it publishes: enough for any
+ * old value it can replace (a buffer holds at most maxlen bytes). Reserving
+ * before taking the writer lock means no writer ever waits for a grace
+ * period while holding it (a reader inside a section may be waiting for
+ * that lock), and a write that cannot get room changes nothing.
+ */
+static size_t write_reservation(const struct rcustring *s)
+{
+	return rcs_buf_size(s->maxlen);
+}
+
+/* Free @old into the room reserved by its write, giving back the rest. */
+static void retire_reserved(struct rcustring *s, char *old, size_t reserved)
+{
+	if (old == s->static_default)
+		rcs_buf_unreserve(reserved);
+	else
+		rcs_buf_free_reserved(old, reserved);
+}
+
 /* Publish @new (a buffer or the static default) under the writer lock. */
 static char *publish_locked(struct rcustring *s, char *new)
 {
@@ -63,23 +84,35 @@ void rcustring_destroy(struct rcustring *s)
 
 int rcustring_set_len(struct rcustring *s, const char *value, size_t len)
 {
+	size_t reserved;
 	char *new, *old;
+	int err;
 
 	if (!s || !value)
 		return -EINVAL;
 	len = strnlen(value, len);
 	if (len >= s->maxlen)
 		return -EMSGSIZE;
-	/* Allocate and fill outside the lock: only the publish is serialized. */
-	new = rcs_buf_alloc(s->maxlen);
+	/*
+	 * Allocate what the value needs, not maxlen: the backlog bound is in
+	 * bytes, and a short value in a large variable should cost little.
+	 * Allocate and fill outside the lock: only the publish is serialized.
+	 */
+	new = rcs_buf_alloc(len + 1);
 	if (!new)
 		return -ENOMEM;
 	memcpy(new, value, len);
 	new[len] = '\0';
+	reserved = write_reservation(s);
+	err = rcs_buf_reserve(reserved, false);
+	if (err) {
+		rcs_buf_free_now(new);
+		return err;
+	}
 	pthread_mutex_lock(&s->writer_lock);
 	old = publish_locked(s, new);
 	pthread_mutex_unlock(&s->writer_lock);
-	retire(s, old);
+	retire_reserved(s, old, reserved);
 	return 0;
 }
 
@@ -92,26 +125,43 @@ int rcustring_set(struct rcustring *s, const char *value)
 
 int rcustring_reset(struct rcustring *s)
 {
+	size_t reserved;
 	char *old;
+	int err;
 
 	if (!s)
 		return -EINVAL;
+	reserved = write_reservation(s);
+	err = rcs_buf_reserve(reserved, false);
+	if (err)
+		return err;
 	pthread_mutex_lock(&s->writer_lock);
 	old = publish_locked(s, (char *)s->static_default);
 	pthread_mutex_unlock(&s->writer_lock);
-	retire(s, old);
+	retire_reserved(s, old, reserved);
 	return 0;
 }
 
 int rcustring_edit_begin(struct rcustring *s, struct rcustring_edit *e)
 {
 	char *copy;
+	int err;
 
 	if (!s || !e)
 		return -EINVAL;
+	/* The edit form hands out maxlen bytes to edit in place. */
 	copy = rcs_buf_alloc(s->maxlen);
 	if (!copy)
 		return -ENOMEM;
+	/*
+	 * Reserve the backlog room for commit now, before the writer lock:
+	 * commit then never waits, and never waits holding the lock.
+	 */
+	err = rcs_buf_reserve(write_reservation(s), false);
+	if (err) {
+		rcs_buf_free_now(copy);
+		return err;
+	}
 	pthread_mutex_lock(&s->writer_lock);
 	/* Holding the writer lock: the value cannot change or be freed. */
 	strcpy(copy, s->value);
@@ -140,9 +190,13 @@ int rcustring_edit_commit(struct rcustring_edit *e)
 		rcustring_edit_abort(e);
 		return -EMSGSIZE;
 	}
-	old = publish_locked(s, e->buf);
+	/*
+	 * The copy had maxlen bytes to edit in; the published version keeps
+	 * what the value needs, as rcustring_set() would allocate.
+	 */
+	old = publish_locked(s, rcs_buf_shrink(e->buf, strlen(e->buf) + 1));
 	edit_end(e);
-	retire(s, old);
+	retire_reserved(s, old, write_reservation(s));
 	return 0;
 }
 
@@ -150,6 +204,7 @@ void rcustring_edit_abort(struct rcustring_edit *e)
 {
 	if (!e || !e->s)
 		return;
+	rcs_buf_unreserve(write_reservation(e->s));
 	rcs_buf_free_now(e->buf);
 	edit_end(e);
 }

@@ -1,15 +1,19 @@
 /* Unit tests of the rcustring core: every public function, its error paths. */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "rcustring/rcustring.h"
+#include "rcustring/compat.h"
 #include "../failmalloc.h"
 
 static struct rcustring global_var = RCUSTRING_INITIALIZER(16, "static-default");
@@ -283,55 +287,418 @@ static void test_stats_balance(void **state)
 	assert_int_equal(after.pending, 0);
 }
 
-struct blocker {
-	int release;
-	int holding;
+/* Hang guard: wait up to @seconds for *flag to become nonzero. */
+static int wait_flag(const int *flag, int seconds)
+{
+	struct timespec now;
+	time_t end;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	end = now.tv_sec + seconds;
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec >= end)
+			return 0;
+		usleep(1000);
+	}
+	return 1;
+}
+
+/* A write allocates what the value needs, not the variable's maxlen. */
+static void test_set_allocates_value_size(void **state)
+{
+	struct rcustring s;
+	size_t requested;
+	long calls;
+
+	(void)state;
+	assert_int_equal(rcustring_init(&s, 65536, "d"), 0);
+	failmalloc_arm(LONG_MAX); /* count, never fail */
+	assert_int_equal(rcustring_set(&s, "abc"), 0);
+	requested = failmalloc_requested;
+	calls = failmalloc_disarm();
+	assert_int_equal(calls, 1);
+	assert_true(requested >= 4);
+	assert_true(requested <= 4 + RCUSTRING_BUF_OVERHEAD);
+	read_is(&s, "abc");
+	rcustring_destroy(&s);
+	rcustring_barrier();
+}
+
+/* Bytes the backlog holds for the version @write retires (inside a section). */
+static uint64_t retired_bytes(struct rcustring *s, int (*write)(struct rcustring *))
+{
+	struct rcustring_stats before, after;
+	int err;
+
+	rcustring_barrier();
+	rcustring_read_lock(); /* holds the grace period: the version stays pending */
+	rcustring_get_stats(&before);
+	err = write(s);
+	rcustring_get_stats(&after);
+	rcustring_read_unlock();
+	rcustring_barrier();
+	assert_int_equal(err, 0);
+	return after.pending_bytes - before.pending_bytes;
+}
+
+static int write_x(struct rcustring *s)
+{
+	return rcustring_set(s, "x");
+}
+
+static int edit_abc(struct rcustring *s)
+{
+	struct rcustring_edit e;
+	int err = rcustring_edit_begin(s, &e);
+
+	if (err)
+		return err;
+	strcpy(e.buf, "abc");
+	return rcustring_edit_commit(&e);
+}
+
+/*
+ * The backlog counts a retired version at what the value needs, whether it
+ * was written by set or through the edit form (whose maxlen copy is shrunk
+ * at commit), not at maxlen.
+ */
+static void test_retired_version_bytes(void **state)
+{
+	struct rcustring s;
+	uint64_t bytes;
+
+	(void)state;
+	assert_int_equal(rcustring_init(&s, 65536, "d"), 0);
+	assert_int_equal(rcustring_set(&s, "abc"), 0);
+	bytes = retired_bytes(&s, edit_abc); /* retires set's "abc" */
+	assert_true(bytes >= 4 && bytes <= 4 + RCUSTRING_BUF_OVERHEAD);
+	bytes = retired_bytes(&s, write_x); /* retires the edit form's "abc" */
+	assert_true(bytes >= 4 && bytes <= 4 + RCUSTRING_BUF_OVERHEAD);
+	read_is(&s, "x");
+	rcustring_destroy(&s);
+	rcustring_barrier();
+}
+
+struct gp_waiter {
+	struct rcustring *s;
+	int set_err, sync_err;
+	int set_done, sync_done;
+	int reader_inside;   /* set by the reader while it holds its section */
+	int inside_at_return; /* reader_inside when the grace period ended */
 };
 
-static void *hold_grace_period(void *arg)
+static void *set_then_synchronize(void *arg)
 {
-	struct blocker *b = arg;
-	struct rcustring_stats st;
+	struct gp_waiter *w = arg;
 
-	rcustring_read_lock();
-	__atomic_store_n(&b->holding, 1, __ATOMIC_RELEASE);
-	/* Keep the grace period from ending until the backlog is full. */
-	do {
-		usleep(1000);
-		rcustring_get_stats(&st);
-	} while (st.pending < RCUSTRING_PENDING_MAX && !__atomic_load_n(&b->release, __ATOMIC_ACQUIRE));
-	usleep(20000);
-	rcustring_read_unlock();
+	w->set_err = rcustring_set(w->s, "second, and longer than the first");
+	__atomic_store_n(&w->set_done, 1, __ATOMIC_RELEASE);
+	w->sync_err = rcustring_synchronize();
+	w->inside_at_return = __atomic_load_n(&w->reader_inside, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&w->sync_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-/* A write storm while a reader stalls grace periods stays under the bound. */
-static void test_backlog_bounded(void **state)
+/*
+ * The read-side section holds off the grace period: a writer that replaced
+ * the value and waits for a grace period is still waiting while a reader
+ * that entered before is inside, and the old value is intact (a premature
+ * free poisons it, or ASan reports it) until the reader leaves.
+ */
+static void test_reader_holds_grace_period(void **state)
+{
+	struct rcustring s;
+	struct gp_waiter w = { .s = &s };
+	pthread_t t;
+	const char *p;
+
+	(void)state;
+	assert_int_equal(rcustring_init(&s, 64, "dflt"), 0);
+	assert_int_equal(rcustring_set(&s, "first"), 0);
+	rcustring_read_lock();
+	__atomic_store_n(&w.reader_inside, 1, __ATOMIC_RELEASE);
+	p = rcustring_dereference(&s);
+	assert_string_equal(p, "first");
+	assert_int_equal(pthread_create(&t, NULL, set_then_synchronize, &w), 0);
+	assert_true(wait_flag(&w.set_done, 60));
+	assert_int_equal(w.set_err, 0);
+	/*
+	 * Give a broken grace period time to end (and the freed value time
+	 * to be poisoned). Correct code never ends it here, so this waits the
+	 * whole time; only a broken read lock makes it stop early.
+	 */
+	for (int i = 0; i < 300 && !__atomic_load_n(&w.sync_done, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	assert_false(__atomic_load_n(&w.sync_done, __ATOMIC_ACQUIRE));
+	assert_memory_equal(p, "first", 6);
+	__atomic_store_n(&w.reader_inside, 0, __ATOMIC_RELEASE);
+	rcustring_read_unlock();
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(w.sync_err, 0);
+	assert_false(w.inside_at_return);
+	read_is(&s, "second, and longer than the first");
+	rcustring_destroy(&s);
+	rcustring_barrier();
+}
+
+/* Waiting for a grace period inside a section would wait for itself. */
+static void test_synchronize_in_section(void **state)
+{
+	(void)state;
+	assert_int_equal(rcustring_synchronize(), 0);
+	rcustring_read_lock();
+	assert_int_equal(rcustring_synchronize(), -EDEADLK);
+	rcustring_read_unlock();
+	assert_int_equal(rcustring_synchronize(), 0);
+}
+
+#define BIG_MAXLEN 4096
+
+/* Value @k of a big variable: BIG_MAXLEN - 1 bytes, one letter per k. */
+static void big_value(char *buf, long k)
+{
+	memset(buf, 'a' + (int)(k % 26), BIG_MAXLEN - 1);
+	buf[BIG_MAXLEN - 1] = '\0';
+}
+
+struct inside_writer {
+	struct rcustring *s;
+	struct rcustring *other; /* destroyed inside the section */
+	char *compat;            /* freed inside the section */
+	long writes;        /* successful writes inside the section */
+	int set_err, reset_err, edit_err;
+	int kept;           /* value and generation unchanged by the refusals */
+	int done;
+};
+
+/* Write inside one read-side section until the backlog refuses. */
+static void *write_inside_section(void *arg)
+{
+	struct inside_writer *w = arg;
+	static char value[BIG_MAXLEN];
+	struct rcustring_edit e;
+	uint64_t gen;
+	int err = 0;
+
+	rcustring_read_lock();
+	/* More than either bound allows: the writes must stop somewhere. */
+	for (long k = 0; k < RCUSTRING_PENDING_MAX + 10; k++) {
+		big_value(value, k);
+		err = rcustring_set(w->s, value);
+		if (err)
+			break;
+		w->writes++;
+	}
+	w->set_err = err;
+	gen = rcustring_generation(w->s);
+	big_value(value, w->writes - 1);
+	w->reset_err = rcustring_reset(w->s);
+	w->edit_err = rcustring_edit_begin(w->s, &e);
+	if (w->edit_err == 0)
+		rcustring_edit_abort(&e);
+	w->kept = strcmp(rcustring_dereference(w->s), value) == 0 &&
+		  rcustring_generation(w->s) == gen && gen == (uint64_t)w->writes;
+	/* These cannot fail: they queue beyond the bound rather than spin. */
+	rcustring_destroy(w->other);
+	free_rcu_string(w->compat);
+	rcustring_read_unlock();
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Writes inside a read-side section on a full backlog cannot wait for a
+ * grace period: they fail with -EDEADLK and leave the old value, instead of
+ * retrying for ever.
+ */
+static void test_write_in_section_full_backlog(void **state)
 {
 	struct rcustring_stats before, after;
-	struct blocker b = { 0, 0 };
-	struct rcustring s;
+	static char value[BIG_MAXLEN];
+	struct rcustring s, other;
+	struct inside_writer w;
+	struct rcustring_edit e;
 	pthread_t t;
-	int i;
 
 	(void)state;
 	rcustring_barrier();
-	rcustring_reset_peak();
 	rcustring_get_stats(&before);
-	assert_int_equal(rcustring_init(&s, 16, "d"), 0);
-	assert_int_equal(pthread_create(&t, NULL, hold_grace_period, &b), 0);
-	while (!__atomic_load_n(&b.holding, __ATOMIC_ACQUIRE))
-		usleep(100);
-	for (i = 0; i < RCUSTRING_PENDING_MAX + 50; i++)
-		assert_int_equal(rcustring_set(&s, i % 2 ? "odd" : "even"), 0);
-	__atomic_store_n(&b.release, 1, __ATOMIC_RELEASE);
+	assert_int_equal(rcustring_init(&s, BIG_MAXLEN, "d"), 0);
+	/* As big as what the refused writes needed: they cannot fit either. */
+	assert_int_equal(rcustring_init(&other, BIG_MAXLEN, "d"), 0);
+	big_value(value, 0);
+	assert_int_equal(rcustring_set(&other, value), 0);
+	memset(&w, 0, sizeof(w));
+	w.s = &s;
+	w.other = &other;
+	w.compat = alloc_rcu_string(BIG_MAXLEN);
+	assert_non_null(w.compat);
+	assert_int_equal(pthread_create(&t, NULL, write_inside_section, &w), 0);
+	if (!wait_flag(&w.done, 20)) {
+		/* The writer spins inside its section: nothing later can run. */
+		fprintf(stderr, "FAIL: a write inside a read-side section never returned\n");
+		_exit(1);
+	}
 	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(w.set_err, -EDEADLK);
+	assert_int_equal(w.reset_err, -EDEADLK);
+	assert_int_equal(w.edit_err, -EDEADLK);
+	assert_true(w.kept);
+	assert_true(w.writes > 0);
+	rcustring_get_stats(&after);
+	assert_int_equal(after.refused - before.refused, 3);
+	assert_int_equal(after.overflowed - before.overflowed, 2);
+	read_is(&other, "d");
+	/* Outside the section the same write waits for room and succeeds. */
+	assert_int_equal(rcustring_set(&s, "after"), 0);
+	read_is(&s, "after");
+	assert_int_equal(rcustring_edit_begin(&s, &e), 0);
+	rcustring_edit_abort(&e);
 	rcustring_destroy(&s);
 	rcustring_barrier();
+}
+
+#define STORM_WRITERS 4
+#define STORM_VARS 2
+
+struct storm {
+	struct rcustring vars[STORM_VARS];
+	size_t len;        /* length of every value written */
+	long per_writer;
+	long completed;    /* successful writes, all writers */
+	int finished;      /* writers that did all their writes */
+	int next_id;
+	int failed;
+};
+
+static void *storm_writer(void *arg)
+{
+	struct storm *st = arg;
+	static __thread char value[2048];
+	long id = __atomic_fetch_add(&st->next_id, 1, __ATOMIC_RELAXED);
+
+	for (long k = 0; k < st->per_writer; k++) {
+		struct rcustring *s = &st->vars[(k + id) % STORM_VARS];
+		struct rcustring_edit e;
+		int err;
+
+		memset(value, 'a' + (int)(k % 26), st->len);
+		value[st->len] = '\0';
+		if (k % 4 == 3) { /* some through the edit form */
+			err = rcustring_edit_begin(s, &e);
+			if (!err) {
+				strcpy(e.buf, value);
+				err = rcustring_edit_commit(&e);
+			}
+		} else {
+			err = rcustring_set(s, value);
+		}
+		if (err) {
+			__atomic_store_n(&st->failed, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		__atomic_add_fetch(&st->completed, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_add_fetch(&st->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A write storm while this thread stalls grace periods. Nothing written
+ * after its read lock can be freed until its unlock, so every completed
+ * write leaves its old version in memory: the count of completed writes
+ * measures what is held, independently of the library's own counters.
+ * Without the bounds the writers would finish and hold
+ * STORM_WRITERS * per_writer versions, more than either bound.
+ */
+static void storm_under_stalled_reader(size_t len, size_t maxlen, long per_writer)
+{
+	struct rcustring_stats before, during, after;
+	static struct storm st;
+	pthread_t t[STORM_WRITERS];
+	long held, held_later, waited;
+	int blocked = 0, over = 0;
+
+	memset(&st, 0, sizeof(st));
+	st.len = len;
+	st.per_writer = per_writer;
+	/* Unbounded, the storm would hold more than both bounds allow. */
+	assert_true(STORM_WRITERS * per_writer > RCUSTRING_PENDING_MAX ||
+		    STORM_WRITERS * per_writer * (long)(len + 1) > 2L * RCUSTRING_PENDING_BYTES_MAX);
+	rcustring_barrier();
+	rcustring_reset_peak();
+	rcustring_get_stats(&before);
+	for (int i = 0; i < STORM_VARS; i++)
+		assert_int_equal(rcustring_init(&st.vars[i], maxlen, "d"), 0);
+
+	rcustring_read_lock();
+	for (int i = 0; i < STORM_WRITERS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, storm_writer, &st), 0);
+	/* Until every writer finished or waits for room (hang guard 120 s). */
+	for (waited = 0; waited < 120000; waited++) {
+		rcustring_get_stats(&during);
+		/* Asserted after the unlock: a failed assert would keep the section. */
+		if (during.pending > RCUSTRING_PENDING_MAX ||
+		    during.pending_bytes > RCUSTRING_PENDING_BYTES_MAX)
+			over = 1;
+		if ((long)(during.throttled - before.throttled) +
+			    __atomic_load_n(&st.finished, __ATOMIC_ACQUIRE) >= STORM_WRITERS) {
+			blocked = 1;
+			break;
+		}
+		usleep(1000);
+	}
+	/* first writes replace the static defaults, nothing to hold */
+	held = __atomic_load_n(&st.completed, __ATOMIC_ACQUIRE) - STORM_VARS;
+	/*
+	 * Stalled, the writers stay stopped and nothing published is freed.
+	 * The pause only gives a broken read lock time to show.
+	 */
+	usleep(100000);
+	held_later = __atomic_load_n(&st.completed, __ATOMIC_ACQUIRE) - STORM_VARS;
+	rcustring_get_stats(&during);
+	rcustring_read_unlock();
+	for (int i = 0; i < STORM_WRITERS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	assert_true(blocked);
+	assert_false(st.failed);
+	assert_int_equal(held_later, held);
+	assert_int_equal(during.freed, before.freed);
+	/*
+	 * The bounds on what is really held: each completed write left an old
+	 * version still allocated, of at least len + 1 bytes. Then the same
+	 * bounds on the library's own counters.
+	 */
+	assert_true(held <= RCUSTRING_PENDING_MAX);
+	assert_true((uint64_t)held * (len + 1) <= RCUSTRING_PENDING_BYTES_MAX);
+	assert_false(over);
+	assert_int_equal(st.completed, STORM_WRITERS * per_writer);
+	for (int i = 0; i < STORM_VARS; i++)
+		rcustring_destroy(&st.vars[i]);
+	rcustring_barrier();
 	rcustring_get_stats(&after);
+	assert_true(after.throttled > before.throttled); /* the bound was reached */
 	assert_true(after.pending_peak <= RCUSTRING_PENDING_MAX);
-	assert_true(after.throttled > before.throttled);
+	assert_true(after.pending_bytes_peak <= RCUSTRING_PENDING_BYTES_MAX);
+	assert_int_equal(after.overflowed, before.overflowed);
 	assert_int_equal(after.allocated - before.allocated, after.freed - before.freed);
+	assert_int_equal(after.pending, 0);
+	assert_int_equal(after.pending_bytes, 0);
+}
+
+/* Small values: the version bound is the one reached. */
+static void test_backlog_bounded_versions(void **state)
+{
+	(void)state;
+	storm_under_stalled_reader(8, 16, RCUSTRING_PENDING_MAX / STORM_WRITERS + 1000);
+}
+
+/* 1000-byte values: the byte bound is reached long before the version bound. */
+static void test_backlog_bounded_bytes(void **state)
+{
+	(void)state;
+	storm_under_stalled_reader(1000, 1024, RCUSTRING_PENDING_MAX / STORM_WRITERS + 1000);
 }
 
 int main(void)
@@ -347,7 +714,13 @@ int main(void)
 		cmocka_unit_test(test_dup),
 		cmocka_unit_test(test_reader_keeps_old_version),
 		cmocka_unit_test(test_stats_balance),
-		cmocka_unit_test(test_backlog_bounded),
+		cmocka_unit_test(test_set_allocates_value_size),
+		cmocka_unit_test(test_retired_version_bytes),
+		cmocka_unit_test(test_reader_holds_grace_period),
+		cmocka_unit_test(test_synchronize_in_section),
+		cmocka_unit_test(test_write_in_section_full_backlog),
+		cmocka_unit_test(test_backlog_bounded_versions),
+		cmocka_unit_test(test_backlog_bounded_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
