@@ -98,7 +98,12 @@ if [ -n "$fixture" ]; then
 	chmod 755 "$root" # the non-root check below must reach the socket
 	"$fixture" "$sock" &
 	fixture_pid=$!
-	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	# The socket file appears at bind(), before listen(): wait until a
+	# request is answered (30 s is a hang guard on a loaded machine).
+	for _ in $(seq 600); do
+		"$cli" --socket "$sock" -N kernel.core_pattern >/dev/null 2>&1 && break
+		sleep 0.05
+	done
 	srun() { "$cli" --socket "$sock" "$@" 2>&1; echo "rc=$?"; }
 
 	check "socket: read one" "kernel.core_pattern = core
