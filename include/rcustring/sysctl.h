@@ -169,8 +169,11 @@ RCUSTRING_API void sysctl_tree_free(struct sysctl_tree *tree);
  * (also against entries already registered), missing handler, string
  * handler with maxlen 0, proc_rcu_string whose maxlen differs from its
  * variable's, mode bits beyond 0666 (read and write bits only), minmax
- * handler with neither bound. One NULL bound is allowed and leaves that
- * side unchecked (tcp_rmem has only a minimum).
+ * handler with neither bound (proc_dou8vec_minmax and
+ * proc_doulongvec_ms_jiffies_minmax excepted: there NULL means 0..255 or
+ * unchecked), maxlen not a multiple of the element (exactly one for the
+ * uint, u8 and bool handlers), bitmap without data or bits. One NULL bound
+ * is allowed and leaves that side unchecked (tcp_rmem has only a minimum).
  * Context: any thread, not inside a handler or callback of this tree.
  * Return: 0, -EINVAL (bad table), -EEXIST (name taken), -ENOMEM. On error
  * nothing is registered; a message naming the entry is logged through
