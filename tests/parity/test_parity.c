@@ -116,6 +116,7 @@ static const struct entry entries[E_COUNT] = {
 
 #define MAXOPS 6
 #define BIG_LEN (1536 * 1024) /* over 1 MiB, under the kernel's 4 MiB kmalloc limit */
+#define HUGE_LEN (4096 * 1024) /* KMALLOC_MAX_SIZE on x86-64: the kernel's VFS says ENOMEM */
 
 struct op {
 	char kind; /* 'w' write, 'r' read, 's' lseek, 'W' pwrite, 'R' pread, 'b' big write */
@@ -196,6 +197,7 @@ static const struct seq seqs[] = {
 	{ "big: long text", { BIG(4), S(0, SEEK_SET), R(100) } },
 	{ "big: bitmap list", { BIG(5), S(0, SEEK_SET), R(100) } },
 	{ "big: read", { R(BIG_LEN) } },
+	{ "huge: 4 MiB", { BIG(6), S(0, SEEK_SET), R(100) } },
 };
 
 /* Documented differences, by name. */
@@ -204,8 +206,8 @@ enum diff {
 	D_STRING_REFUSED,  /* ours: over-long string refused, the kernel cuts it */
 	D_VECTOR_NOTHING,  /* ours: a refused vector write stores nothing */
 	D_FUSE_POS,        /* FUSE advances the position by the bytes a write returns */
-	D_FUSE_SPLIT,      /* FUSE splits writes over its max_write */
 	D_FUSE_READ_SNAP,  /* FUSE: a read past 0 continues the value read at 0 */
+	D_KMALLOC_MAX,     /* the kernel's VFS refuses one write of 4 MiB or more */
 	D_COUNT
 };
 static const char *const diff_name[D_COUNT] = {
@@ -215,9 +217,10 @@ static const char *const diff_name[D_COUNT] = {
 	"FUSE: after a write the file position advances by the bytes it returns (the kernel "
 	"leaves it where the handler put it: unsigned handlers and ignored string writes do not "
 	"move it)",
-	"FUSE: writes over max_write arrive split, so the handler sees pieces",
 	"FUSE: a read at a position past 0 continues the value read at 0 (the kernel's numeric "
 	"handlers give end of file)",
+	"the kernel refuses one write of 4 MiB or more (KMALLOC_MAX_SIZE) with ENOMEM before any "
+	"handler runs; ours take it",
 };
 
 /* ---- running a sequence ---- */
@@ -239,12 +242,18 @@ struct result {
 
 static char *bigbuf;
 
+static size_t big_len(size_t gen)
+{
+	return gen == 6 ? HUGE_LEN : BIG_LEN;
+}
+
 static size_t gen_big(size_t gen)
 {
-	size_t n = BIG_LEN;
+	size_t n = big_len(gen);
 
 	switch (gen) {
 	case 1: /* "7" then spaces */
+	case 6:
 		memset(bigbuf, ' ', n);
 		bigbuf[0] = '7';
 		break;
@@ -528,7 +537,7 @@ static bool is_write(const struct op *o)
 
 static size_t op_len(const struct op *o)
 {
-	return o->kind == 'b' ? BIG_LEN : o->n;
+	return o->kind == 'b' ? big_len(o->n) : o->n;
 }
 
 static int run_target(int kind, const struct entry *en, const struct op *ops, struct result *res);
@@ -577,6 +586,10 @@ static enum diff explain(int kind, const struct entry *en, const struct op *ops,
 	}
 	if (i == k->nops)
 		return D_NONE;
+	/* Its VFS allocates the whole write first; ours hand it to the handler. */
+	if (is_write(&ops[i]) && op_len(&ops[i]) >= HUGE_LEN && ko->ret == -ENOMEM &&
+	    oo->ret != -ENOMEM)
+		return D_KMALLOC_MAX;
 	/* A write of the kernel's that cut a string is refused here, value unchanged. */
 	if (en->is_string && is_write(&ops[i]) && ko->ret >= 0 && oo->ret == -EMSGSIZE &&
 	    same_final(o, init) && i == 0)
@@ -586,8 +599,6 @@ static enum diff explain(int kind, const struct entry *en, const struct op *ops,
 	if ((ops[i].kind == 'w' || ops[i].kind == 'b') && ko->ret == oo->ret && ko->ret >= 0 &&
 	    ko->pos != oo->pos && oo->pos == before + ko->ret && fuse_value_ok(en, ops, i, k, o))
 		return D_FUSE_POS;
-	if (is_write(&ops[i]) && op_len(&ops[i]) > 128 * 1024 && fuse_value_ok(en, ops, i, k, o))
-		return D_FUSE_SPLIT;
 	if ((ops[i].kind == 'r' || ops[i].kind == 'R') && ko->ret == 0 && oo->ret > 0 &&
 	    (ops[i].kind == 'R' ? ops[i].off : before) > 0 && fuse_value_ok(en, ops, i, k, o))
 		return D_FUSE_READ_SNAP;
@@ -724,7 +735,7 @@ int main(int argc, char **argv)
 		perror("mount --make-rprivate /");
 		return 1;
 	}
-	bigbuf = malloc(BIG_LEN);
+	bigbuf = malloc(HUGE_LEN);
 	tree = sysctl_tree_new();
 	if (!bigbuf || !tree) {
 		perror("setup");
