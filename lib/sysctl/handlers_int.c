@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Numeric sysctl handlers: proc_dointvec, proc_dointvec_minmax,
- * proc_douintvec, proc_douintvec_minmax, proc_doulongvec_minmax, proc_dobool.
+ * proc_douintvec, proc_douintvec_minmax, proc_doulongvec_minmax, proc_dobool,
+ * proc_dou8vec_minmax, proc_dointvec_jiffies, proc_dointvec_userhz_jiffies,
+ * proc_dointvec_ms_jiffies, proc_doulongvec_ms_jiffies_minmax and
+ * proc_do_large_bitmap.
  *
  * The text format, the accepted input, *lenp and *ppos follow the Linux
- * kernel's kernel/sysctl.c (proc_get_long, proc_skip_spaces, do_proc_dointvec,
- * do_proc_douintvec, do_proc_doulongvec_minmax, proc_dobool) with
- * sysctl_writes_strict == SYSCTL_WRITES_STRICT. Where we differ on purpose:
+ * kernel's kernel/sysctl.c of 6.12 (proc_get_long, proc_skip_spaces,
+ * do_proc_dointvec and its conversion functions, do_proc_douintvec,
+ * do_proc_doulongvec_minmax, proc_dobool, proc_dou8vec_minmax,
+ * proc_do_large_bitmap) and kernel/time/time.c, with HZ = SYSCTL_HZ,
+ * USER_HZ = SYSCTL_USER_HZ and sysctl_writes_strict == SYSCTL_WRITES_STRICT.
+ * As upstream, one framing (do_vec) serves every vector kind and a kind is
+ * its conversion function (struct vec_type); what registration and error
+ * texts need to know about a kind is its row in handler_info.c. Where we
+ * differ on purpose:
  *
  *  - A refused vector write stores nothing. The kernel stores the elements
  *    before the bad one; we parse and check the whole input into a temporary
