@@ -194,6 +194,7 @@ static void put_char(char **buf, size_t *size, char c)
 /* A bound read once per write, in the element's type. */
 union bound {
 	int i;
+	unsigned int u;
 	unsigned long ul;
 };
 
@@ -223,6 +224,12 @@ struct vec_type {
 	void (*iconv_r)(int v, bool *neg, unsigned long *lval);
 	/* unsigned long elements: stored = convmul * text / convdiv. */
 	unsigned long convmul, convdiv;
+	/*
+	 * do_proc_douintvec: exactly one element ("Arrays are not supported,
+	 * keep this simple" upstream, else -EINVAL), and a successful write
+	 * leaves *lenp and *ppos as they were.
+	 */
+	bool single;
 };
 
 /* do_proc_dointvec_conv: -(INT_MAX + 1) .. INT_MAX */
@@ -423,15 +430,53 @@ static void ulong_get(const struct vec_type *ty, const void *data, size_t i, boo
 		ty->convmul;
 }
 
-#define INT_TYPE(w, r) { sizeof(int), int_bound, int_put, int_store, int_get, w, r, 1, 1 }
+static const union bound *uint_bound(const void *p, union bound *b)
+{
+	if (!p)
+		return NULL;
+	b->u = __atomic_load_n((const unsigned int *)p, __ATOMIC_RELAXED);
+	return b;
+}
+
+/* do_proc_douintvec_conv and its minmax variant (whose -ERANGE the caller turns into -EINVAL). */
+static int uint_put(const struct vec_type *ty, const union bound *min, const union bound *max,
+		    void *tmp, size_t i, bool neg, unsigned long lval)
+{
+	(void)ty;
+	if (neg || lval > UINT_MAX)
+		return -EINVAL;
+	if ((min && lval < min->u) || (max && lval > max->u))
+		return -EINVAL;
+	((unsigned int *)tmp)[i] = (unsigned int)lval;
+	return 0;
+}
+
+static void uint_store(void *data, const void *tmp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n((unsigned int *)data + i, ((const unsigned int *)tmp)[i],
+				 __ATOMIC_RELAXED);
+}
+
+static void uint_get(const struct vec_type *ty, const void *data, size_t i, bool *neg,
+		     unsigned long *lval)
+{
+	(void)ty;
+	*neg = false;
+	*lval = __atomic_load_n((const unsigned int *)data + i, __ATOMIC_RELAXED);
+}
+
+#define INT_TYPE(w, r) { sizeof(int), int_bound, int_put, int_store, int_get, w, r, 1, 1, false }
 #define ULONG_TYPE(mul, div) { sizeof(unsigned long), ulong_bound, ulong_put, ulong_store, \
-			       ulong_get, NULL, NULL, mul, div }
+			       ulong_get, NULL, NULL, mul, div, false }
 static const struct vec_type int_type = INT_TYPE(plain_iconv_w, plain_iconv_r);
 static const struct vec_type jiffies_type = INT_TYPE(jiffies_iconv_w, jiffies_iconv_r);
 static const struct vec_type userhz_type = INT_TYPE(userhz_iconv_w, userhz_iconv_r);
 static const struct vec_type ms_type = INT_TYPE(ms_iconv_w, ms_iconv_r);
 static const struct vec_type ulong_type = ULONG_TYPE(1, 1);
 static const struct vec_type ulong_ms_type = ULONG_TYPE(SYSCTL_HZ, 1000);
+static const struct vec_type uint_type = { sizeof(unsigned int), uint_bound, uint_put, uint_store,
+					   uint_get, NULL, NULL, 1, 1, true };
 
 /*
  * do_proc_dointvec's write loop over @buf, into @tmp (room for @vleft
@@ -487,6 +532,10 @@ static int do_vec(const struct ctl_table *t, void *data, const void *min, const 
 		return 0;
 	}
 	vleft = (size_t)t->maxlen / ty->elem_size;
+	if (ty->single && ((size_t)t->maxlen % ty->elem_size || vleft != 1)) {
+		*lenp = 0;
+		return -EINVAL;
+	}
 
 	if (write) {
 		/* Strict mode: a numeric write not at position 0 is ignored. */
@@ -510,6 +559,8 @@ static int do_vec(const struct ctl_table *t, void *data, const void *min, const 
 			return err ? err : -EINVAL;
 		if (!err)
 			ty->store(data, tmp, n);
+		if (ty->single)
+			return err;
 		*lenp -= left;
 		*ppos += (off_t)*lenp;
 		return err;
@@ -588,65 +639,6 @@ int proc_doulongvec_minmax(const struct ctl_table *table, int write, void *buffe
 		      lenp, ppos);
 }
 
-/*
- * do_proc_douintvec: one element only ("Arrays are not supported, keep this
- * simple" upstream). A successful write leaves *lenp (all consumed) and
- * *ppos as they were, and ignores anything after the number and its
- * trailing spaces, exactly as upstream's do_proc_douintvec_w does.
- */
-static int do_uint(const struct ctl_table *t, const unsigned int *min, const unsigned int *max,
-		   int write, void *buffer, size_t *lenp, off_t *ppos)
-{
-	unsigned int *data;
-	unsigned long lval;
-	const char *p;
-	size_t left;
-	bool neg;
-	int err;
-
-	err = rcs_handler_check_args(t, buffer, lenp, ppos);
-	if (err)
-		return err;
-	data = t->data;
-	if (!data || t->maxlen <= 0 || !*lenp || (*ppos && !write)) {
-		*lenp = 0;
-		return 0;
-	}
-	if ((size_t)t->maxlen / sizeof(unsigned int) != 1) {
-		*lenp = 0;
-		return -EINVAL;
-	}
-	if (!write) {
-		char *out = buffer;
-
-		left = *lenp;
-		put_long(&out, &left, __atomic_load_n(data, __ATOMIC_RELAXED), false);
-		if (left)
-			put_char(&out, &left, '\n');
-		*lenp -= left;
-		*ppos += (off_t)*lenp;
-		return 0;
-	}
-	if (*ppos) {
-		*ppos += (off_t)*lenp;
-		return 0;
-	}
-	left = *lenp;
-	if (left > PROC_PAGE_SIZE - 1)
-		left = PROC_PAGE_SIZE - 1;
-	p = buffer;
-	skip_spaces(&p, &left);
-	if (!left)
-		return -EINVAL;
-	if (get_long(&p, &left, &lval, &neg) || neg)
-		return -EINVAL;
-	/* Upstream's minmax conv says -ERANGE, but its caller turns it into -EINVAL. */
-	if (lval > UINT_MAX || (min && lval < *min) || (max && lval > *max))
-		return -EINVAL;
-	__atomic_store_n(data, (unsigned int)lval, __ATOMIC_RELAXED);
-	return 0;
-}
-
 /**
  * proc_douintvec - read or write one unsigned int
  *
@@ -658,7 +650,8 @@ static int do_uint(const struct ctl_table *t, const unsigned int *min, const uns
 int proc_douintvec(const struct ctl_table *table, int write, void *buffer, size_t *lenp,
 		   off_t *ppos)
 {
-	return do_uint(table, NULL, NULL, write, buffer, lenp, ppos);
+	return do_vec(table, table ? table->data : NULL, NULL, NULL, &uint_type, write, buffer, lenp,
+		      ppos);
 }
 
 /**
@@ -673,7 +666,8 @@ int proc_douintvec_minmax(const struct ctl_table *table, int write, void *buffer
 {
 	if (!table)
 		return -EINVAL;
-	return do_uint(table, table->extra1, table->extra2, write, buffer, lenp, ppos);
+	return do_vec(table, table->data, table->extra1, table->extra2, &uint_type, write, buffer,
+		      lenp, ppos);
 }
 
 /**
@@ -748,7 +742,7 @@ int proc_dou8vec_minmax(const struct ctl_table *table, int write, void *buffer, 
 	 */
 	bool at_start = write && *ppos == 0 && *lenp;
 
-	err = do_uint(&tmp, &min, &max, write, buffer, lenp, ppos);
+	err = do_vec(&tmp, tmp.data, &min, &max, &uint_type, write, buffer, lenp, ppos);
 	if (err)
 		return err;
 	if (at_start && data)

@@ -38,9 +38,11 @@
 
 static int mss_min = 48, mss_max = 65535; /* net/ipv4/sysctl_net_ipv4.c */
 static int zero = 0, one = 1;
-static unsigned int ttl_min = 1, ttl_max = 255; /* ip_ttl_min / ip_ttl_max (int there, read as uint) */
-static unsigned int uone = 1, hash_fields_max = 4095; /* SYSCTL_ONE, FIB_MULTIPATH_HASH_FIELD_ALL_MASK */
-static unsigned long frag_low = 3145728;               /* ipfrag_low_thresh's default */
+/* ip_ttl_min / ip_ttl_max: int there, read as unsigned int by proc_dou8vec_minmax */
+static unsigned int ttl_min = 1, ttl_max = 255;
+/* SYSCTL_ONE, FIB_MULTIPATH_HASH_FIELD_ALL_MASK */
+static unsigned int uone = 1, hash_fields_max = 4095;
+static unsigned long frag_low = 3145728; /* ipfrag_low_thresh's default */
 
 static int min_snd_mss, somaxconn, rmem[3], base_reachable, retrans, retrans_ms;
 static uint8_t default_ttl;
