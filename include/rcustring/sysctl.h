@@ -108,6 +108,7 @@ RCUSTRING_API proc_handler proc_do_large_bitmap;
 
 /* What the library knows about one handler kind. */
 struct sysctl_handler_info {
+	proc_handler *handler;
 	const char *name;  /* "proc_dou8vec_minmax" */
 	const char *type;  /* element keyword: "string", "int", "uint", "u8", "ulong", "bool",
 			    * "bitmap" */
@@ -130,6 +131,17 @@ struct sysctl_handler_info {
  * only the name, mode and handler).
  */
 RCUSTRING_API const struct sysctl_handler_info *sysctl_handler_info(proc_handler *handler);
+
+/**
+ * sysctl_handler_info_at - the @index-th handler kind the library knows
+ *
+ * For a program mapping its own names to handlers (a tunables file's
+ * "u8" or "int ms", say): walk from 0 until NULL and match type, unit and
+ * flags.
+ * Context: any thread.
+ * Return: the description (static storage), or NULL past the last one.
+ */
+RCUSTRING_API const struct sysctl_handler_info *sysctl_handler_info_at(size_t index);
 
 struct sysctl_tree;        /* a tree of tunables */
 struct sysctl_table_header; /* one registered table */

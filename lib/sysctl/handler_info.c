@@ -44,7 +44,7 @@ _Static_assert(SYSCTL_USER_HZ == 100, "USER_HZ_UNIT names SYSCTL_USER_HZ");
 
 /* handler, keyword, unit, element bytes, bound bytes, flags, bound text, NULL bounds mean. */
 #define ROW(h, type, unit, elem, bound, flags, text, lo, hi) \
-	{ h, { #h, type, unit, elem, bound, flags }, text, lo, hi }
+	{ h, { h, #h, type, unit, elem, bound, flags }, text, lo, hi }
 
 static const struct rcs_handler_row rows[] = {
 	ROW(proc_dostring, "string", "", 0, 0, SYSCTL_HF_STRING, NULL, NULL, NULL),
@@ -80,6 +80,11 @@ const struct rcs_handler_row *rcs_handler_row(proc_handler *handler)
 		if (rows[i].handler == handler)
 			return &rows[i];
 	return NULL;
+}
+
+const struct sysctl_handler_info *sysctl_handler_info_at(size_t index)
+{
+	return index < sizeof(rows) / sizeof(rows[0]) ? &rows[index].info : NULL;
 }
 
 const struct sysctl_handler_info *sysctl_handler_info(proc_handler *handler)

@@ -464,6 +464,17 @@ static void test_handler_info(void **state)
 	assert_true(sysctl_handler_info(proc_dointvec_minmax)->flags & SYSCTL_HF_ONE_BOUND);
 	assert_null(sysctl_handler_info(my_handler));
 	assert_null(sysctl_handler_info(NULL));
+
+	/* The walk gives every kind once, each found again by its handler. */
+	size_t n = 0, ms_kinds = 0;
+
+	for (; (i = sysctl_handler_info_at(n)); n++) {
+		assert_ptr_equal(sysctl_handler_info(i->handler), i);
+		if (!strcmp(i->unit, "ms"))
+			ms_kinds++;
+	}
+	assert_int_equal(n, 14);
+	assert_int_equal(ms_kinds, 2); /* proc_dointvec_ms_jiffies, proc_doulongvec_ms_jiffies_minmax */
 }
 
 static void no_log(void *arg, const char *msg)
