@@ -58,10 +58,20 @@ struct ctl_table {
  *                   program's direct readers of data need its own lock.
  * proc_rcu_string:  data is a struct rcustring *; maxlen must equal its
  *                   capacity. Lock-free readers, all-or-nothing writes.
- * proc_dointvec*, proc_douintvec*, proc_doulongvec_minmax, proc_dobool:
+ * proc_dointvec*, proc_douintvec*, proc_doulongvec_*, proc_dobool,
+ * proc_dou8vec_minmax:
  *                   data is an array of maxlen / sizeof(element) elements.
  *                   A write stores all of them or none; minmax bounds
  *                   (extra1/extra2, either may be NULL) are read once.
+ *                   proc_dou8vec_minmax's bounds are unsigned int, as the
+ *                   kernel's.
+ * proc_dointvec_jiffies, _userhz_jiffies, _ms_jiffies,
+ * proc_doulongvec_ms_jiffies_minmax:
+ *                   time in the text (seconds, 1/SYSCTL_USER_HZ seconds,
+ *                   milliseconds), jiffies of 1/SYSCTL_HZ second stored.
+ * proc_do_large_bitmap:
+ *                   data is an unsigned long ** (the bitmap's pointer),
+ *                   maxlen the number of bits; text "1-3,5".
  */
 RCUSTRING_API proc_handler proc_dostring;
 RCUSTRING_API proc_handler proc_rcu_string;
@@ -71,6 +81,67 @@ RCUSTRING_API proc_handler proc_douintvec;
 RCUSTRING_API proc_handler proc_douintvec_minmax;
 RCUSTRING_API proc_handler proc_doulongvec_minmax;
 RCUSTRING_API proc_handler proc_dobool;
+RCUSTRING_API proc_handler proc_dou8vec_minmax;
+RCUSTRING_API proc_handler proc_dointvec_jiffies;
+RCUSTRING_API proc_handler proc_dointvec_userhz_jiffies;
+RCUSTRING_API proc_handler proc_dointvec_ms_jiffies;
+RCUSTRING_API proc_handler proc_doulongvec_ms_jiffies_minmax;
+RCUSTRING_API proc_handler proc_do_large_bitmap;
+
+/*
+ * The tick the jiffies handlers convert to: the kernel's HZ and USER_HZ as
+ * Debian's x86-64 kernels build them (CONFIG_HZ=250; USER_HZ is 100 on
+ * every architecture Linux supports). Fixed, so that a value stored by one
+ * build reads the same in another.
+ */
+#define SYSCTL_HZ 250
+#define SYSCTL_USER_HZ 100
+
+/* Flags of struct sysctl_handler_info. */
+#define SYSCTL_HF_STRING 0x01    /* text value; maxlen is the capacity with the NUL */
+#define SYSCTL_HF_RCU 0x02       /* data is a struct rcustring *, read without locks */
+#define SYSCTL_HF_MINMAX 0x04    /* extra1 / extra2 point to bounds (bound_size bytes) */
+#define SYSCTL_HF_ONE_BOUND 0x08 /* registration needs at least one of them */
+#define SYSCTL_HF_SINGLE 0x10    /* maxlen must be exactly one element */
+#define SYSCTL_HF_SIGNED 0x20    /* a '-' sign is accepted */
+#define SYSCTL_HF_BITMAP 0x40    /* data is unsigned long **; maxlen counts bits */
+
+/* What the library knows about one handler kind. */
+struct sysctl_handler_info {
+	proc_handler *handler;
+	const char *name;  /* "proc_dou8vec_minmax" */
+	const char *type;  /* element keyword: "string", "int", "uint", "u8", "ulong", "bool",
+			    * "bitmap" */
+	const char *unit;  /* what the text counts: "" (the stored value), "s", "ms",
+			    * "1/100 s" (1/SYSCTL_USER_HZ) */
+	size_t elem_size;  /* bytes of one element at data; 0 for strings and bitmaps */
+	size_t bound_size; /* bytes at extra1 / extra2; 0 when the handler reads none */
+	unsigned int flags; /* SYSCTL_HF_* */
+};
+
+/**
+ * sysctl_handler_info - describe one of the handlers above
+ *
+ * The same table drives the tree's registration checks and
+ * sysctl_entry_explain(), so a program declaring entries (a tunables file,
+ * say) can check a row the way registration will.
+ * Context: any thread.
+ * Return: the description (static storage), or NULL for a handler the
+ * library does not know (a program's own handler: registration then checks
+ * only the name, mode and handler).
+ */
+RCUSTRING_API const struct sysctl_handler_info *sysctl_handler_info(proc_handler *handler);
+
+/**
+ * sysctl_handler_info_at - the @index-th handler kind the library knows
+ *
+ * For a program mapping its own names to handlers (a tunables file's
+ * "u8" or "int ms", say): walk from 0 until NULL and match type, unit and
+ * flags.
+ * Context: any thread.
+ * Return: the description (static storage), or NULL past the last one.
+ */
+RCUSTRING_API const struct sysctl_handler_info *sysctl_handler_info_at(size_t index);
 
 struct sysctl_tree;        /* a tree of tunables */
 struct sysctl_table_header; /* one registered table */
@@ -110,8 +181,11 @@ RCUSTRING_API void sysctl_tree_free(struct sysctl_tree *tree);
  * (also against entries already registered), missing handler, string
  * handler with maxlen 0, proc_rcu_string whose maxlen differs from its
  * variable's, mode bits beyond 0666 (read and write bits only), minmax
- * handler with neither bound. One NULL bound is allowed and leaves that
- * side unchecked (tcp_rmem has only a minimum).
+ * handler with neither bound (proc_dou8vec_minmax and
+ * proc_doulongvec_ms_jiffies_minmax excepted: there NULL means 0..255 or
+ * unchecked), maxlen not a multiple of the element (exactly one for the
+ * uint, u8 and bool handlers), bitmap without data or bits. One NULL bound
+ * is allowed and leaves that side unchecked (tcp_rmem has only a minimum).
  * Context: any thread, not inside a handler or callback of this tree.
  * Return: 0, -EINVAL (bad table), -EEXIST (name taken), -ENOMEM. On error
  * nothing is registered; a message naming the entry is logged through

@@ -24,4 +24,17 @@ static inline int rcs_handler_check_args(const struct ctl_table *t, const void *
 	return 0;
 }
 
+/* One handler kind (handler_info.c). */
+struct rcs_handler_row {
+	proc_handler *handler;
+	struct sysctl_handler_info info;
+	/* minmax kinds: the bound at @p as the entry's file would show it. */
+	void (*bound_text)(const void *p, char *buf, size_t size);
+	/* What a NULL extra1 / extra2 means: this limit, or (NULL) unchecked. */
+	const char *default_lo, *default_hi;
+};
+
+/* The row of @handler, or NULL for a handler the library does not know. */
+const struct rcs_handler_row *rcs_handler_row(proc_handler *handler);
+
 #endif

@@ -23,6 +23,7 @@
 #include <urcu/rculist.h>
 
 #include "rcustring/sysctl.h"
+#include "handlers.h"
 #include "tree.h"
 
 #define NAME_MAX_LEN 255 /* a component must fit a file name (FUSE) */
@@ -441,37 +442,20 @@ static void reg_error(struct sysctl_tree *tree, const char *dir, const char *nam
 	tree->log(tree->log_arg, msg);
 }
 
-static bool is_string_handler(proc_handler *h)
+/* The flags of @h's row; 0 for a handler the library does not know. */
+static unsigned int handler_flags(proc_handler *h)
 {
-	return h && (h == proc_dostring || h == proc_rcu_string);
-}
+	const struct rcs_handler_row *row = rcs_handler_row(h);
 
-static bool is_minmax_handler(proc_handler *h)
-{
-	return h && (h == proc_dointvec_minmax || h == proc_douintvec_minmax ||
-		     h == proc_doulongvec_minmax);
-}
-
-/* Size of a vector handler's element, 0 for other handlers. */
-static size_t vector_elem_size(proc_handler *h)
-{
-	if (!h)
-		return 0;
-	if (h == proc_dointvec || h == proc_dointvec_minmax)
-		return sizeof(int);
-	if (h == proc_douintvec || h == proc_douintvec_minmax)
-		return sizeof(unsigned int);
-	if (h == proc_doulongvec_minmax)
-		return sizeof(unsigned long);
-	if (h == proc_dobool)
-		return sizeof(bool);
-	return 0;
+	return row ? row->info.flags : 0;
 }
 
 /* The checks of the kernel's sysctl_check_table, plus ours. Return 0 or -EINVAL. */
 static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl_table *t)
 {
 	const char *name = t->procname;
+	const struct rcs_handler_row *row;
+	unsigned int flags;
 	size_t elem;
 
 	if (!name || !*name) {
@@ -492,27 +476,34 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 		reg_error(tree, dir, name, "bogus mode 0%o", (unsigned int)t->mode);
 		return -EINVAL;
 	}
-	if (is_string_handler(t->proc_handler)) {
+	row = rcs_handler_row(t->proc_handler);
+	if (!row)
+		return 0; /* the program's own handler: it checks its data itself */
+	flags = row->info.flags;
+	if (flags & SYSCTL_HF_STRING) {
 		if (t->maxlen <= 0 || !t->data) {
 			reg_error(tree, dir, name, "string handler without data or maxlen");
 			return -EINVAL;
 		}
-		if (t->proc_handler == proc_rcu_string &&
-		    (size_t)t->maxlen != rcustring_maxlen(t->data)) {
+		if ((flags & SYSCTL_HF_RCU) && (size_t)t->maxlen != rcustring_maxlen(t->data)) {
 			reg_error(tree, dir, name, "maxlen %d differs from the variable's %zu",
 				  t->maxlen, rcustring_maxlen(t->data));
 			return -EINVAL;
 		}
 	}
-	elem = vector_elem_size(t->proc_handler);
+	/* maxlen counts bits; data points to the bitmap's pointer. */
+	if ((flags & SYSCTL_HF_BITMAP) && (t->maxlen <= 0 || !t->data)) {
+		reg_error(tree, dir, name, "bitmap handler without data or a bit count in maxlen");
+		return -EINVAL;
+	}
+	elem = row->info.elem_size;
 	if (elem && (!t->data || t->maxlen <= 0 || (size_t)t->maxlen % elem)) {
 		reg_error(tree, dir, name, "no data or maxlen %d not a multiple of %zu", t->maxlen,
 			  elem);
 		return -EINVAL;
 	}
 	/* These handlers take exactly one element, as the kernel's do. */
-	if ((t->proc_handler == proc_douintvec || t->proc_handler == proc_douintvec_minmax ||
-	     t->proc_handler == proc_dobool) && (size_t)t->maxlen != elem) {
+	if ((flags & SYSCTL_HF_SINGLE) && (size_t)t->maxlen != elem) {
 		reg_error(tree, dir, name, "maxlen %d: this handler takes one element of %zu bytes",
 			  t->maxlen, elem);
 		return -EINVAL;
@@ -521,7 +512,7 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 	 * A NULL bound leaves that side unchecked (tcp_rmem has only a
 	 * minimum); with neither, the plain handler is what was meant.
 	 */
-	if (is_minmax_handler(t->proc_handler) && !t->extra1 && !t->extra2) {
+	if ((flags & SYSCTL_HF_ONE_BOUND) && !t->extra1 && !t->extra2) {
 		reg_error(tree, dir, name, "minmax handler without bounds (extra1/extra2 both NULL)");
 		return -EINVAL;
 	}
@@ -636,7 +627,7 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 		e->mode = table[i].mode;
 		e->handler = table[i].proc_handler;
 		e->maxlen = table[i].maxlen;
-		e->locked_reads = table[i].proc_handler != proc_rcu_string;
+		e->locked_reads = !(handler_flags(table[i].proc_handler) & SYSCTL_HF_RCU);
 		if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
 			goto fail;
 	}
@@ -818,18 +809,6 @@ int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp, off_t *pp
 	return err;
 }
 
-/* Text of the bound at @p for @handler's element type. */
-static void bound_text(proc_handler *handler, const void *p, char *buf, size_t size)
-{
-	if (handler == proc_dointvec_minmax)
-		snprintf(buf, size, "%d", __atomic_load_n((const int *)p, __ATOMIC_RELAXED));
-	else if (handler == proc_douintvec_minmax)
-		snprintf(buf, size, "%u", __atomic_load_n((const unsigned int *)p, __ATOMIC_RELAXED));
-	else
-		snprintf(buf, size, "%lu",
-			 __atomic_load_n((const unsigned long *)p, __ATOMIC_RELAXED));
-}
-
 ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t size)
 {
 	struct sysctl_table_header *h;
@@ -841,11 +820,13 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 	if (e->is_dir)
 		return -EISDIR;
 	h = e->header;
-	if (err == -EMSGSIZE && is_string_handler(e->handler))
+	if (err == -EMSGSIZE && (handler_flags(e->handler) & SYSCTL_HF_STRING))
 		n = snprintf(buf, size, "value longer than %d bytes", e->maxlen - 1);
-	else if (err == -EINVAL && is_minmax_handler(e->handler)) {
+	else if (err == -EINVAL && (handler_flags(e->handler) & SYSCTL_HF_MINMAX)) {
+		const struct rcs_handler_row *row = rcs_handler_row(e->handler);
 		/* The bounds live in the registrant's memory: read them while it stays. */
 		const void *min = NULL, *max = NULL;
+		bool has_lo, has_hi;
 
 		if (!inflight_enter(h)) {
 			inflight_exit(h);
@@ -854,16 +835,25 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 		min = e->table->extra1;
 		max = e->table->extra2;
 		if (min)
-			bound_text(e->handler, min, lo, sizeof(lo));
+			row->bound_text(min, lo, sizeof(lo));
 		if (max)
-			bound_text(e->handler, max, hi, sizeof(hi));
+			row->bound_text(max, hi, sizeof(hi));
 		inflight_exit(h);
-		if (min && max)
+		/* A NULL bound is unchecked, or the element type's limit (u8: 0, 255). */
+		if (!min && row->default_lo)
+			snprintf(lo, sizeof(lo), "%s", row->default_lo);
+		if (!max && row->default_hi)
+			snprintf(hi, sizeof(hi), "%s", row->default_hi);
+		has_lo = min || row->default_lo;
+		has_hi = max || row->default_hi;
+		if (has_lo && has_hi)
 			n = snprintf(buf, size, "invalid value (integers %s..%s)", lo, hi);
-		else if (min)
+		else if (has_lo)
 			n = snprintf(buf, size, "invalid value (integers >= %s)", lo);
-		else
+		else if (has_hi)
 			n = snprintf(buf, size, "invalid value (integers <= %s)", hi);
+		else
+			n = snprintf(buf, size, "invalid value");
 	} else if (err == -EINVAL) {
 		n = snprintf(buf, size, "invalid value");
 	} else {
