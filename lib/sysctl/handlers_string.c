@@ -124,7 +124,9 @@ int proc_dostring(const struct ctl_table *table, int write, void *buffer, size_t
  * Must not be called inside a read-side section (a write may wait for a
  * grace period).
  * Return: 0, -EMSGSIZE (would not fit; old value kept), -ENOMEM (old value
- * kept), -EINVAL (bad argument, maxlen differs from the capacity).
+ * kept), -EDEADLK (called inside a read-side section with the reclamation
+ * backlog full; old value kept), -EINVAL (bad argument, maxlen differs from
+ * the capacity).
  */
 int proc_rcu_string(const struct ctl_table *table, int write, void *buffer, size_t *lenp,
 		    off_t *ppos)
