@@ -4,7 +4,8 @@
  * the control socket under its run directory, takes events (module
  * requests, uevents, power-off, ocfs2, supervised programs) on an events
  * socket, loads sysctl.d-style files at start, and exits cleanly on
- * SIGTERM/SIGINT.
+ * SIGTERM/SIGINT/SIGHUP within a bound. It refuses a run directory anyone
+ * else could change (rundir.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -134,7 +135,8 @@ static void usage(FILE *out, int code)
 	fprintf(out,
 		"Usage: rcusysd [options]\n"
 		"Serve a sysctl tree of RCU-protected tunables.\n\n"
-		"  -d, --run-dir DIR     run directory (default %s); the tree is mounted at DIR/sys\n"
+		"  -d, --run-dir DIR     run directory (default %s), ours and writable by nobody\n"
+		"                        else (see rcusysd(8)); the tree is mounted at DIR/sys\n"
 		"  -t, --tunables FILE   declare tunables (see rcusysd(8)); repeatable\n"
 		"  -c, --config FILE     apply sysctl.d-style settings at start; repeatable\n"
 		"      --no-fuse         do not mount the tree\n"
@@ -277,19 +279,23 @@ int main(int argc, char **argv)
 		}
 	}
 	/*
-	 * Sockets are made 0600 as bind() creates them; the control socket is
-	 * opened up by its chmod afterwards, which the checked run directory
-	 * keeps from being redirected. No helper runs yet, so the umask is ours.
+	 * Each socket gets its mode from the umask as bind() creates it, so no
+	 * path-based chmod has to be trusted (the checked run directory keeps
+	 * the control socket's own chmod from being redirected). No helper runs
+	 * yet, so the umask is ours to change.
 	 */
-	old_umask = umask(0177);
+	old_umask = umask(0111);
 	snprintf(path, sizeof(path), "%s/control.sock", run_dir);
 	/* Anyone may connect: each request is checked against the entry's mode. */
-	if (sysctl_socket_start(tree, path, 0666, &sock) != 0) {
-		say("cannot serve %s", path);
+	err = sysctl_socket_start(tree, path, 0666, &sock);
+	if (err) {
+		say("cannot serve %s: %s", path, strerror(-err));
 		umask(old_umask);
 		status = 1;
 		goto stop;
 	}
+	/* Events run programs: root only. */
+	umask(0177);
 	snprintf(path, sizeof(path), "%s/events.sock", run_dir);
 	err = events_start(path, dirfd, &events);
 	umask(old_umask);
