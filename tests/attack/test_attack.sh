@@ -338,6 +338,16 @@ fds)
 		test "$(threads "$pid")" -le $((base + 32))
 	exec 7>&-
 	wait "$holder"
+	# A line started and never finished (5 s allowed) must not hold its thread.
+	"$helper" hold "$run/events.sock" 1 "MODULE never-ends" < "$dir/hold.in" > "$dir/slow.out" &
+	holder=$!
+	exec 7> "$dir/hold.in"
+	wait_for 20 eval '[ "$(threads "$pid")" -gt "$base" ]'
+	wait_for 20 eval '[ "$(threads "$pid")" -le "$base" ]'
+	attack "a slow client's unfinished line is dropped" "$(threads "$pid") threads, $base without clients" \
+		test "$(threads "$pid")" -le "$base"
+	exec 7>&-
+	wait "$holder"
 	wait_for 20 eval '[ "$(event "$run" "UEVENT a b c")" = "OK 0" ]'
 	attack "served again once they leave" "got: $(event "$run" "UEVENT a b c")" test "$(event "$run" "UEVENT a b c")" = "OK 0"
 	stop "$pid" 30
