@@ -10,7 +10,10 @@
 
 #include "children.h"
 
-/* The parent pid in /proc/PID/stat, or -1 (gone, unreadable). */
+/*
+ * The parent pid in /proc/PID/stat, or -1 (gone, unreadable, or a zombie:
+ * dead already, only waiting for its waiter thread to reap it).
+ */
 static pid_t parent_of(pid_t pid)
 {
 	char path[64], buf[512], *close_paren;
@@ -29,7 +32,7 @@ static pid_t parent_of(pid_t pid)
 	buf[n] = '\0';
 	/* comm may hold spaces and parentheses: the fields resume after the last ')'. */
 	close_paren = strrchr(buf, ')');
-	if (!close_paren || sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2)
+	if (!close_paren || sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2 || state == 'Z')
 		return -1;
 	return (pid_t)ppid;
 }

@@ -7,7 +7,8 @@
 #define RCUSYSD_CHILDREN_H
 
 /*
- * Sends @sig to every child of this process that has not been reaped yet.
+ * Sends @sig to every child of this process still alive (zombies, dead
+ * and waiting to be reaped, are left out).
  * A child found in /proc is pinned with a pidfd and checked again before
  * the signal, so a pid reused by another process is never signalled.
  * Returns how many children were signalled, or a negative errno if /proc
