@@ -339,6 +339,7 @@ fds)
 	exec 7>&-
 	wait "$holder"
 	# A line started and never finished (5 s allowed) must not hold its thread.
+	wait_for 20 eval '[ "$(threads "$pid")" -le "$base" ]' # the 40 above are gone
 	"$helper" hold "$run/events.sock" 1 "MODULE never-ends" < "$dir/hold.in" > "$dir/slow.out" &
 	holder=$!
 	exec 7> "$dir/hold.in"
