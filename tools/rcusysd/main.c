@@ -250,7 +250,9 @@ int main(int argc, char **argv)
 
 	dirfd = rundir_open(run_dir, canon, sizeof(canon), why, sizeof(why));
 	if (dirfd < 0) {
-		say("unsafe run directory %s: %s", run_dir, why);
+		bool unsafe = dirfd == -EPERM || dirfd == -ELOOP || dirfd == -ENOTDIR || dirfd == -EAGAIN;
+
+		say("%s run directory %s: %s", unsafe ? "unsafe" : "cannot use", run_dir, why);
 		status = 1;
 		goto out;
 	}

@@ -19,7 +19,9 @@
  * and not writable by group or others. @canon (size @canon_size) receives
  * its path with symlinks above it resolved, the path everything below it is
  * made through. Returns the directory's fd (O_CLOEXEC), or a negative errno
- * with @why (size @why_size) saying what is wrong.
+ * with @why (size @why_size) saying what is wrong: -EPERM (owner or mode),
+ * -ELOOP (a symlink), -ENOTDIR, -EAGAIN (changed while checked) for an
+ * unsafe directory, other errors (-EACCES, -ENOENT...) as they came.
  */
 int rundir_open(const char *path, char *canon, size_t canon_size, char *why, size_t why_size);
 
