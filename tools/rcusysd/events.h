@@ -6,12 +6,15 @@
  *   UEVENT <subsystem> <action> <devpath>  uevent_helper_call(...)
  *   POWEROFF [force]                    orderly_poweroff()
  *   OCFS2_LEAVE <group>                 ocfs2_leave_group(group)
- *   RUN <path> [args...]                run and supervise a program: when it
+ *   RUN </absolute/path> [args...]      run and supervise a program: when it
  *                                       dies from a signal, a crash record goes
- *                                       where kernel.core_pattern says
+ *                                       where kernel.core_pattern says; the
+ *                                       reply is its pid
  *
  * Connections are threads, capped at EVENTS_MAX_CLIENTS; a started line must
- * end within 5 s and an idle connection is closed after 60 s.
+ * end within 5 s and an idle connection is closed after 60 s. Threads rather
+ * than one poll loop: a request may sleep in a helper (request_module waits
+ * for modprobe), and the cap and timeouts bound what a thread each costs.
  */
 #ifndef RCUSYSD_EVENTS_H
 #define RCUSYSD_EVENTS_H

@@ -91,8 +91,11 @@ static int open_ancestors(const char *dir, char *why, size_t why_size)
 			break;
 		end = strchrnul(p, '/');
 		len = (size_t)(end - p);
-		if (len > NAME_MAX || at + len + 2 > sizeof(sofar))
-			return close(fd), -ENAMETOOLONG;
+		if (len > NAME_MAX || at + len + 2 > sizeof(sofar)) {
+			snprintf(why, why_size, "path too long");
+			close(fd);
+			return -ENAMETOOLONG;
+		}
 		memcpy(comp, p, len);
 		comp[len] = '\0';
 		sofar[at++] = '/';
