@@ -31,8 +31,14 @@ cat > "$dir/tunables.conf" <<'CONF'
 app.greeting  string maxlen=16 default="hello world" desc="a greeting"
 app.workers   int    min=1 max=64 default=4 mode=0644 desc="worker threads"
 app.secret    int    mode=0600
+eth0.200/forwarding int default=1
+net.conf.eth0/400.mtu int default=1400
+/vlan/eth0.300/mtu int default=1300
 CONF
-printf 'app.workers = 8\n' > "$dir/settings.conf"
+printf 'app.workers = 8\neth0.200/forwarding = 7\nnet/conf/eth0.400/mtu = 9000\n' > "$dir/settings.conf"
+printf '#!/bin/sh\nkill -SEGV $$\n' > "$dir/crash"
+printf '#!/bin/sh\ncat > /dev/null\nexit 3\n' > "$dir/core-helper"
+chmod 755 "$dir/crash" "$dir/core-helper"
 "$rcusysd" --no-fuse -d "$dir/run" -t "$dir/tunables.conf" -c "$dir/settings.conf" 2> "$dir/log" &
 pid=$!
 for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
@@ -44,10 +50,21 @@ check "over the bound refused" "1" "$("$cli" "${S[@]}" -q -w app.workers=65 >/de
 check "old value kept" "8" "$("$cli" "${S[@]}" -n app.workers)"
 check "too long refused" "1" "$("$cli" "${S[@]}" -q -w app.greeting=0123456789abcdefg >/dev/null 2>&1; echo $?)"
 check "subsystem entries" "/sbin/modprobe" "$("$cli" "${S[@]}" -n kernel.modprobe)"
+# A declared path reaches the same entry as a setting or a query of that path.
+check "paths: first separator decides, as for settings" "eth0.200/forwarding = 7
+net.conf.eth0/400.mtu = 9000
+vlan.eth0/300.mtu = 1300" "$("$cli" "${S[@]}" -a | grep -E '^(eth0|net|vlan)')"
+check "paths: '/' form reaches a dotted name" "7" "$("$cli" "${S[@]}" -n /eth0/200.forwarding)"
 check "event: empty hotplug runs nothing" "OK 0" "$("$rcusysd" -d "$dir/run" -e "UEVENT block add /devices/x")"
 check "event: unknown" "ERR 22 Invalid argument" "$("$rcusysd" -d "$dir/run" -e "NOPE")"
 check "event: missing modprobe" "ERR 2 No such file or directory" \
 	"$("$cli" "${S[@]}" -q -w kernel.modprobe=/nonexistent/modprobe; "$rcusysd" -d "$dir/run" -e "MODULE foo")"
+"$cli" "${S[@]}" -q -w "kernel.core_pattern=|$dir/core-helper"
+"$rcusysd" -d "$dir/run" -e "RUN $dir/crash" > /dev/null
+for _ in $(seq 200); do grep -q "crash record" "$dir/log" && break; sleep 0.05; done
+check "a core-pipe helper's exit status is reported" \
+	"rcusysd: $dir/crash (pid N) killed by signal 11: crash record helper exited with status 3" \
+	"$(grep "crash record" "$dir/log" | sed 's/(pid [0-9]*)/(pid N)/')"
 kill -TERM "$pid"
 wait "$pid"
 check "exit 0 on SIGTERM" "0" "$?"

@@ -15,28 +15,43 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rcustring/umh.h>
+
+#include "children.h"
 #include "events.h"
 #include "subsys.h"
 
 #define LINE_MAX_BYTES 1024
 #define MAX_ARGS 32
+#define LINE_TIMEOUT_MS 5000
+#define IDLE_TIMEOUT_MS 60000
+#define SEND_TIMEOUT_MS 5000
 
 extern char **environ;
 
 struct events {
 	int fd, core_dir;
 	char *path;
+	dev_t dev;
+	ino_t ino;
 	pthread_t tid;
 	int stop_pipe[2];
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
-	int busy; /* connection and supervisor threads still running */
+	int busy;                       /* connection and supervisor threads still running */
+	int conns[EVENTS_MAX_CLIENTS];  /* client fds (-1: free slot), shut down at stop */
+	bool stopping;                  /* deaths from here on are our own SIGTERM/SIGKILL */
 };
 
 struct supervised {
 	struct events *ev;
 	pid_t pid;
 	char *path;
+};
+
+struct client {
+	struct events *ev;
+	int slot;
 };
 
 static void busy_add(struct events *ev, int n)
@@ -48,16 +63,54 @@ static void busy_add(struct events *ev, int n)
 	pthread_mutex_unlock(&ev->lock);
 }
 
+static bool stopping(struct events *ev)
+{
+	bool ret;
+
+	pthread_mutex_lock(&ev->lock);
+	ret = ev->stopping;
+	pthread_mutex_unlock(&ev->lock);
+	return ret;
+}
+
+static void log_crash_record(const struct supervised *s, int sig, int err)
+{
+	char result[128];
+
+	/* A pipe pattern gives the helper's wait status, not an error. */
+	if (err < 0)
+		snprintf(result, sizeof(result), "failed: %s", strerror(-err));
+	else if (err == 0)
+		snprintf(result, sizeof(result), "written");
+	else if (WIFEXITED(err))
+		snprintf(result, sizeof(result), "helper exited with status %d", WEXITSTATUS(err));
+	else if (WIFSIGNALED(err))
+		snprintf(result, sizeof(result), "helper killed by signal %d (%s)", WTERMSIG(err),
+			 strsignal(WTERMSIG(err)));
+	else
+		snprintf(result, sizeof(result), "helper ended with wait status %#x", (unsigned)err);
+	fprintf(stderr, "rcusysd: %s (pid %d) killed by signal %d: crash record %s\n", s->path, s->pid, sig,
+		result);
+}
+
 /* Waits for a supervised program; a death by signal becomes a crash record. */
 static void *supervise(void *arg)
 {
 	struct supervised *s = arg;
 	char host[256] = "", record[512];
-	int status, len, err;
+	int status, len;
+	pid_t r;
 
-	while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+	while ((r = waitpid(s->pid, &status, 0)) < 0 && errno == EINTR)
 		;
-	if (WIFSIGNALED(status)) {
+	if (r < 0) {
+		/* ECHILD: someone else reaped it; there is no status to report. */
+		fprintf(stderr, "rcusysd: %s (pid %d): cannot wait for it: %s\n", s->path, s->pid,
+			strerror(errno));
+	} else if (WIFSIGNALED(status) && stopping(s->ev)) {
+		fprintf(stderr, "rcusysd: %s (pid %d) stopped at shutdown by signal %d\n", s->path, s->pid,
+			WTERMSIG(status));
+	} else if (WIFSIGNALED(status)) {
 		const char *base = strrchr(s->path, '/');
 		struct core_info ci = {
 			.pid = s->pid, .global_pid = s->pid, .tid = s->pid, .global_tid = s->pid,
@@ -69,10 +122,8 @@ static void *supervise(void *arg)
 		gethostname(host, sizeof(host) - 1);
 		len = snprintf(record, sizeof(record), "crash: pid=%d exe=%s signal=%d (%s)\n", s->pid,
 			       s->path, ci.signal, strsignal(ci.signal));
-		err = coredump_record(&ci, s->ev->core_dir, record, (size_t)len);
-		fprintf(stderr, "rcusysd: %s (pid %d) killed by signal %d: crash record %s%s\n", s->path,
-			s->pid, ci.signal, err < 0 ? "failed: " : "written",
-			err < 0 ? strerror(-err) : "");
+		log_crash_record(s, ci.signal,
+				 coredump_record(&ci, s->ev->core_dir, record, (size_t)len));
 	}
 	free(s->path);
 	busy_add(s->ev, -1);
@@ -80,33 +131,79 @@ static void *supervise(void *arg)
 	return NULL;
 }
 
-static int run_supervised(struct events *ev, char **argv, char *reply, size_t size)
+/*
+ * The daemon's threads block SIGTERM/SIGINT/SIGHUP and it ignores SIGPIPE;
+ * a supervised program gets neither, nor the daemon's descriptors (some
+ * are not close-on-exec: libraries open their own), as usermode helpers do.
+ */
+static int spawn_clean(pid_t *pid, char **argv)
 {
-	struct supervised *s = calloc(1, sizeof(*s));
-	pthread_t tid;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t set;
 	int err;
 
+	err = posix_spawn_file_actions_init(&fa);
+	if (err)
+		return -err;
+	err = posix_spawnattr_init(&attr);
+	if (err) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -err;
+	}
+	err = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	if (!err)
+		err = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
+	sigemptyset(&set);
+	if (!err)
+		err = posix_spawnattr_setsigmask(&attr, &set);
+	sigfillset(&set);
+	if (!err)
+		err = posix_spawnattr_setsigdefault(&attr, &set);
+	if (!err)
+		err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (!err)
+		err = posix_spawn(pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return -err;
+}
+
+static int run_supervised(struct events *ev, char **argv, char *reply, size_t size)
+{
+	struct supervised *s;
+	pthread_t tid;
+	pid_t pid;
+	int err;
+
+	if (argv[0][0] != '/')
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(argv[0]))) {
 		free(s);
 		return -ENOMEM;
 	}
 	s->ev = ev;
-	err = posix_spawn(&s->pid, argv[0], NULL, NULL, argv, environ);
+	err = spawn_clean(&s->pid, argv);
 	if (err) {
 		free(s->path);
 		free(s);
-		return -err;
+		return err;
 	}
+	/* Once the thread runs, @s is its to free: the reply must not read it. */
+	pid = s->pid;
 	busy_add(ev, 1);
 	if (pthread_create(&tid, NULL, supervise, s) != 0) {
 		busy_add(ev, -1);
-		waitpid(s->pid, NULL, 0);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
 		free(s->path);
 		free(s);
 		return -EAGAIN;
 	}
 	pthread_detach(tid);
-	snprintf(reply, size, "%d", s->pid);
+	snprintf(reply, size, "%d", (int)pid);
 	return 0;
 }
 
@@ -141,24 +238,63 @@ static int handle(struct events *ev, char *line, char *reply, size_t size)
 	return ret < 0 ? ret : 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Waits for input until @deadline; returns > 0 when readable (or closed),
+ * 0 when the deadline passed.
+ */
+static int wait_input(int fd, long long deadline)
+{
+	for (;;) {
+		long long left = deadline - now_ms();
+		struct pollfd p = { fd, POLLIN, 0 };
+		int n;
+
+		if (left <= 0)
+			return 0;
+		n = poll(&p, 1, (int)(left > 60000 ? 60000 : left));
+		if (n > 0 || (n < 0 && errno != EINTR))
+			return 1; /* let read() say what happened */
+	}
+}
+
 static void *serve_client(void *arg)
 {
-	struct events *ev = ((void **)arg)[0];
-	int fd = (int)(long)((void **)arg)[1];
+	struct client *c = arg;
+	struct events *ev = c->ev;
+	int slot = c->slot, fd;
 	char line[LINE_MAX_BYTES], reply[LINE_MAX_BYTES + 64], result[64] = "";
+	long long deadline = now_ms() + IDLE_TIMEOUT_MS;
 	size_t len = 0;
 	ssize_t n;
 
-	free(arg);
+	free(c);
+	pthread_mutex_lock(&ev->lock);
+	fd = ev->conns[slot];
+	pthread_mutex_unlock(&ev->lock);
 	for (;;) {
 		char *nl = memchr(line, '\n', len);
 
 		if (!nl) {
 			if (len == sizeof(line))
 				break; /* over-long request: drop the client */
+			/* A slow or silent client must not hold a thread (or the shutdown). */
+			if (!wait_input(fd, deadline))
+				break;
 			n = read(fd, line + len, sizeof(line) - len);
+			if (n < 0 && errno == EINTR)
+				continue;
 			if (n <= 0)
 				break;
+			if (len == 0)
+				deadline = now_ms() + LINE_TIMEOUT_MS;
 			len += (size_t)n;
 			continue;
 		}
@@ -175,49 +311,125 @@ static void *serve_client(void *arg)
 			break;
 		len -= (size_t)(nl + 1 - line);
 		memmove(line, nl + 1, len);
+		deadline = now_ms() + (len ? LINE_TIMEOUT_MS : IDLE_TIMEOUT_MS);
 	}
+	/* Under the lock: events_stop() must never shut down a reused fd. */
+	pthread_mutex_lock(&ev->lock);
+	ev->conns[slot] = -1;
 	close(fd);
+	pthread_mutex_unlock(&ev->lock);
 	busy_add(ev, -1);
 	return NULL;
+}
+
+/* A free connection slot, or -1 (full, or stopping). Takes a busy count. */
+static int take_slot(struct events *ev, int fd)
+{
+	int slot = -1;
+
+	pthread_mutex_lock(&ev->lock);
+	for (int i = 0; i < EVENTS_MAX_CLIENTS && !ev->stopping; i++) {
+		if (ev->conns[i] < 0) {
+			ev->conns[i] = fd;
+			ev->busy++;
+			slot = i;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ev->lock);
+	return slot;
+}
+
+static void put_slot(struct events *ev, int slot)
+{
+	pthread_mutex_lock(&ev->lock);
+	ev->conns[slot] = -1;
+	pthread_mutex_unlock(&ev->lock);
+	busy_add(ev, -1);
+}
+
+static void accept_one(struct events *ev)
+{
+	static const char full[] = "ERR 11 Resource temporarily unavailable\n";
+	struct timeval send_timeout = { SEND_TIMEOUT_MS / 1000, 0 };
+	struct pollfd stop = { ev->stop_pipe[0], POLLIN, 0 };
+	struct client *c;
+	pthread_t tid;
+	int fd, slot;
+
+	fd = accept4(ev->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0) {
+		/*
+		 * Out of descriptors or memory: the connection stays queued and
+		 * poll() reports it again at once. Back off instead of spinning,
+		 * as the control socket does (a stop still wakes us).
+		 */
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			poll(&stop, 1, 100);
+		return;
+	}
+	slot = take_slot(ev, fd);
+	if (slot < 0) {
+		if (send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* the client is told when it can be; it is closed either way */
+		}
+		close(fd);
+		return;
+	}
+	/* A client that does not read its replies must not hold a thread either. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
+	c = malloc(sizeof(*c));
+	if (c) {
+		c->ev = ev;
+		c->slot = slot;
+	}
+	if (!c || pthread_create(&tid, NULL, serve_client, c) != 0) {
+		free(c);
+		put_slot(ev, slot);
+		close(fd);
+		return;
+	}
+	pthread_detach(tid);
 }
 
 static void *accept_loop(void *arg)
 {
 	struct events *ev = arg;
-	struct pollfd pfd[2] = { { ev->fd, POLLIN, 0 }, { ev->stop_pipe[0], POLLIN, 0 } };
 
-	while (poll(pfd, 2, -1) >= 0 || errno == EINTR) {
+	for (;;) {
+		struct pollfd pfd[2] = { { ev->fd, POLLIN, 0 }, { ev->stop_pipe[0], POLLIN, 0 } };
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
 		if (pfd[1].revents)
 			break;
-		if (!(pfd[0].revents & POLLIN))
-			continue;
-		int fd = accept4(ev->fd, NULL, NULL, SOCK_CLOEXEC);
-		void **args = fd >= 0 ? malloc(2 * sizeof(void *)) : NULL;
-		pthread_t tid;
-
-		if (!args) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		args[0] = ev;
-		args[1] = (void *)(long)fd;
-		busy_add(ev, 1);
-		if (pthread_create(&tid, NULL, serve_client, args) != 0) {
-			busy_add(ev, -1);
-			close(fd);
-			free(args);
-			continue;
-		}
-		pthread_detach(tid);
+		if (pfd[0].revents & POLLIN)
+			accept_one(ev);
 	}
 	return NULL;
 }
 
-int events_start(const char *path, const char *core_dir, struct events **out)
+/* Removes a socket file nobody accepts on; refuses anything else. */
+static int clear_stale(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	return unlink(path) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+int events_start(const char *path, int core_dirfd, struct events **out)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	pthread_condattr_t cattr;
 	struct events *ev;
+	struct stat st;
 	int err;
 
 	if (strlen(path) >= sizeof(addr.sun_path))
@@ -226,21 +438,37 @@ int events_start(const char *path, const char *core_dir, struct events **out)
 	if (!ev)
 		return -ENOMEM;
 	strcpy(addr.sun_path, path);
+	ev->stop_pipe[0] = ev->stop_pipe[1] = -1;
+	for (int i = 0; i < EVENTS_MAX_CLIENTS; i++)
+		ev->conns[i] = -1;
 	ev->path = strdup(path);
 	ev->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ev->core_dir = open(core_dir, O_DIRECTORY | O_CLOEXEC);
+	ev->core_dir = fcntl(core_dirfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
 	pthread_mutex_init(&ev->lock, NULL);
-	pthread_cond_init(&ev->idle, NULL);
-	unlink(path);
-	if (!ev->path || ev->fd < 0 || ev->core_dir < 0 || pipe2(ev->stop_pipe, O_CLOEXEC) ||
-	    bind(ev->fd, (struct sockaddr *)&addr, sizeof(addr)) || chmod(path, 0600) ||
+	/* The condition's clock is now_ms()'s: shutdown waits must not follow date changes. */
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&ev->idle, &cattr);
+	pthread_condattr_destroy(&cattr);
+	err = -ENOMEM;
+	if (!ev->path)
+		goto fail;
+	err = ev->fd < 0 || ev->core_dir < 0 || pipe2(ev->stop_pipe, O_CLOEXEC) ? -errno : clear_stale(path);
+	if (err)
+		goto fail;
+	/* No chmod by path after bind: the umask gives the mode as the file is made. */
+	if (bind(ev->fd, (struct sockaddr *)&addr, sizeof(addr)) || lstat(path, &st) ||
 	    listen(ev->fd, 16)) {
 		err = -errno;
 		goto fail;
 	}
+	ev->dev = st.st_dev;
+	ev->ino = st.st_ino;
 	err = -pthread_create(&ev->tid, NULL, accept_loop, ev);
-	if (err)
+	if (err) {
+		unlink(path);
 		goto fail;
+	}
 	*out = ev;
 	return 0;
 fail:
@@ -248,29 +476,88 @@ fail:
 		close(ev->fd);
 	if (ev->core_dir >= 0)
 		close(ev->core_dir);
+	if (ev->stop_pipe[0] >= 0) {
+		close(ev->stop_pipe[0]);
+		close(ev->stop_pipe[1]);
+	}
+	pthread_cond_destroy(&ev->idle);
+	pthread_mutex_destroy(&ev->lock);
 	free(ev->path);
 	free(ev);
 	return err ? err : -EIO;
 }
 
-void events_stop(struct events *ev)
+/* Waits until no request, supervisor or helper is left, or @ms passed. */
+static bool wait_idle(struct events *ev, long long ms)
 {
-	if (!ev)
-		return;
-	write(ev->stop_pipe[1], "x", 1);
-	pthread_join(ev->tid, NULL);
-	close(ev->fd);
-	unlink(ev->path);
-	/* Connections end when their clients close; supervised programs when they exit. */
+	long long deadline = now_ms() + ms, until;
+	struct timespec ts;
+	bool idle;
+
 	pthread_mutex_lock(&ev->lock);
-	while (ev->busy)
-		pthread_cond_wait(&ev->idle, &ev->lock);
+	for (;;) {
+		/* Helpers nobody waits for (UMH_NO_WAIT) are counted by the library. */
+		idle = ev->busy == 0 && umh_running() == 0;
+		if (idle || now_ms() >= deadline)
+			break;
+		/* Short slices: umh_running() has nothing to wait on. */
+		until = now_ms() + 50;
+		ts.tv_sec = (time_t)(until / 1000);
+		ts.tv_nsec = (long)(until % 1000) * 1000000;
+		pthread_cond_timedwait(&ev->idle, &ev->lock, &ts);
+	}
 	pthread_mutex_unlock(&ev->lock);
+	return idle;
+}
+
+int events_stop(struct events *ev, int grace_s, int *killed)
+{
+	long long grace_ms = (long long)grace_s * 1000;
+	struct stat st;
+
+	*killed = 0;
+	if (!ev)
+		return 0;
+	if (write(ev->stop_pipe[1], "x", 1) < 0) {
+		/* a pipe with room for one byte: cannot fail */
+	}
+	pthread_join(ev->tid, NULL);
+	if (lstat(ev->path, &st) == 0 && st.st_dev == ev->dev && st.st_ino == ev->ino)
+		unlink(ev->path);
+	close(ev->fd);
+	/* Wake every connection thread, idle or waiting for a slow client. */
+	pthread_mutex_lock(&ev->lock);
+	ev->stopping = true;
+	for (int i = 0; i < EVENTS_MAX_CLIENTS; i++)
+		if (ev->conns[i] >= 0)
+			shutdown(ev->conns[i], SHUT_RDWR);
+	pthread_mutex_unlock(&ev->lock);
+	/*
+	 * Helpers and supervised programs would keep us here as long as they
+	 * like: ask them to stop, then stop them.
+	 */
+	children_signal(SIGTERM);
+	if (!wait_idle(ev, grace_ms)) {
+		long long deadline = now_ms() + (grace_ms > 1000 ? grace_ms : 1000);
+
+		/* Again each slice: a request in flight may have spawned one since. */
+		do {
+			int n = children_signal(SIGKILL);
+
+			if (n > 0)
+				*killed += n;
+		} while (!wait_idle(ev, 100) && now_ms() < deadline);
+		if (!wait_idle(ev, 0))
+			return -ETIMEDOUT;
+	}
 	close(ev->stop_pipe[0]);
 	close(ev->stop_pipe[1]);
 	close(ev->core_dir);
+	pthread_cond_destroy(&ev->idle);
+	pthread_mutex_destroy(&ev->lock);
 	free(ev->path);
 	free(ev);
+	return 0;
 }
 
 int events_send(const char *path, const char *line)
@@ -289,7 +576,10 @@ int events_send(const char *path, const char *line)
 		fprintf(stderr, "rcusysd: cannot connect to %s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	dprintf(fd, "%s\n", line);
+	/* Even if the daemon hung up at once (too many clients), read what it said. */
+	if (send(fd, line, strlen(line), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+		/* the reply, if any, is already queued */
+	}
 	while (len < sizeof(reply) - 1 && (n = read(fd, reply + len, sizeof(reply) - 1 - len)) > 0) {
 		len += (size_t)n;
 		if (memchr(reply, '\n', len))

@@ -6,19 +6,41 @@
  *   UEVENT <subsystem> <action> <devpath>  uevent_helper_call(...)
  *   POWEROFF [force]                    orderly_poweroff()
  *   OCFS2_LEAVE <group>                 ocfs2_leave_group(group)
- *   RUN <path> [args...]                run and supervise a program: when it
+ *   RUN </absolute/path> [args...]      run and supervise a program: when it
  *                                       dies from a signal, a crash record goes
- *                                       where kernel.core_pattern says
+ *                                       where kernel.core_pattern says; the
+ *                                       reply is its pid
+ *
+ * Connections are threads, capped at EVENTS_MAX_CLIENTS; a started line must
+ * end within 5 s and an idle connection is closed after 60 s. Threads rather
+ * than one poll loop: a request may sleep in a helper (request_module waits
+ * for modprobe), and the cap and timeouts bound what a thread each costs.
  */
 #ifndef RCUSYSD_EVENTS_H
 #define RCUSYSD_EVENTS_H
 
 struct events;
 
-/* Listens on @path; crash records with relative names go under @core_dir. */
-int events_start(const char *path, const char *core_dir, struct events **out);
-/* Stops listening and waits for every connection and supervised program. */
-void events_stop(struct events *ev);
+/* Concurrent events connections; beyond it a client gets ERR EAGAIN. */
+#define EVENTS_MAX_CLIENTS 32
+
+/*
+ * Listens on @path (created with the caller's umask, which should leave it
+ * 0600); crash records with relative names go under the directory @core_dirfd
+ * (duplicated, the caller keeps its own).
+ */
+int events_start(const char *path, int core_dirfd, struct events **out);
+
+/*
+ * Stops listening, closes every connection (idle or not), then waits for
+ * the requests in flight and the supervised programs: every child of the
+ * process still running gets SIGTERM, and SIGKILL if it outlives
+ * @grace_s seconds. Returns 0 with @ev freed, or -ETIMEDOUT if work is still
+ * running another @grace_s seconds after the SIGKILL (then @ev is left
+ * allocated, since its threads still use it). @killed receives how many
+ * children needed SIGKILL. NULL @ev is a no-op.
+ */
+int events_stop(struct events *ev, int grace_s, int *killed);
 
 /* Client side: sends @line, prints the reply; returns 0 for OK, 1 otherwise. */
 int events_send(const char *path, const char *line);

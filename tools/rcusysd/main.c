@@ -4,7 +4,8 @@
  * the control socket under its run directory, takes events (module
  * requests, uevents, power-off, ocfs2, supervised programs) on an events
  * socket, loads sysctl.d-style files at start, and exits cleanly on
- * SIGTERM/SIGINT.
+ * SIGTERM/SIGINT/SIGHUP within a bound. It refuses a run directory anyone
+ * else could change (rundir.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,11 +24,13 @@
 #include <rcustring/umh.h>
 
 #include "events.h"
+#include "rundir.h"
 #include "subsys.h"
 #include "sysctl_conf.h"
 #include "tunables.h"
 
 #define DEFAULT_RUN_DIR "/run/rcusysd"
+#define DEFAULT_STOP_GRACE 5
 #define MAX_FILES 32
 
 static void say(const char *fmt, ...)
@@ -132,13 +135,16 @@ static void usage(FILE *out, int code)
 	fprintf(out,
 		"Usage: rcusysd [options]\n"
 		"Serve a sysctl tree of RCU-protected tunables.\n\n"
-		"  -d, --run-dir DIR     run directory (default %s); the tree is mounted at DIR/sys\n"
+		"  -d, --run-dir DIR     run directory (default %s), ours and writable by nobody\n"
+		"                        else (see rcusysd(8)); the tree is mounted at DIR/sys\n"
 		"  -t, --tunables FILE   declare tunables (see rcusysd(8)); repeatable\n"
 		"  -c, --config FILE     apply sysctl.d-style settings at start; repeatable\n"
 		"      --no-fuse         do not mount the tree\n"
+		"      --stop-grace SECS at shutdown, helpers and supervised programs get SIGTERM,\n"
+		"                        then SIGKILL after SECS seconds (default %d)\n"
 		"  -e, --event LINE      send one event to a running rcusysd and print the reply\n"
 		"  -h, --help            this help\n",
-		DEFAULT_RUN_DIR);
+		DEFAULT_RUN_DIR, DEFAULT_STOP_GRACE);
 	exit(code);
 }
 
@@ -148,21 +154,23 @@ int main(int argc, char **argv)
 		{ "run-dir", required_argument, NULL, 'd' }, { "tunables", required_argument, NULL, 't' },
 		{ "config", required_argument, NULL, 'c' },  { "no-fuse", no_argument, NULL, 'F' },
 		{ "event", required_argument, NULL, 'e' },   { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "stop-grace", required_argument, NULL, 'G' }, { NULL, 0, NULL, 0 },
 	};
 	const char *run_dir = DEFAULT_RUN_DIR, *tunable_files[MAX_FILES], *config_files[MAX_FILES];
-	int ntunables = 0, nconfigs = 0, opt, status = 0, sig;
+	int ntunables = 0, nconfigs = 0, opt, status = 0, sig, grace = DEFAULT_STOP_GRACE, killed, dirfd = -1;
 	struct tunables *declared[MAX_FILES] = { 0 };
 	struct sysctl_fuse *fs = NULL;
 	struct sysctl_socket *sock = NULL;
 	struct events *events = NULL;
 	const char *event = NULL;
-	char path[4096];
+	char path[4096], canon[2048], why[512], *end;
 	struct sysctl_tree *tree;
 	char mountpoint[4096];
 	pthread_t fuse_tid;
 	bool use_fuse = true;
+	mode_t old_umask;
 	sigset_t stop;
+	int err;
 
 	while ((opt = getopt_long(argc, argv, "d:t:c:e:h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -179,6 +187,12 @@ int main(int argc, char **argv)
 			config_files[nconfigs++] = optarg;
 			break;
 		case 'F': use_fuse = false; break;
+		case 'G':
+			errno = 0;
+			grace = (int)strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || grace < 0 || grace > 3600)
+				usage(stderr, 2);
+			break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}
@@ -189,6 +203,15 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s/events.sock", run_dir);
 		return events_send(path, event);
 	}
+
+	/*
+	 * What the parent left us must not decide how we behave: a closed
+	 * stderr pipe must not kill us with SIGPIPE (every write reports EPIPE
+	 * instead), and an ignored SIGCHLD would make the kernel reap our
+	 * helpers before waitpid() can tell how they ended.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
 
 	/* Every thread inherits this mask; the main thread takes the signals. */
 	sigemptyset(&stop);
@@ -225,15 +248,25 @@ int main(int argc, char **argv)
 		if (load_settings(tree, config_files[i]))
 			status = 1; /* reported; keep serving what did apply */
 
-	if (mkdir(run_dir, 0755) != 0 && errno != EEXIST) {
-		say("cannot create %s: %s", run_dir, strerror(errno));
+	dirfd = rundir_open(run_dir, canon, sizeof(canon), why, sizeof(why));
+	if (dirfd < 0) {
+		bool unsafe = dirfd == -EPERM || dirfd == -ELOOP || dirfd == -ENOTDIR || dirfd == -EAGAIN;
+
+		say("%s run directory %s: %s", unsafe ? "unsafe" : "cannot use", run_dir, why);
 		status = 1;
 		goto out;
 	}
+	run_dir = canon;
 	snprintf(mountpoint, sizeof(mountpoint), "%s/sys", run_dir);
 	if (use_fuse) {
-		int err = mkdir(mountpoint, 0755) != 0 && errno != EEXIST ? -errno : 0;
+		err = rundir_subdir(dirfd, "sys", why, sizeof(why));
 
+		if (err == -ELOOP || err == -ENOTDIR || err == -EPERM) {
+			/* Mounting there would cover whatever it points at. */
+			say("unsafe mount point %s: %s", mountpoint, why);
+			status = 1;
+			goto out;
+		}
 		if (!err)
 			err = sysctl_fuse_mount(tree, mountpoint, &fs);
 		if (!err && pthread_create(&fuse_tid, NULL, fuse_thread, fs) != 0)
@@ -247,16 +280,29 @@ int main(int argc, char **argv)
 			say("tree mounted at %s", mountpoint);
 		}
 	}
+	/*
+	 * Each socket gets its mode from the umask as bind() creates it, so no
+	 * path-based chmod has to be trusted (the checked run directory keeps
+	 * the control socket's own chmod from being redirected). No helper runs
+	 * yet, so the umask is ours to change.
+	 */
+	old_umask = umask(0111);
 	snprintf(path, sizeof(path), "%s/control.sock", run_dir);
 	/* Anyone may connect: each request is checked against the entry's mode. */
-	if (sysctl_socket_start(tree, path, 0666, &sock) != 0) {
-		say("cannot serve %s", path);
+	err = sysctl_socket_start(tree, path, 0666, &sock);
+	if (err) {
+		say("cannot serve %s: %s", path, strerror(-err));
+		umask(old_umask);
 		status = 1;
 		goto stop;
 	}
+	/* Events run programs: root only. */
+	umask(0177);
 	snprintf(path, sizeof(path), "%s/events.sock", run_dir);
-	if (events_start(path, run_dir, &events) != 0) {
-		say("cannot serve %s", path);
+	err = events_start(path, dirfd, &events);
+	umask(old_umask);
+	if (err) {
+		say("cannot serve %s: %s", path, strerror(-err));
 		status = 1;
 		goto stop;
 	}
@@ -264,7 +310,14 @@ int main(int argc, char **argv)
 	if (sigwait(&stop, &sig) == 0)
 		say("%s: shutting down", strsignal(sig));
 stop:
-	events_stop(events);
+	/* Bounded: helpers get SIGTERM, then SIGKILL after the grace period. */
+	if (events_stop(events, grace, &killed) != 0) {
+		say("requests still running %d s after SIGKILL: exiting without cleanup", grace > 1 ? grace : 1);
+		fflush(stderr);
+		_exit(1);
+	}
+	if (killed)
+		say("%d helper(s) outlived the %d s grace period: killed", killed, grace);
 	if (sock)
 		sysctl_socket_stop(sock);
 	if (fs) {
@@ -273,6 +326,8 @@ stop:
 		sysctl_fuse_unmount(fs);
 	}
 out:
+	if (dirfd >= 0)
+		close(dirfd);
 	for (int i = 0; i < ntunables; i++)
 		tunables_free(declared[i]);
 	subsys_unregister_all();

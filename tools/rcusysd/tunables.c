@@ -49,6 +49,21 @@ static char *next_token(char **cursor)
 	return tok;
 }
 
+/*
+ * Rewrites @path in place into '/' form: when its first separator is '.',
+ * dots separate and a '/' stands for a '.' inside a name
+ * ("net.ipv4.conf.eth0/200.forwarding"); when it is '/', it already is.
+ */
+static void slash_form(char *path)
+{
+	char *first = strpbrk(path, "./");
+
+	if (!first || *first == '/')
+		return;
+	for (char *p = path; *p; p++)
+		*p = *p == '.' ? '/' : *p == '/' ? '.' : *p;
+}
+
 static int parse_number(const char *s, bool is_signed, unsigned long *out)
 {
 	char *end;
@@ -113,12 +128,12 @@ static int store(const char *type, unsigned long v, void *slot)
 
 static int parse_line(struct sysctl_tree *tree, char *line, struct tunable **out, const char **why)
 {
-	char *cursor = line, *path = next_token(&cursor), *type = next_token(&cursor), *tok, *dot;
+	char *cursor = line, *path = next_token(&cursor), *type = next_token(&cursor), *tok, *dot, *dir = NULL;
 	char *maxlen_s = NULL, *mode_s = NULL, *min_s = NULL, *max_s = NULL, *def_s = NULL, *desc_s = NULL;
 	struct tunable *t;
 	unsigned long v;
 	bool is_signed;
-	int err;
+	int err = 0;
 
 	if (!type)
 		return (*why = "expected: PATH TYPE [key=value ...]"), -EINVAL;
@@ -140,13 +155,17 @@ static int parse_line(struct sysctl_tree *tree, char *line, struct tunable **out
 	if (!t)
 		return -ENOMEM;
 	*out = t;
-	dot = strrchr(path, strchr(path, '/') ? '/' : '.');
+	/*
+	 * The tree's (systemd's) rule: the first separator decides the form.
+	 * Split in '/' form; a directory whose first separator is a dot goes
+	 * to the tree with a leading '/', so "eth0.200" stays one level.
+	 */
+	slash_form(path);
+	dot = strrchr(path, '/');
 	t->name = strdup(dot ? dot + 1 : path);
 	t->desc = strdup(desc_s ? desc_s : "");
 	if (!t->name || !t->desc)
 		return -ENOMEM;
-	if (dot)
-		*dot = '\0';
 	t->table = (struct ctl_table){ .procname = t->name, .mode = 0644, .desc = t->desc };
 	if (mode_s) {
 		if (parse_number(mode_s, false, &v) || v > 0777)
@@ -207,7 +226,17 @@ static int parse_line(struct sysctl_tree *tree, char *line, struct tunable **out
 	} else {
 		return (*why = "type must be string, int, uint, ulong or bool"), -EINVAL;
 	}
-	err = sysctl_register_table(tree, dot ? path : "", &t->table, 1, &t->header);
+	if (dot && dot != path) {
+		const char *first;
+
+		*dot = '\0';
+		first = strpbrk(path, "./");
+		if (first && *first == '.' && asprintf(&dir, "/%s", path) < 0)
+			return -ENOMEM;
+	}
+	err = sysctl_register_table(tree, dir ? dir : dot && dot != path ? path : "", &t->table, 1,
+				    &t->header);
+	free(dir);
 	if (err)
 		*why = err == -EEXIST ? "already registered" : "refused by the tree (see log)";
 	return err;

@@ -8,6 +8,12 @@
  *
  * Types: string (proc_rcu_string; maxlen required), int, uint, ulong
  * (minmax handlers when min= or max= is given), bool. mode defaults to 0644.
+ *
+ * Paths follow the tree's rule (systemd's for sysctl.d): when the first
+ * separator is '/', slashes separate and dots belong to names
+ * ("net/conf/eth0.200/forwarding", "/eth0.200/forwarding"); when it is '.',
+ * dots separate and '/' stands for a dot in a name
+ * ("net.conf.eth0/200.forwarding"). So a path is declared and set the same way.
  */
 #ifndef RCUSYSD_TUNABLES_H
 #define RCUSYSD_TUNABLES_H

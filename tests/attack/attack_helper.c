@@ -1,0 +1,161 @@
+/*
+ * Small tools the attack suite needs and the shell lacks:
+ *
+ *   hold SOCKET N [BYTES]   open N connections (print "connected K"), send
+ *                           BYTES on each if given, keep them until stdin ends
+ *   flood SOCKET N LINE     send LINE N times on one connection, one reply
+ *                           each; print "ok K of N" and the first bad reply
+ *   exec [-i SIG|-b SIG]... -- PROG ARGS
+ *                           run PROG with SIG ignored (-i) or blocked (-b)
+ *   show OUT                write this process's SigBlk, SigIgn and open
+ *                           descriptors above 2 to OUT
+ *   stubborn PIDFILE        ignore SIGTERM, write our pid, sleep for ever
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -1;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int hold(const char *path, int n, const char *bytes)
+{
+	int connected = 0;
+	char c;
+
+	for (int i = 0; i < n; i++) {
+		int fd = connect_to(path);
+
+		if (fd < 0)
+			continue;
+		connected++;
+		if (bytes && send(fd, bytes, strlen(bytes), MSG_NOSIGNAL) < 0)
+			perror("send");
+	}
+	printf("connected %d\n", connected);
+	fflush(stdout);
+	while (read(STDIN_FILENO, &c, 1) > 0)
+		;
+	return 0;
+}
+
+static int flood(const char *path, int n, const char *line)
+{
+	char reply[256], bad[256] = "";
+	int fd = connect_to(path), ok = 0;
+	FILE *in;
+
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	in = fdopen(dup(fd), "r");
+	for (int i = 0; i < n && in; i++) {
+		if (dprintf(fd, "%s\n", line) < 0 || !fgets(reply, sizeof(reply), in))
+			break;
+		if (!strncmp(reply, "OK ", 3) && atoi(reply + 3) > 0)
+			ok++;
+		else if (!*bad)
+			snprintf(bad, sizeof(bad), "%s", reply);
+	}
+	printf("ok %d of %d%s%s", ok, n, *bad ? "; first bad reply: " : "\n", bad);
+	return ok == n ? 0 : 1;
+}
+
+static int exec_with(int argc, char **argv)
+{
+	sigset_t block;
+	int i;
+
+	sigemptyset(&block);
+	for (i = 0; i + 1 < argc && strcmp(argv[i], "--"); i += 2) {
+		int sig = atoi(argv[i + 1]);
+
+		if (!strcmp(argv[i], "-i"))
+			signal(sig, SIG_IGN);
+		else
+			sigaddset(&block, sig);
+	}
+	if (i >= argc || strcmp(argv[i], "--") || i + 1 >= argc)
+		return 2;
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	execv(argv[i + 1], argv + i + 1);
+	perror(argv[i + 1]);
+	return 127;
+}
+
+static int show(const char *out)
+{
+	FILE *f = fopen(out, "w"), *st = fopen("/proc/self/status", "r");
+	char line[256];
+	DIR *d;
+	struct dirent *de;
+
+	if (!f || !st)
+		return 1;
+	while (fgets(line, sizeof(line), st))
+		if (!strncmp(line, "SigBlk:", 7) || !strncmp(line, "SigIgn:", 7))
+			fputs(line, f);
+	fclose(st);
+	fputs("fds:", f);
+	d = opendir("/proc/self/fd");
+	while (d && (de = readdir(d)) != NULL) {
+		int fd = atoi(de->d_name);
+
+		if (de->d_name[0] != '.' && fd > 2 && fd != dirfd(d) && fd != fileno(f))
+			fprintf(f, " %d", fd);
+	}
+	if (d)
+		closedir(d);
+	fputc('\n', f);
+	return fclose(f) != 0;
+}
+
+static int stubborn(const char *pidfile)
+{
+	FILE *f;
+
+	signal(SIGTERM, SIG_IGN);
+	f = fopen(pidfile, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 4 && !strcmp(argv[1], "hold"))
+		return hold(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
+	if (argc == 5 && !strcmp(argv[1], "flood"))
+		return flood(argv[2], atoi(argv[3]), argv[4]);
+	if (argc >= 4 && !strcmp(argv[1], "exec"))
+		return exec_with(argc - 2, argv + 2);
+	if (argc == 3 && !strcmp(argv[1], "show"))
+		return show(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "stubborn"))
+		return stubborn(argv[2]);
+	fprintf(stderr, "usage: see the top of attack_helper.c\n");
+	return 2;
+}
