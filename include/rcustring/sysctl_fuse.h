@@ -19,6 +19,14 @@
  *
  * Names: a FUSE path is looked up with '/' as separator, so a '.' is part
  * of a name at any depth ("/eth0.200/mtu", "/app.d/sub/x").
+ *
+ * Caching: values never (direct I/O); names and attributes for up to 1 s
+ * (entry and attribute timeouts), so a table unregistered or registered
+ * again with another mode may show its old names and modes to stat() for
+ * that long, while open() always asks the tree. Listings are READDIRPLUS:
+ * each name comes with its attributes, so procps' sysctl -a costs four
+ * requests per entry (OPEN, READ, READ at end of file, RELEASE), and close()
+ * sends no FLUSH.
  */
 #ifndef RCUSTRING_SYSCTL_FUSE_H
 #define RCUSTRING_SYSCTL_FUSE_H
