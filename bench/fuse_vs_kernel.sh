@@ -12,11 +12,16 @@
 #    a count, so it holds still on a busy machine where times do not.
 #   fuse_vs_kernel.sh FIXTURE [RUNS [RCUSYSCTL]]
 # N is the number of readable single-integer kernel entries, at most 1000.
-# RCUSYSCTL defaults to tools/rcusysctl/rcusysctl of FIXTURE's build.
+# RCUSYSCTL defaults to tools/rcusysctl/rcusysctl of FIXTURE's build, and
+# rcustring-cpu-run (which times a run) is taken from bench/ of that build.
+# Every ratio is given twice: wall time, and CPU time (the tool's, plus our
+# server's for FUSE and the socket), which leaves out waiting for a core
+# and so moves less on a loaded machine.
 set -u
 fixture=${1:?usage: fuse_vs_kernel.sh FIXTURE [RUNS [RCUSYSCTL]]}
 runs=${2:-10}
 cli=${3:-$(dirname "$fixture")/../../tools/rcusysctl/rcusysctl}
+cpu_run=${CPU_RUN:-$(dirname "$fixture")/../../bench/rcustring-cpu-run}
 if [ "${INSIDE_NS:-}" != 1 ]; then
 	if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ] || ! unshare -m --propagation private true 2>/dev/null; then
 		echo "fuse-bench: skipped (needs root, /dev/fuse and mount namespaces)"
@@ -26,16 +31,17 @@ if [ "${INSIDE_NS:-}" != 1 ]; then
 fi
 die() { echo "fuse-bench: $*" >&2; exit 1; }
 [ -x "$cli" ] || die "no rcusysctl at $cli"
+[ -x "$cpu_run" ] || die "no rcustring-cpu-run at $cpu_run"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 load_start=$(load)
 
-# Prints the wall ns of one run of the command.
+# Prints "<wall ns> <CPU ns>" for one run of the command: the CPU time of
+# the command and, with -p PID first, of the server answering it.
 timed() {
-	local start end
-	start=$(date +%s%N)
-	"$@" >/dev/null 2>&1
-	end=$(date +%s%N)
-	echo $((end - start))
+	local wall cpu server
+	read -r wall cpu server < <("$cpu_run" "$@")
+	[ -n "$server" ] || die "cannot time $*"
+	echo "$wall $((cpu + server))"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -98,20 +104,22 @@ req_name=0 req_list=0
 for round in $(seq "$runs"); do
 	k=$(timed sysctl "${k_names[@]}")
 	ka=$(timed sysctl -a)
-	sa=$(timed "$cli" --socket "$sock" -a)
+	sa=$(timed -p "$pid" "$cli" --socket "$sock" -a)
 	mount --bind "$mnt" /proc/sys || die "cannot bind-mount over /proc/sys"
 	# Untimed: each counted run then finds what a run before it left (the
 	# kernel marks attributes stale after a read, so stat() asks again).
 	sysctl "${f_names[@]}" >/dev/null 2>&1
 	r0=$(requests)
-	f=$(timed sysctl "${f_names[@]}")
+	f=$(timed -p "$pid" sysctl "${f_names[@]}")
 	r1=$(requests)
-	fa=$(timed sysctl -a)
+	fa=$(timed -p "$pid" sysctl -a)
 	r2=$(requests)
 	umount /proc/sys
 	for r in "$r0" "$r1" "$r2"; do [ -n "$r" ] || die "no request count from the fixture"; done
 	req_name=$((req_name + r1 - r0))
 	req_list=$((req_list + r2 - r1))
+	# Columns: 2-3 kernel names (wall, CPU), 4-5 fuse names, 6-7 kernel -a,
+	# 8-9 fuse -a, 10-11 socket -a.
 	echo "$round $k $f $ka $fa $sa" >>"$work/series"
 done
 load_end=$(load)
@@ -121,10 +129,10 @@ ratio() { # median over rounds of (column a / na) / (column b / nb)
 	awk -v a="$1" -v na="$2" -v b="$3" -v nb="$4" '{ printf "%.6f\n", ($a / na) / ($b / nb) }' \
 		"$work/series" | median
 }
-k_ns=$(col 2) f_ns=$(col 3) ka_ns=$(col 4) fa_ns=$(col 5) sa_ns=$(col 6)
+k_ns=$(col 2) f_ns=$(col 4) ka_ns=$(col 6) fa_ns=$(col 8) sa_ns=$(col 10)
 printf 'fuse-bench: %d rounds; load average %s at the start, %s at the end\n' "$runs" \
 	"$load_start" "$load_end"
-printf '  %-30s %7s %12s %10s %9s\n' "median of rounds" entries ns/run ns/entry req/entry
+printf '  %-30s %7s %12s %10s %9s\n' "median of rounds (wall)" entries ns/run ns/entry req/entry
 row() { printf '  %-30s %7d %12.0f %10.0f %9s\n' "$1" "$2" "$3" "$(awk -v t="$3" -v e="$2" 'BEGIN { print t / e }')" "$4"; }
 per() { awk -v r="$1" -v d="$2" 'BEGIN { printf "%.2f", r / d }'; }
 row "kernel sysctl NAME... (ints)" "$n" "$k_ns" -
@@ -132,12 +140,15 @@ row "fuse   sysctl NAME... (ints)" "$n" "$f_ns" "$(per "$req_name" $((runs * n))
 row "kernel sysctl -a" "$k_all" "$ka_ns" -
 row "fuse   sysctl -a" "$f_all" "$fa_ns" "$(per "$req_list" $((runs * f_all)))"
 row "socket rcusysctl -a" "$s_all" "$sa_ns" -
-echo "  per round (ns): round kernel-names fuse-names kernel-a fuse-a socket-a"
+echo "  per round, ns (wall cpu): kernel-names fuse-names kernel-a fuse-a socket-a"
 sed 's/^/    /' "$work/series"
 awk -v t="$k_ns" -v e="$n" 'BEGIN { printf "summary kernel_ns_per_entry %.0f\n", t / e }'
 awk -v t="$f_ns" -v e="$n" 'BEGIN { printf "summary fuse_ns_per_entry %.0f\n", t / e }'
-printf 'summary fuse_vs_kernel_per_entry %.2f\n' "$(ratio 3 1 2 1)"
+printf 'summary fuse_vs_kernel_per_entry %.2f\n' "$(ratio 4 1 2 1)"
+printf 'summary fuse_vs_kernel_cpu_per_entry %.2f\n' "$(ratio 5 1 3 1)"
 echo "summary fuse_requests_per_entry $(per "$req_list" $((runs * f_all)))"
 echo "summary fuse_name_requests_per_entry $(per "$req_name" $((runs * n)))"
-printf 'summary fuse_list_vs_kernel_per_entry %.2f\n' "$(ratio 5 "$f_all" 4 "$k_all")"
-printf 'summary socket_list_vs_kernel_per_entry %.3f\n' "$(ratio 6 "$s_all" 4 "$k_all")"
+printf 'summary fuse_list_vs_kernel_per_entry %.2f\n' "$(ratio 8 "$f_all" 6 "$k_all")"
+printf 'summary fuse_list_vs_kernel_cpu_per_entry %.2f\n' "$(ratio 9 "$f_all" 7 "$k_all")"
+printf 'summary socket_list_vs_kernel_per_entry %.3f\n' "$(ratio 10 "$s_all" 6 "$k_all")"
+printf 'summary socket_list_vs_kernel_cpu_per_entry %.3f\n' "$(ratio 11 "$s_all" 7 "$k_all")"
