@@ -40,9 +40,10 @@ struct sysctl_fuse {
 	struct fuse *fuse;
 	char *mountpoint;
 	time_t mounted_at;
-	/* Files open now, so that an unmount can close those never released. */
+	/* Files and directories open now, so that an unmount can close those never released. */
 	pthread_mutex_t files_lock;
 	struct open_file *files;
+	struct open_dir *dirs;
 
 	/* Requests read from the kernel, by opcode (see count_request()). */
 	struct sysctl_fuse *counted_next; /* in the counted list, under counted_lock */
@@ -251,6 +252,7 @@ struct dir_ent {
 };
 
 struct open_dir {
+	struct open_dir *prev, *next; /* in sysctl_fuse.dirs, under files_lock */
 	pthread_mutex_t lock;
 	struct dir_ent *ents;
 	size_t n, cap;
@@ -322,8 +324,17 @@ static int dir_take(struct open_dir *d, const char *path)
 	return 0;
 }
 
+static void dir_free(struct open_dir *d)
+{
+	dir_clear(d);
+	free(d->ents);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
 static int fs_opendir(const char *path, struct fuse_file_info *fi)
 {
+	struct sysctl_fuse *fs = self();
 	struct open_dir *d;
 	struct sysctl_entry *e = NULL;
 
@@ -344,19 +355,31 @@ static int fs_opendir(const char *path, struct fuse_file_info *fi)
 		free(d);
 		return -ENOMEM;
 	}
+	pthread_mutex_lock(&fs->files_lock);
+	d->next = fs->dirs;
+	if (fs->dirs)
+		fs->dirs->prev = d;
+	fs->dirs = d;
+	pthread_mutex_unlock(&fs->files_lock);
 	fi->fh = (uintptr_t)d;
 	return 0;
 }
 
 static int fs_releasedir(const char *path, struct fuse_file_info *fi)
 {
+	struct sysctl_fuse *fs = self();
 	struct open_dir *d = (struct open_dir *)(uintptr_t)fi->fh;
 
 	(void)path;
-	dir_clear(d);
-	free(d->ents);
-	pthread_mutex_destroy(&d->lock);
-	free(d);
+	pthread_mutex_lock(&fs->files_lock);
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		fs->dirs = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	pthread_mutex_unlock(&fs->files_lock);
+	dir_free(d);
 	return 0;
 }
 
@@ -810,6 +833,7 @@ void sysctl_fuse_exit(struct sysctl_fuse *fs)
 void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 {
 	struct open_file *of;
+	struct open_dir *d;
 
 	if (!fs)
 		return;
@@ -817,17 +841,26 @@ void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 	 * The loop has returned, so no request runs. Files still open will
 	 * never be released by the kernel: close them here, before the session
 	 * goes, so that no later write runs their callbacks and notifies a
-	 * session that is gone.
+	 * session that is gone. Directories still open are freed too (their
+	 * RELEASEDIR, sent in the background, may come after the loop ended).
 	 */
 	pthread_mutex_lock(&fs->files_lock);
 	of = fs->files;
 	fs->files = NULL;
+	d = fs->dirs;
+	fs->dirs = NULL;
 	pthread_mutex_unlock(&fs->files_lock);
 	while (of) {
 		struct open_file *next = of->next;
 
 		file_close(of);
 		of = next;
+	}
+	while (d) {
+		struct open_dir *next = d->next;
+
+		dir_free(d);
+		d = next;
 	}
 	counted_remove(fs);
 	fuse_unmount(fs->fuse);
