@@ -72,7 +72,7 @@ bench: build
 	./$(BUILD)/bench/rcustring-bench --seconds $(BENCH_SECONDS)
 	./$(BUILD)/bench/rcustring-tree-bench --seconds $(BENCH_SECONDS)
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
-	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture
+	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
-# procps `sysctl` reading N single-integer entries by name over the kernel's
-# own /proc/sys, against the same tool reading N single-integer entries of
-# our FUSE tree (bind-mounted over /proc/sys in a private mount namespace):
-# the same kind and number of entries, the same tool and calls, per entry.
-#   fuse_vs_kernel.sh FIXTURE [RUNS]
+# Our tree over FUSE and over the control socket against the kernel's own
+# /proc/sys, per entry, with the same tools:
+#  - procps `sysctl NAME...` reading N single-integer entries of the kernel,
+#    and N single-integer entries of our tree (FUSE, bind-mounted over
+#    /proc/sys in a private mount namespace): same kind and number of
+#    entries, same tool and calls (fuse_vs_kernel_per_entry);
+#  - procps `sysctl -a` over the kernel's /proc/sys, over our FUSE tree, and
+#    `rcusysctl -a` over the control socket (socket_list_vs_kernel_per_entry);
+#  - the FUSE requests each entry costs, counted by the mount itself
+#    (sysctl_fuse_get_stats, through the fixture's SYSCTL_FIXTURE_STATS):
+#    a count, so it holds still on a busy machine where times do not.
+#   fuse_vs_kernel.sh FIXTURE [RUNS [RCUSYSCTL]]
 # N is the number of readable single-integer kernel entries, at most 1000.
+# RCUSYSCTL defaults to tools/rcusysctl/rcusysctl of FIXTURE's build, and
+# rcustring-cpu-run (which times a run) is taken from bench/ of that build.
+# Every ratio is given twice: wall time, and CPU time (the tool's, plus our
+# server's for FUSE and the socket), which leaves out waiting for a core
+# and so moves less on a loaded machine.
 set -u
-fixture=${1:?usage: fuse_vs_kernel.sh FIXTURE [RUNS]}
+fixture=${1:?usage: fuse_vs_kernel.sh FIXTURE [RUNS [RCUSYSCTL]]}
 runs=${2:-10}
+cli=${3:-$(dirname "$fixture")/../../tools/rcusysctl/rcusysctl}
+cpu_run=${CPU_RUN:-$(dirname "$fixture")/../../bench/rcustring-cpu-run}
 if [ "${INSIDE_NS:-}" != 1 ]; then
 	if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ] || ! unshare -m --propagation private true 2>/dev/null; then
 		echo "fuse-bench: skipped (needs root, /dev/fuse and mount namespaces)"
@@ -16,49 +30,125 @@ if [ "${INSIDE_NS:-}" != 1 ]; then
 	INSIDE_NS=1 exec unshare -m --propagation private "$0" "$@"
 fi
 die() { echo "fuse-bench: $*" >&2; exit 1; }
+[ -x "$cli" ] || die "no rcusysctl at $cli"
+[ -x "$cpu_run" ] || die "no rcustring-cpu-run at $cpu_run"
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+load_start=$(load)
 
-# Prints "<entries read> <ns per run>" for `sysctl NAME...` over what
-# /proc/sys is now; every run must read every name.
-measure() {
-	local read start end
-	read=$(sysctl "$@" 2>/dev/null | wc -l)
-	start=$(date +%s%N)
-	for _ in $(seq "$runs"); do sysctl "$@" >/dev/null 2>&1; done
-	end=$(date +%s%N)
-	echo "$read $(((end - start) / runs))"
+# Prints "<wall ns> <CPU ns>" for one run of the command: the CPU time of
+# the command and, with -p PID first, of the server answering it.
+timed() {
+	local wall cpu server
+	read -r wall cpu server < <("$cpu_run" "$@")
+	[ -n "$server" ] || die "cannot time $*"
+	echo "$wall $((cpu + server))"
 }
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # The kernel's entries whose value is one integer (proc_dointvec and the
 # like, as the fixture's are), in listing order.
 mapfile -t k_names < <(sysctl -a 2>/dev/null | awk -F ' = ' '$2 ~ /^-?[0-9]+$/ { print $1 }' | head -n 1000)
 n=${#k_names[@]}
 [ "$n" -gt 0 ] || die "no single-integer entries in the kernel's /proc/sys"
-read -r k_read k_ns < <(measure "${k_names[@]}")
+k_read=$(sysctl "${k_names[@]}" 2>/dev/null | wc -l)
 [ "$k_read" = "$n" ] || die "kernel: read $k_read of $n entries"
+k_all=$(sysctl -a -N 2>/dev/null | wc -l)
 
-mnt=$(mktemp -d)
-"$fixture" "$mnt" "$n" &
+work=$(mktemp -d)
+mnt=$work/mnt
+sock=$work/control.sock
+stats=$work/stats
+mkdir "$mnt"
+SYSCTL_FIXTURE_STATS=$stats "$fixture" "$mnt" "$n" "$sock" &
 pid=$!
-for _ in $(seq 200); do mountpoint -q "$mnt" && break; sleep 0.05; done # hang guard
-if ! mountpoint -q "$mnt"; then
+cleanup() {
+	mountpoint -q /proc/sys && [ "$(stat -f -c %T /proc/sys)" != proc ] && umount /proc/sys
 	kill -TERM "$pid" 2>/dev/null
-	rmdir "$mnt"
-	die "the fixture did not mount $mnt"
-fi
-mount --bind "$mnt" /proc/sys || { kill -TERM "$pid"; die "cannot bind-mount over /proc/sys"; }
-mapfile -t f_names < <(for ((i = 0; i < n; i++)); do printf 'bench.entry%05d\n' "$i"; done)
-read -r f_read f_ns < <(measure "${f_names[@]}")
-umount /proc/sys
-kill -TERM "$pid"
-wait "$pid"
-rmdir "$mnt"
-[ "$f_read" = "$n" ] || die "fuse: read $f_read of $n entries"
+	wait "$pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+for _ in $(seq 200); do mountpoint -q "$mnt" && [ -S "$sock" ] && break; sleep 0.05; done # hang guard
+mountpoint -q "$mnt" || die "the fixture did not mount $mnt"
+[ -S "$sock" ] || die "the fixture did not listen on $sock"
 
-k_per=$((k_ns / n))
-f_per=$((f_ns / n))
-printf 'fuse-bench: sysctl NAME... over %d single-integer entries, %d runs each\n' "$n" "$runs"
-printf '  %-7s %6d entries  %10d ns/run  %7d ns/entry\n' kernel "$n" "$k_ns" "$k_per" \
-	fuse "$n" "$f_ns" "$f_per"
-echo "summary kernel_ns_per_entry $k_per"
-echo "summary fuse_ns_per_entry $f_per"
-awk -v f="$f_ns" -v k="$k_ns" 'BEGIN { printf "summary fuse_vs_kernel_per_entry %.2f\n", f / k }'
+# The mount's request count now (after the kernel's background RELEASEs).
+requests() {
+	sleep 0.2
+	rm -f "$stats"
+	kill -USR1 "$pid"
+	for _ in $(seq 200); do [ -e "$stats" ] && break; sleep 0.02; done # hang guard
+	[ -e "$stats" ] || die "the fixture wrote no request counts"
+	awk '$1 == "requests" { print $2 }' "$stats"
+}
+
+mount --bind "$mnt" /proc/sys || die "cannot bind-mount over /proc/sys"
+[ "$(stat -f -c %T /proc/sys)" = fuseblk ] || [ "$(stat -f -c %T /proc/sys)" = fuse ] ||
+	die "/proc/sys is not our FUSE mount ($(stat -f -c %T /proc/sys))"
+mapfile -t f_names < <(for ((i = 0; i < n; i++)); do printf 'bench.entry%05d\n' "$i"; done)
+f_read=$(sysctl "${f_names[@]}" 2>/dev/null | wc -l)
+[ "$f_read" = "$n" ] || die "fuse: read $f_read of $n entries"
+f_all=$(sysctl -a -N 2>/dev/null | wc -l)
+[ "$f_all" -gt "$n" ] || die "fuse: sysctl -a listed $f_all entries"
+umount /proc/sys
+s_all=$("$cli" --socket "$sock" -a 2>/dev/null | wc -l)
+# procps cannot read the fixture's two entries under a dotted top-level
+# directory ("app.d", "eth0.200"), which rcusysctl reads.
+[ "$s_all" -ge "$f_all" ] || die "socket: rcusysctl -a listed $s_all entries, FUSE $f_all"
+
+# RUNS rounds, each timing every case once, kernel and ours back to back:
+# on a shared machine the load moves between rounds, so each round gives
+# its own ratios and the medians are printed. Request counts are summed.
+: >"$work/series"
+req_name=0 req_list=0
+for round in $(seq "$runs"); do
+	k=$(timed sysctl "${k_names[@]}")
+	ka=$(timed sysctl -a)
+	sa=$(timed -p "$pid" "$cli" --socket "$sock" -a)
+	mount --bind "$mnt" /proc/sys || die "cannot bind-mount over /proc/sys"
+	# Untimed: each counted run then finds what a run before it left (the
+	# kernel marks attributes stale after a read, so stat() asks again).
+	sysctl "${f_names[@]}" >/dev/null 2>&1
+	r0=$(requests)
+	f=$(timed -p "$pid" sysctl "${f_names[@]}")
+	r1=$(requests)
+	fa=$(timed -p "$pid" sysctl -a)
+	r2=$(requests)
+	umount /proc/sys
+	for r in "$r0" "$r1" "$r2"; do [ -n "$r" ] || die "no request count from the fixture"; done
+	req_name=$((req_name + r1 - r0))
+	req_list=$((req_list + r2 - r1))
+	# Columns: 2-3 kernel names (wall, CPU), 4-5 fuse names, 6-7 kernel -a,
+	# 8-9 fuse -a, 10-11 socket -a.
+	echo "$round $k $f $ka $fa $sa" >>"$work/series"
+done
+load_end=$(load)
+
+col() { awk -v c="$1" '{ print $c }' "$work/series" | median; }
+ratio() { # median over rounds of (column a / na) / (column b / nb)
+	awk -v a="$1" -v na="$2" -v b="$3" -v nb="$4" '{ printf "%.6f\n", ($a / na) / ($b / nb) }' \
+		"$work/series" | median
+}
+k_ns=$(col 2) f_ns=$(col 4) ka_ns=$(col 6) fa_ns=$(col 8) sa_ns=$(col 10)
+printf 'fuse-bench: %d rounds; load average %s at the start, %s at the end\n' "$runs" \
+	"$load_start" "$load_end"
+printf '  %-30s %7s %12s %10s %9s\n' "median of rounds (wall)" entries ns/run ns/entry req/entry
+row() { printf '  %-30s %7d %12.0f %10.0f %9s\n' "$1" "$2" "$3" "$(awk -v t="$3" -v e="$2" 'BEGIN { print t / e }')" "$4"; }
+per() { awk -v r="$1" -v d="$2" 'BEGIN { printf "%.2f", r / d }'; }
+row "kernel sysctl NAME... (ints)" "$n" "$k_ns" -
+row "fuse   sysctl NAME... (ints)" "$n" "$f_ns" "$(per "$req_name" $((runs * n)))"
+row "kernel sysctl -a" "$k_all" "$ka_ns" -
+row "fuse   sysctl -a" "$f_all" "$fa_ns" "$(per "$req_list" $((runs * f_all)))"
+row "socket rcusysctl -a" "$s_all" "$sa_ns" -
+echo "  per round, ns (wall cpu): kernel-names fuse-names kernel-a fuse-a socket-a"
+sed 's/^/    /' "$work/series"
+awk -v t="$k_ns" -v e="$n" 'BEGIN { printf "summary kernel_ns_per_entry %.0f\n", t / e }'
+awk -v t="$f_ns" -v e="$n" 'BEGIN { printf "summary fuse_ns_per_entry %.0f\n", t / e }'
+printf 'summary fuse_vs_kernel_per_entry %.2f\n' "$(ratio 4 1 2 1)"
+printf 'summary fuse_vs_kernel_cpu_per_entry %.2f\n' "$(ratio 5 1 3 1)"
+echo "summary fuse_requests_per_entry $(per "$req_list" $((runs * f_all)))"
+echo "summary fuse_name_requests_per_entry $(per "$req_name" $((runs * n)))"
+printf 'summary fuse_list_vs_kernel_per_entry %.2f\n' "$(ratio 8 "$f_all" 6 "$k_all")"
+printf 'summary fuse_list_vs_kernel_cpu_per_entry %.2f\n' "$(ratio 9 "$f_all" 7 "$k_all")"
+printf 'summary socket_list_vs_kernel_per_entry %.3f\n' "$(ratio 10 "$s_all" 6 "$k_all")"
+printf 'summary socket_list_vs_kernel_cpu_per_entry %.3f\n' "$(ratio 11 "$s_all" 7 "$k_all")"

@@ -19,9 +19,19 @@
  *
  * Names: a FUSE path is looked up with '/' as separator, so a '.' is part
  * of a name at any depth ("/eth0.200/mtu", "/app.d/sub/x").
+ *
+ * Caching: values never (direct I/O); names and attributes for up to 1 s
+ * (entry and attribute timeouts), so a table unregistered or registered
+ * again with another mode may show its old names and modes to stat() for
+ * that long, while open() always asks the tree. Listings are READDIRPLUS:
+ * each name comes with its attributes, so procps' sysctl -a costs four
+ * requests per entry (OPEN, READ, READ at end of file, RELEASE), and close()
+ * sends no FLUSH.
  */
 #ifndef RCUSTRING_SYSCTL_FUSE_H
 #define RCUSTRING_SYSCTL_FUSE_H
+
+#include <stdint.h>
 
 #include "rcustring/sysctl.h"
 
@@ -67,6 +77,28 @@ RCUSTRING_API void sysctl_fuse_exit(struct sysctl_fuse *fs);
  * no longer reach this file system.
  */
 RCUSTRING_API void sysctl_fuse_unmount(struct sysctl_fuse *fs);
+
+/*
+ * Requests the kernel has sent a mount since it was mounted, counted as
+ * they are read from /dev/fuse: every kind, including those libfuse
+ * answers by itself. A benchmark's yardstick (each request is a round trip
+ * to this process), steady where timings are not.
+ */
+struct sysctl_fuse_stats {
+	uint64_t requests; /* all requests, of the kinds below and any other */
+	uint64_t lookup, getattr, access;
+	uint64_t open, read, write, flush, release;
+	uint64_t opendir, readdir, readdirplus, releasedir;
+	uint64_t forget; /* FORGET and BATCH_FORGET requests */
+	uint64_t poll;
+};
+
+/**
+ * sysctl_fuse_get_stats - the request counts of @fs so far
+ * Context: any thread, while @fs is mounted.
+ * Return: 0, or -EINVAL for a NULL argument.
+ */
+RCUSTRING_API int sysctl_fuse_get_stats(struct sysctl_fuse *fs, struct sysctl_fuse_stats *st);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,12 @@
  *                         (every entry, whatever the peer may do with it;
  *                          <rw> says what the peer may do: "rw", "r-", ...;
  *                          <path> in procps form, as sysctl_entry_path())
+ *   DUMP [<prefix>]       VALUE <path> <value> ... then OK <count>
+ *                         (names and values in one reply: every entry the
+ *                          peer may read, each value whole and escaped as
+ *                          GET's; unreadable entries left out, as procps'
+ *                          sysctl -a leaves them out; FAILED <path> <errno>
+ *                          <ERRNAME> for a value that could not be read)
  *   DESCRIBE <path>       OK <description>  (R_OK)
  *   WATCH <path>          OK <changes>, then CHANGED <path> <changes> per
  *                         change until the client closes (R_OK); on a

@@ -15,12 +15,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <fuse_lowlevel.h>
+#include <linux/fuse.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,14 +32,24 @@
 
 struct open_file;
 
+/* Opcodes below this are counted one by one (FUSE_TMPFILE is 51). */
+#define OP_SLOTS 64
+
 struct sysctl_fuse {
 	struct sysctl_tree *tree;
 	struct fuse *fuse;
 	char *mountpoint;
 	time_t mounted_at;
-	/* Files open now, so that an unmount can close those never released. */
+	/* Files and directories open now, so that an unmount can close those never released. */
 	pthread_mutex_t files_lock;
 	struct open_file *files;
+	struct open_dir *dirs;
+
+	/* Requests read from the kernel, by opcode (see count_request()). */
+	struct sysctl_fuse *counted_next; /* in the counted list, under counted_lock */
+	int dev_fd;
+	uint64_t requests;
+	uint64_t by_op[OP_SLOTS];
 };
 
 /* The largest value a file serves; a bigger one reads as -EFBIG. */
@@ -66,6 +80,109 @@ struct open_file {
 	struct fuse_pollhandle *ph; /* the kernel's pending poll, if any */
 };
 
+/*
+ * Request counting. Every request the kernel sends is read from the
+ * mount's /dev/fuse descriptor, so libfuse is given read and writev
+ * functions (fuse_session_custom_io) that count what they read by opcode:
+ * the count covers requests libfuse answers by itself (FLUSH, FORGET,
+ * OPENDIR, ...) as well as those reaching the callbacks below. libfuse
+ * passes its own userdata (the struct fuse) to them, not ours, so mounts
+ * are found by descriptor in a short list.
+ */
+static pthread_mutex_t counted_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sysctl_fuse *counted;
+
+static void count_request(int fd, const void *buf, ssize_t len)
+{
+	const struct fuse_in_header *in = buf;
+	struct sysctl_fuse *fs;
+
+	if (len < (ssize_t)sizeof(*in))
+		return;
+	pthread_mutex_lock(&counted_lock);
+	for (fs = counted; fs && fs->dev_fd != fd; fs = fs->counted_next)
+		;
+	if (fs) {
+		__atomic_add_fetch(&fs->requests, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&fs->by_op[in->opcode < OP_SLOTS ? in->opcode : 0], 1,
+				   __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&counted_lock);
+}
+
+static ssize_t counting_read(int fd, void *buf, size_t len, void *userdata)
+{
+	ssize_t n = read(fd, buf, len);
+
+	(void)userdata;
+	if (n > 0) {
+		int saved = errno;
+
+		count_request(fd, buf, n);
+		errno = saved;
+	}
+	return n;
+}
+
+static ssize_t counting_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	(void)userdata;
+	return writev(fd, iov, count);
+}
+
+static void counted_add(struct sysctl_fuse *fs)
+{
+	pthread_mutex_lock(&counted_lock);
+	fs->counted_next = counted;
+	counted = fs;
+	pthread_mutex_unlock(&counted_lock);
+}
+
+static void counted_remove(struct sysctl_fuse *fs)
+{
+	struct sysctl_fuse **pp;
+
+	pthread_mutex_lock(&counted_lock);
+	for (pp = &counted; *pp && *pp != fs; pp = &(*pp)->counted_next)
+		;
+	if (*pp)
+		*pp = fs->counted_next;
+	pthread_mutex_unlock(&counted_lock);
+}
+
+int sysctl_fuse_get_stats(struct sysctl_fuse *fs, struct sysctl_fuse_stats *st)
+{
+	static const struct {
+		size_t field;
+		unsigned op;
+	} map[] = {
+		{ offsetof(struct sysctl_fuse_stats, lookup), FUSE_LOOKUP },
+		{ offsetof(struct sysctl_fuse_stats, getattr), FUSE_GETATTR },
+		{ offsetof(struct sysctl_fuse_stats, access), FUSE_ACCESS },
+		{ offsetof(struct sysctl_fuse_stats, open), FUSE_OPEN },
+		{ offsetof(struct sysctl_fuse_stats, read), FUSE_READ },
+		{ offsetof(struct sysctl_fuse_stats, write), FUSE_WRITE },
+		{ offsetof(struct sysctl_fuse_stats, flush), FUSE_FLUSH },
+		{ offsetof(struct sysctl_fuse_stats, release), FUSE_RELEASE },
+		{ offsetof(struct sysctl_fuse_stats, opendir), FUSE_OPENDIR },
+		{ offsetof(struct sysctl_fuse_stats, readdir), FUSE_READDIR },
+		{ offsetof(struct sysctl_fuse_stats, readdirplus), FUSE_READDIRPLUS },
+		{ offsetof(struct sysctl_fuse_stats, releasedir), FUSE_RELEASEDIR },
+		{ offsetof(struct sysctl_fuse_stats, forget), FUSE_FORGET },
+		{ offsetof(struct sysctl_fuse_stats, forget), FUSE_BATCH_FORGET },
+		{ offsetof(struct sysctl_fuse_stats, poll), FUSE_POLL },
+	};
+
+	if (!fs || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->requests = __atomic_load_n(&fs->requests, __ATOMIC_RELAXED);
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		*(uint64_t *)((char *)st + map[i].field) +=
+			__atomic_load_n(&fs->by_op[map[i].op], __ATOMIC_RELAXED);
+	return 0;
+}
+
 static struct sysctl_fuse *self(void)
 {
 	return fuse_get_context()->private_data;
@@ -89,22 +206,12 @@ static struct sysctl_entry *lookup(const char *path)
 	return sysctl_lookup(self()->tree, path);
 }
 
-static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+/* What stat(2) shows for @e; the kernel may cache it (attr_timeout). */
+static void entry_stat(struct sysctl_entry *e, time_t when, struct stat *st)
 {
-	struct sysctl_entry *e;
-
-	(void)fi;
 	memset(st, 0, sizeof(*st));
-	st->st_atime = st->st_mtime = st->st_ctime = self()->mounted_at;
-	if (strcmp(path, "/") == 0) {
-		st->st_mode = S_IFDIR | 0555;
-		st->st_nlink = 2;
-		return 0;
-	}
-	e = lookup(path);
-	if (!e)
-		return -ENOENT;
-	if (sysctl_entry_is_dir(e)) {
+	st->st_atime = st->st_mtime = st->st_ctime = when;
+	if (!e || sysctl_entry_is_dir(e)) {
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
 	} else {
@@ -112,36 +219,189 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		st->st_mode = S_IFREG | (sysctl_entry_mode(e) & 0777);
 		st->st_nlink = 1;
 	}
-	sysctl_entry_put(e);
+}
+
+static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct sysctl_entry *e = NULL;
+
+	(void)fi;
+	if (strcmp(path, "/") != 0) {
+		e = lookup(path);
+		if (!e)
+			return -ENOENT;
+	}
+	entry_stat(e, self()->mounted_at, st);
+	if (e)
+		sysctl_entry_put(e);
+	return 0;
+}
+
+/*
+ * An open directory: its children as they were when the listing started
+ * (offset 0), with their attributes. READDIRPLUS hands out each name with
+ * a node and attributes, so a listing fills the kernel's dentry and
+ * attribute caches and the stat() and open() that follow (procps' sysctl
+ * -a) need no LOOKUP or GETATTR. libfuse does that only for listings that
+ * give offsets, so entries are served from this copy by index: a listing
+ * costs one walk of the directory, however many requests it takes.
+ */
+struct dir_ent {
+	char *name;
+	struct stat st;
+};
+
+struct open_dir {
+	struct open_dir *prev, *next; /* in sysctl_fuse.dirs, under files_lock */
+	pthread_mutex_t lock;
+	struct dir_ent *ents;
+	size_t n, cap;
+	int taken;
+};
+
+static void dir_clear(struct open_dir *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->ents[i].name);
+	d->n = 0;
+	d->taken = 0;
+}
+
+static int dir_add(struct open_dir *d, const char *name, const struct stat *st)
+{
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 32;
+		struct dir_ent *p = realloc(d->ents, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		d->ents = p;
+		d->cap = cap;
+	}
+	d->ents[d->n].name = strdup(name);
+	if (!d->ents[d->n].name)
+		return -ENOMEM;
+	d->ents[d->n].st = *st;
+	d->n++;
 	return 0;
 }
 
 struct fill {
-	void *buf;
-	fuse_fill_dir_t filler;
+	struct open_dir *d;
+	time_t when;
 };
 
-static int fill_child(struct sysctl_entry *child, void *arg)
+static int add_child(struct sysctl_entry *child, void *arg)
 {
 	struct fill *f = arg;
+	struct stat st;
 
-	return f->filler(f->buf, sysctl_entry_name(child), NULL, 0, 0) ? -ENOBUFS : 0;
+	entry_stat(child, f->when, &st);
+	return dir_add(f->d, sysctl_entry_name(child), &st);
+}
+
+/* Copy the children of @path; "." and ".." first: procps skips two entries blindly. */
+static int dir_take(struct open_dir *d, const char *path)
+{
+	struct fill f = { d, self()->mounted_at };
+	struct stat st;
+	int err;
+
+	dir_clear(d);
+	entry_stat(NULL, f.when, &st);
+	/* Not 0: readdir(3) skips entries with inode number 0, and so would lose them. */
+	st.st_ino = 1;
+	err = dir_add(d, ".", &st);
+	if (!err)
+		err = dir_add(d, "..", &st);
+	if (!err)
+		err = sysctl_list_dir(self()->tree, path, add_child, &f);
+	if (err) {
+		dir_clear(d);
+		return err;
+	}
+	d->taken = 1;
+	return 0;
+}
+
+static void dir_free(struct open_dir *d)
+{
+	dir_clear(d);
+	free(d->ents);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+static int fs_opendir(const char *path, struct fuse_file_info *fi)
+{
+	struct sysctl_fuse *fs = self();
+	struct open_dir *d;
+	struct sysctl_entry *e = NULL;
+
+	if (strcmp(path, "/") != 0) {
+		e = lookup(path);
+		if (!e)
+			return -ENOENT;
+		if (!sysctl_entry_is_dir(e)) {
+			sysctl_entry_put(e);
+			return -ENOTDIR;
+		}
+		sysctl_entry_put(e);
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	if (pthread_mutex_init(&d->lock, NULL) != 0) {
+		free(d);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&fs->files_lock);
+	d->next = fs->dirs;
+	if (fs->dirs)
+		fs->dirs->prev = d;
+	fs->dirs = d;
+	pthread_mutex_unlock(&fs->files_lock);
+	fi->fh = (uintptr_t)d;
+	return 0;
+}
+
+static int fs_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	struct sysctl_fuse *fs = self();
+	struct open_dir *d = (struct open_dir *)(uintptr_t)fi->fh;
+
+	(void)path;
+	pthread_mutex_lock(&fs->files_lock);
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		fs->dirs = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	pthread_mutex_unlock(&fs->files_lock);
+	dir_free(d);
+	return 0;
 }
 
 static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
 		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
-	struct fill f = { buf, filler };
-	int ret;
+	struct open_dir *d = (struct open_dir *)(uintptr_t)fi->fh;
+	enum fuse_fill_dir_flags plus = flags & FUSE_READDIR_PLUS ? FUSE_FILL_DIR_PLUS : 0;
+	int err = 0;
 
-	(void)offset;
-	(void)fi;
-	(void)flags;
-	/* "." and ".." first: procps skips the first two entries blindly. */
-	filler(buf, ".", NULL, 0, 0);
-	filler(buf, "..", NULL, 0, 0);
-	ret = sysctl_list_dir(self()->tree, path, fill_child, &f);
-	return ret == -ENOBUFS ? 0 : ret;
+	if (offset < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	/* Offset 0 lists anew (rewinddir); a first request past 0 lists too. */
+	if (offset == 0 || !d->taken)
+		err = dir_take(d, path);
+	/* Offsets are the index of the next entry, so a listing resumes in O(1). */
+	for (size_t i = (size_t)offset; !err && i < d->n; i++)
+		if (filler(buf, d->ents[i].name, &d->ents[i].st, (off_t)(i + 1), plus))
+			break;
+	pthread_mutex_unlock(&d->lock);
+	return err;
 }
 
 static int file_init_locks(struct open_file *of)
@@ -241,7 +501,13 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	}
 	file_link(self(), of);
 	fi->fh = (uintptr_t)of;
+	/* Values are never cached by the kernel: every read comes here. */
 	fi->direct_io = 1;
+	/*
+	 * No FLUSH on close: a write is committed inside write(), so close()
+	 * has nothing to report and need not wait for a round trip.
+	 */
+	fi->noflush = 1;
 	return 0;
 }
 
@@ -411,7 +677,14 @@ static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_poll
 
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	(void)conn;
+	/*
+	 * Always READDIRPLUS, not the adaptive mode (which sends it for the
+	 * first batch of a directory only). Requests are read without splice,
+	 * so that counting_read() sees each one.
+	 */
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	conn->want &= ~(unsigned)(FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_SPLICE_READ);
 	cfg->direct_io = 1;
 	/* Tables come and go: keep kernel caches short. */
 	cfg->entry_timeout = 1.0;
@@ -423,7 +696,9 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 static const struct fuse_operations ops = {
 	.init = fs_init,
 	.getattr = fs_getattr,
+	.opendir = fs_opendir,
 	.readdir = fs_readdir,
+	.releasedir = fs_releasedir,
 	.open = fs_open,
 	.release = fs_release,
 	.read = fs_read,
@@ -439,7 +714,12 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 			 getuid() == 0 ? "fsname=rcustring,subtype=sysctl,allow_other"
 				       : "fsname=rcustring,subtype=sysctl",
 			 NULL };
+	static const struct fuse_custom_io counting_io = {
+		.read = counting_read,
+		.writev = counting_writev,
+	};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	struct fuse_session *se;
 	struct sysctl_fuse *fs;
 	struct stat st;
 	int err;
@@ -480,6 +760,17 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 	errno = 0;
 	if (fuse_mount(fs->fuse, mountpoint) != 0) {
 		err = errno ? -errno : -EIO;
+		fuse_destroy(fs->fuse);
+		goto out_free;
+	}
+	se = fuse_get_session(fs->fuse);
+	fs->dev_fd = fuse_session_fd(se);
+	counted_add(fs);
+	/* The same descriptor, read through counting_read() from now on. */
+	err = fuse_session_custom_io(se, &counting_io, fs->dev_fd);
+	if (err) {
+		counted_remove(fs);
+		fuse_unmount(fs->fuse);
 		fuse_destroy(fs->fuse);
 		goto out_free;
 	}
@@ -542,6 +833,7 @@ void sysctl_fuse_exit(struct sysctl_fuse *fs)
 void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 {
 	struct open_file *of;
+	struct open_dir *d;
 
 	if (!fs)
 		return;
@@ -549,11 +841,14 @@ void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 	 * The loop has returned, so no request runs. Files still open will
 	 * never be released by the kernel: close them here, before the session
 	 * goes, so that no later write runs their callbacks and notifies a
-	 * session that is gone.
+	 * session that is gone. Directories still open are freed too (their
+	 * RELEASEDIR, sent in the background, may come after the loop ended).
 	 */
 	pthread_mutex_lock(&fs->files_lock);
 	of = fs->files;
 	fs->files = NULL;
+	d = fs->dirs;
+	fs->dirs = NULL;
 	pthread_mutex_unlock(&fs->files_lock);
 	while (of) {
 		struct open_file *next = of->next;
@@ -561,6 +856,13 @@ void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 		file_close(of);
 		of = next;
 	}
+	while (d) {
+		struct open_dir *next = d->next;
+
+		dir_free(d);
+		d = next;
+	}
+	counted_remove(fs);
 	fuse_unmount(fs->fuse);
 	fuse_destroy(fs->fuse);
 	pthread_mutex_destroy(&fs->files_lock);

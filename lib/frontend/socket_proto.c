@@ -16,6 +16,7 @@ static const struct {
 } verbs[] = {
 	{ "GET", SOCK_GET, 2 },	    { "SET", SOCK_SET, 3 },	  { "LIST", SOCK_LIST, 1 },
 	{ "DESCRIBE", SOCK_DESCRIBE, 2 }, { "WATCH", SOCK_WATCH, 2 }, { "AUDIT", SOCK_AUDIT, 1 },
+	{ "DUMP", SOCK_DUMP, 1 },
 };
 
 /* A path token: no space, no control byte, no DEL. */
@@ -56,7 +57,7 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 		}
 	}
 	if (args < 0) {
-		*why = "unknown request (GET SET LIST DESCRIBE WATCH AUDIT)";
+		*why = "unknown request (GET SET LIST DUMP DESCRIBE WATCH AUDIT)";
 		return -EINVAL;
 	}
 	arg = sp ? sp + 1 : line + len;
@@ -82,7 +83,7 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 		req->after_seq = v;
 		return 0;
 	}
-	if (!sp) /* LIST without a prefix */
+	if (!sp) /* LIST or DUMP without a prefix */
 		return 0;
 	plen = path_token(arg, alen, &bad);
 	if (plen == 0) {

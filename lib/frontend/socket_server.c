@@ -276,67 +276,67 @@ static struct sysctl_entry *open_entry(struct conn *c, const char *path, int mas
 	return e;
 }
 
-static void do_get(struct conn *c, const char *path)
+/*
+ * Read the whole value of @e into c->val: one handler call from offset 0
+ * into a buffer with room to spare, since a value read in pieces at
+ * growing offsets could mix the value before and after a concurrent write.
+ * A full buffer means "maybe more": grow it and read again from the start.
+ * Return 0 with *@lenp the length (the final newline dropped), or -errno.
+ */
+static int read_value(struct conn *c, struct sysctl_entry *e, size_t *lenp)
 {
-	struct sysctl_entry *e = open_entry(c, path, R_OK);
-	size_t pos = 0;
-	off_t off = 0;
-	int err = 0;
-
-	if (!e)
-		return;
-	/*
-	 * One handler call from offset 0 into a buffer with room to spare: a
-	 * value read in pieces at growing offsets could mix the value before
-	 * and after a concurrent write. A full buffer means "maybe more":
-	 * grow it and read again from the start.
-	 */
 	for (;;) {
 		size_t len;
+		off_t off = 0;
+		int err;
 
 		if (c->val_cap < VALUE_START) {
 			char *p = realloc(c->val, VALUE_START);
 
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
+			if (!p)
+				return -ENOMEM;
 			c->val = p;
 			c->val_cap = VALUE_START;
 		}
 		len = c->val_cap - 1;
-		off = 0;
 		err = sysctl_entry_read(e, c->val, &len, &off);
 		if (err)
-			break;
+			return err;
 		if (len < c->val_cap - 1) {
-			pos = len;
-			break;
+			if (len && c->val[len - 1] == '\n')
+				len--;
+			*lenp = len;
+			return 0;
 		}
-		if (c->val_cap * 2 > VALUE_MAX) {
-			err = -EFBIG;
-			break;
-		}
+		if (c->val_cap * 2 > VALUE_MAX)
+			return -EFBIG;
 		{
 			char *p = realloc(c->val, c->val_cap * 2);
 
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
+			if (!p)
+				return -ENOMEM;
 			c->val = p;
 			c->val_cap *= 2;
 		}
 	}
+}
+
+static void do_get(struct conn *c, const char *path)
+{
+	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	size_t len = 0;
+	int err;
+
+	if (!e)
+		return;
+	err = read_value(c, e, &len);
 	sysctl_entry_put(e);
 	if (err) {
 		reply_tree_err(c, err, path);
 		return;
 	}
-	if (pos && c->val[pos - 1] == '\n')
-		pos--;
 	out_add(c, "OK ", 3);
-	out_escaped(c, c->val, pos, false);
+	out_escaped(c, c->val, len, false);
 	out_add(c, "\n", 1);
 }
 
@@ -404,6 +404,73 @@ static void do_list(struct conn *c, const char *prefix)
 		reply_tree_err(c, err, prefix);
 	} else {
 		out_fmt(c, "OK %lu\n", l.count);
+	}
+}
+
+/*
+ * DUMP: names and values of every entry the peer may read, in one reply
+ * ("VALUE <path> <value>" each, as GET and LIST write them). The walk
+ * holds references, not locks, while it runs, so the reply is sent in
+ * pieces as it grows: a large tree is never held whole in memory.
+ */
+#define DUMP_PIECE 65536
+
+struct dump_ctx {
+	struct conn *c;
+	unsigned long count;
+};
+
+static int dump_one(struct sysctl_entry *e, void *arg)
+{
+	struct dump_ctx *d = arg;
+	struct conn *c = d->c;
+	const char *path;
+	size_t len = 0;
+	int err;
+
+	/* Unreadable entries are left out, as procps' sysctl -a leaves them out. */
+	if (sysctl_access(e, &c->who, R_OK) != 0)
+		return 0;
+	err = read_value(c, e, &len);
+	/* Gone since the walk began, or refused by its handler: left out too. */
+	if (err == -ENOENT || err == -EACCES || err == -EPERM)
+		return 0;
+	path = sysctl_entry_path(e);
+	if (err) {
+		char name[16];
+
+		out_add(c, "FAILED ", 7);
+		out_escaped(c, path, strlen(path), true);
+		out_fmt(c, " %d %s\n", -err, sock_errname(-err, name, sizeof(name)));
+	} else {
+		out_add(c, "VALUE ", 6);
+		out_escaped(c, path, strlen(path), true);
+		out_add(c, " ", 1);
+		out_escaped(c, c->val, len, false);
+		out_add(c, "\n", 1);
+	}
+	d->count++;
+	if (c->out_err)
+		return c->out_err;
+	return c->out_len >= DUMP_PIECE ? out_flush(c) : 0;
+}
+
+static void do_dump(struct conn *c, const char *prefix)
+{
+	struct dump_ctx d = { c, 0 };
+	int err = sysctl_walk(c->server->tree, prefix, dump_one, &d);
+
+	if (err) {
+		/*
+		 * Lines not sent yet are dropped (the last may be cut where
+		 * memory ran out); the ERR line ends the reply, so a client
+		 * knows that the lines before it, if any, are not all.
+		 */
+		c->out_len = 0;
+		c->out_err = 0;
+		reply_tree_err(c, err, prefix);
+	} else {
+		out_fmt(c, "OK %lu\n", d.count);
 	}
 }
 
@@ -568,6 +635,7 @@ static int handle_line(struct conn *c, const char *line, size_t len)
 	case SOCK_GET: do_get(c, path); break;
 	case SOCK_SET: do_set(c, path, req.value, req.value_len); break;
 	case SOCK_LIST: do_list(c, path); break;
+	case SOCK_DUMP: do_dump(c, path); break;
 	case SOCK_DESCRIBE: do_describe(c, path); break;
 	case SOCK_AUDIT: do_audit(c, req.after_seq); break;
 	case SOCK_WATCH: return do_watch(c, path);

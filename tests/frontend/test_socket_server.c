@@ -1,7 +1,8 @@
 /*
  * Control socket server: round trips, errors with their messages, clients
  * that misbehave, connection limit, concurrent readers against a writer,
- * peer-credential permissions, start/stop rules.
+ * peer-credential permissions, start/stop rules, DUMP (names and values in
+ * one reply: escaping, permissions, whole values under a writer).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -173,6 +174,138 @@ static void test_roundtrips(void **state)
 	fx_free(f);
 }
 
+/* ---- DUMP: names and values in one reply ---- */
+
+static void test_dump(void **state)
+{
+	/* A tab, a backslash, a space and a control byte. */
+	static const char odd[] = "a\tb\\c d\x01"
+				  "e";
+	struct fixture *f = fx_new(NULL);
+	struct sock_client *c = conn(f);
+	char *get;
+
+	(void)state;
+	/* Values are escaped as GET escapes them; spaces stay. */
+	assert_int_equal(sysctl_set(f->tree, "kernel.core_pattern", odd, strlen(odd), NULL), 0);
+	get = ask(c, "GET kernel.core_pattern\n");
+	assert_string_equal(get, "OK a\\tb\\\\c d\\x01e");
+	expect(c, "DUMP\n", "VALUE kernel.core_pattern a\\tb\\\\c d\\x01e");
+	if (geteuid() == 0)
+		expect(c, "", "VALUE kernel.secret 7");
+	expect(c, "", "VALUE net.ipv4.conf.eth0/200.forwarding 0");
+	expect(c, "", "VALUE vm.swappiness 60");
+	expect(c, "", geteuid() == 0 ? "OK 4" : "OK 3");
+	/* Under a prefix, and the empty value keeps its space. */
+	assert_int_equal(sysctl_set(f->tree, "kernel.core_pattern", "\n", 1, NULL), 0);
+	expect(c, "DUMP kernel.core_pattern\n", "VALUE kernel.core_pattern ");
+	expect(c, "", "OK 1");
+	expect(c, "DUMP net/ipv4/conf/eth0.200\n", "VALUE net.ipv4.conf.eth0/200.forwarding 0");
+	expect(c, "", "OK 1");
+	expect(c, "DUMP kernel.nope\n", "ERR 2 kernel.nope: No such file or directory");
+	expect(c, "DUMP vm swappiness\n", "ERR 22 unexpected text after path");
+	/* The connection goes on. */
+	expect(c, "GET vm.swappiness\n", "OK 60");
+	free(get);
+	sock_client_close(c);
+	fx_free(f);
+}
+
+/* Many long values: the reply goes out in pieces, each value whole. */
+#define DUMP_ENTRIES 40
+#define DUMP_LEN 4000
+static struct rcustring dump_value = RCUSTRING_INITIALIZER(DUMP_LEN + 1, "");
+static struct ctl_table dump_table[DUMP_ENTRIES];
+static char dump_names[DUMP_ENTRIES][8];
+static char dump_a[DUMP_LEN + 1], dump_b[DUMP_LEN + 1];
+
+struct dumper {
+	struct fixture *f;
+	int dumps, bad, seen_a, seen_b;
+	int *finished; /* atomic */
+};
+
+static void *dumper_main(void *arg)
+{
+	struct dumper *d = arg;
+	struct sock_client *c;
+
+	if (sock_client_connect(d->f->path, &c)) {
+		d->bad = -1;
+		return NULL;
+	}
+	for (int i = 0; i < d->dumps; i++) {
+		struct sock_reply r;
+		int lines = 0;
+
+		if (sock_client_send(c, "DUMP", "big", NULL, 0)) {
+			d->bad++;
+			break;
+		}
+		while (sock_client_reply(c, &r) == 0 && r.kind == SOCK_REPLY_DATA) {
+			const char *v = memchr(r.text + 6, ' ', r.text_len - 6);
+			size_t len = v ? r.text_len - (size_t)(v + 1 - r.text) : 0;
+
+			lines++;
+			if (len == DUMP_LEN && memcmp(v + 1, dump_a, DUMP_LEN) == 0) {
+				d->seen_a++;
+			} else if (len == DUMP_LEN && memcmp(v + 1, dump_b, DUMP_LEN) == 0) {
+				d->seen_b++;
+			} else {
+				fprintf(stderr, "DUMP line not whole: %.40s... (%zu bytes)\n", r.text,
+					r.text_len);
+				d->bad++;
+			}
+		}
+		if (r.kind != SOCK_REPLY_OK || lines != DUMP_ENTRIES)
+			d->bad++;
+	}
+	sock_client_close(c);
+	__atomic_add_fetch(d->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_dump_whole_under_writer(void **state)
+{
+	struct fixture *f = fx_new(NULL);
+	struct sysctl_table_header *h;
+	struct dumper d[2] = { 0 };
+	pthread_t t[2];
+	int finished = 0, writes = 0;
+
+	(void)state;
+	memset(dump_a, 'a', DUMP_LEN);
+	memset(dump_b, 'b', DUMP_LEN);
+	for (int i = 0; i < DUMP_ENTRIES; i++) {
+		snprintf(dump_names[i], sizeof(dump_names[i]), "v%02d", i);
+		dump_table[i] = (struct ctl_table){ dump_names[i], &dump_value, DUMP_LEN + 1, 0644,
+						    proc_rcu_string, NULL, NULL, "a long string" };
+	}
+	assert_int_equal(sysctl_register_table(f->tree, "big", dump_table, DUMP_ENTRIES, &h), 0);
+	assert_int_equal(sysctl_set(f->tree, "big.v00", dump_a, DUMP_LEN, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		d[i] = (struct dumper){ f, 50, 0, 0, 0, &finished };
+		assert_int_equal(pthread_create(&t[i], NULL, dumper_main, &d[i]), 0);
+	}
+	/* All rows share one value: each write changes all of them at once. */
+	while (__atomic_load_n(&finished, __ATOMIC_ACQUIRE) < 2) {
+		const char *v = writes++ % 2 ? dump_a : dump_b;
+
+		assert_int_equal(sysctl_set(f->tree, "big.v00", v, DUMP_LEN, NULL), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(d[i].bad, 0);
+		assert_int_equal(d[i].seen_a + d[i].seen_b, 50 * DUMP_ENTRIES);
+	}
+	print_message("%d DUMPs of %d x %d-byte values against %d writes, all whole (%d a, %d b)\n",
+		      100, DUMP_ENTRIES, DUMP_LEN, writes, d[0].seen_a + d[1].seen_a,
+		      d[0].seen_b + d[1].seen_b);
+	assert_true(writes > 1);
+	sysctl_unregister_table(h);
+	fx_free(f);
+}
+
 static void test_audit(void **state)
 {
 	struct fixture *f = fx_new(NULL);
@@ -237,7 +370,7 @@ static void test_errors(void **state)
 		assert_string_equal(raw, "ERR 2 ENOENT x.y: No such file or directory\n");
 	}
 	/* Malformed requests: EINVAL, and the connection goes on. */
-	expect(c, "FROB x\n", "ERR 22 unknown request (GET SET LIST DESCRIBE WATCH AUDIT)");
+	expect(c, "FROB x\n", "ERR 22 unknown request (GET SET LIST DUMP DESCRIBE WATCH AUDIT)");
 	expect(c, "GET\n", "ERR 22 missing path");
 	expect(c, "SET vm.swappiness\n", "ERR 22 missing value (SET <path> <value>)");
 	expect(c, "\n", "ERR 22 empty request");
@@ -586,6 +719,22 @@ static void *nobody_main(void *arg)
 	fails += sock_client_call(c, "GET", "kernel.secret", NULL, 0, NULL) != -EACCES;
 	fails += sock_client_call(c, "DESCRIBE", "kernel.secret", NULL, 0, NULL) != -EACCES;
 	fails += sock_client_call(c, "AUDIT", NULL, NULL, 0, NULL) != -EACCES;
+	/* DUMP leaves out what this peer may not read (kernel.secret, 0600). */
+	fails += sock_client_send(c, "DUMP", NULL, NULL, 0) != 0;
+	for (;;) {
+		struct sock_reply r;
+
+		if (sock_client_reply(c, &r) != 0) {
+			fails++;
+			break;
+		}
+		if (r.kind == SOCK_REPLY_OK) {
+			fails += r.text_len != 1 || r.text[0] != '3';
+			break;
+		}
+		fails += r.kind != SOCK_REPLY_DATA || r.text_len < 6 ||
+			 memcmp(r.text, "VALUE ", 6) != 0 || memmem(r.text, r.text_len, "secret", 6);
+	}
 	fails += sock_client_call(c, "WATCH", "kernel.secret", NULL, 0, NULL) != -EACCES;
 	sock_client_close(c);
 	return (void *)fails;
@@ -674,6 +823,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrips),	   cmocka_unit_test(test_audit),
+		cmocka_unit_test(test_dump),		   cmocka_unit_test(test_dump_whole_under_writer),
 		cmocka_unit_test(test_errors),		   cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_malformed_clients),  cmocka_unit_test(test_client_limit),
 		cmocka_unit_test(test_idle_timeout),	   cmocka_unit_test(test_out_of_fds),
@@ -683,6 +833,7 @@ int main(void)
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
 
 	rcustring_destroy(&core_pattern);
+	rcustring_destroy(&dump_value);
 	rcustring_barrier();
 	return ret;
 }

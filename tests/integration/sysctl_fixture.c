@@ -1,14 +1,24 @@
 /*
  * sysctl-fixture: a small tree served over FUSE for the integration tests
- * and the benchmark: sysctl-fixture MOUNTPOINT [EXTRA_ENTRIES]. Runs until
- * SIGTERM/SIGINT, then unmounts and exits 0.
+ * and the benchmark: sysctl-fixture MOUNTPOINT [EXTRA_ENTRIES [SOCKET]].
+ * Runs until SIGTERM/SIGINT, then unmounts and exits 0. With SOCKET, the
+ * same tree is served on a control socket there too (mode 0666).
+ *
+ * With SYSCTL_FIXTURE_STATS=FILE in the environment, each SIGUSR1 writes
+ * the mount's request counts (sysctl_fuse_get_stats) to FILE, whole: they
+ * go to FILE.tmp first, which is then renamed.
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rcustring/sysctl_fuse.h>
+#include <rcustring/sysctl_socket.h>
 
 static struct rcustring core_pattern = RCUSTRING_INITIALIZER(128, "core");
 static struct rcustring modprobe = RCUSTRING_INITIALIZER(256, "/sbin/modprobe");
@@ -43,19 +53,71 @@ static struct ctl_table app_table[] = {
 	{ "x", &app_x, 64, 0644, proc_rcu_string, NULL, NULL, "a string under app.d/sub" },
 };
 
+static struct sysctl_fuse *fs;
+static pthread_mutex_t fs_lock = PTHREAD_MUTEX_INITIALIZER; /* fs, for stats_main */
+
+static void write_stats(const char *file)
+{
+	struct sysctl_fuse_stats st;
+	char tmp[4096];
+	FILE *f;
+	int ret;
+
+	pthread_mutex_lock(&fs_lock);
+	ret = fs ? sysctl_fuse_get_stats(fs, &st) : -ENOENT;
+	pthread_mutex_unlock(&fs_lock);
+	if (ret != 0 || snprintf(tmp, sizeof(tmp), "%s.tmp", file) >= (int)sizeof(tmp))
+		return;
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f,
+		"requests %" PRIu64 "\nlookup %" PRIu64 "\ngetattr %" PRIu64 "\naccess %" PRIu64
+		"\nopen %" PRIu64 "\nread %" PRIu64 "\nwrite %" PRIu64 "\nflush %" PRIu64
+		"\nrelease %" PRIu64 "\nopendir %" PRIu64 "\nreaddir %" PRIu64
+		"\nreaddirplus %" PRIu64 "\nreleasedir %" PRIu64 "\nforget %" PRIu64
+		"\npoll %" PRIu64 "\n",
+		st.requests, st.lookup, st.getattr, st.access, st.open, st.read, st.write, st.flush,
+		st.release, st.opendir, st.readdir, st.readdirplus, st.releasedir, st.forget,
+		st.poll);
+	if (fclose(f) == 0)
+		rename(tmp, file);
+}
+
+/* SIGUSR1 is blocked in every thread; this one takes it. */
+static void *stats_main(void *arg)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigwait(&set, &sig) == 0)
+		write_stats(arg);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct sysctl_table_header *h[6] = { 0 };
 	struct sysctl_tree *tree;
-	struct sysctl_fuse *fs;
+	struct sysctl_socket *sock = NULL;
 	struct ctl_table *extra = NULL;
 	int *extra_data = NULL, ret;
 	long n = argc > 2 ? atol(argv[2]) : 0;
+	const char *stats = getenv("SYSCTL_FIXTURE_STATS");
+	pthread_t stats_thread;
+	sigset_t usr1;
 
-	if (argc < 2 || n < 0 || n > 100000) {
-		fprintf(stderr, "usage: %s MOUNTPOINT [EXTRA_ENTRIES]\n", argv[0]);
+	if (argc < 2 || argc > 4 || n < 0 || n > 100000) {
+		fprintf(stderr, "usage: %s MOUNTPOINT [EXTRA_ENTRIES [SOCKET]]\n", argv[0]);
 		return 2;
 	}
+	/* Before any thread, so that every thread inherits the mask. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	if (stats && pthread_sigmask(SIG_BLOCK, &usr1, NULL) != 0)
+		return 1;
 	tree = sysctl_tree_new();
 	if (!tree)
 		return 1;
@@ -80,13 +142,26 @@ int main(int argc, char **argv)
 		if (sysctl_register_table(tree, "bench", extra, (size_t)n, &h[3]))
 			return 1;
 	}
+	if (argc > 3) {
+		ret = sysctl_socket_start(tree, argv[3], 0666, &sock);
+		if (ret) {
+			fprintf(stderr, "sysctl-fixture: socket %s: %s\n", argv[3], strerror(-ret));
+			return 1;
+		}
+	}
 	ret = sysctl_fuse_mount(tree, argv[1], &fs);
 	if (ret) {
 		fprintf(stderr, "sysctl-fixture: mount %s: %s\n", argv[1], strerror(-ret));
 		return 1;
 	}
+	if (stats && pthread_create(&stats_thread, NULL, stats_main, (void *)stats) == 0)
+		pthread_detach(stats_thread);
 	ret = sysctl_fuse_loop(fs);
+	sysctl_socket_stop(sock);
+	pthread_mutex_lock(&fs_lock);
 	sysctl_fuse_unmount(fs);
+	fs = NULL;
+	pthread_mutex_unlock(&fs_lock);
 	for (int i = 0; i < 6; i++)
 		if (h[i])
 			sysctl_unregister_table(h[i]);

@@ -2,7 +2,8 @@
  * The FUSE front end mounted inside this process (in a private mount
  * namespace, as root): two polls of one open file register one change
  * callback; files still open at unmount lose their callbacks; mount
- * failures keep their errno.
+ * failures keep their errno; a listing read the way procps' sysctl -a
+ * reads it costs a bounded number of requests per entry.
  *
  * sysctl_entry_on_change() and sysctl_callback_remove() are wrapped at link
  * time (-Wl,--wrap) to count registrations and removals, and to hold a
@@ -27,6 +28,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <dirent.h>
+#include <sys/syscall.h>
 
 #include <cmocka.h>
 
@@ -344,6 +348,116 @@ static void test_open_at_unmount(void **state)
 	assert_int_equal(rem, reg);
 }
 
+/* ---- requests per entry of a listing ---- */
+
+#define MANY 400
+static int many_data[MANY];
+static char many_names[MANY][16];
+static struct ctl_table many_table[MANY];
+
+/* Read @path to EOF through one open, as procps does; return the bytes read. */
+static ssize_t read_whole(const char *path)
+{
+	char buf[64];
+	ssize_t n, total = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		total += n;
+	close(fd);
+	return n < 0 ? -1 : total;
+}
+
+/*
+ * sysctl -a over FUSE: a directory listing, then for each name a stat()
+ * and a read to EOF through one open. The least the kernel must send per
+ * entry is OPEN, READ (the value), READ (end of file) and RELEASE, since
+ * values are never cached. READDIRPLUS hands out names with nodes and
+ * attributes, so stat() and open() need no LOOKUP or GETATTR: without it
+ * each entry costs a LOOKUP more, over 5 per entry where the bound is 4.5
+ * (the half request
+ * of slack covers the listing's own requests and entries whose cached
+ * names ran out, after 1 s, on a slow machine: a stall can cost at most one
+ * request for each entry of the batch it hits, about 25 of the 400 here).
+ * Files also say that close() needs no FLUSH (libfuse would otherwise
+ * answer the first FLUSH of the mount ENOSYS, which stops the others).
+ * Counts, not time.
+ */
+static void test_listing_requests(void **state)
+{
+	struct mounted *m = *state;
+	struct sysctl_table_header *h;
+	struct sysctl_fuse_stats a, b;
+	char dir[128], path[512];
+	char buf[4096] __attribute__((aligned(8)));
+	unsigned long entries = 0, requests;
+	long n;
+	int fd;
+
+	if (!m)
+		skip();
+	for (int i = 0; i < MANY; i++) {
+		snprintf(many_names[i], sizeof(many_names[i]), "e%04d", i);
+		many_table[i] = (struct ctl_table){ many_names[i], &many_data[i], sizeof(int), 0644,
+						    proc_dointvec, NULL, NULL, "an int" };
+	}
+	assert_int_equal(sysctl_register_table(m->tree, "many", many_table, MANY, &h), 0);
+	snprintf(dir, sizeof(dir), "%s/many", m->dir);
+	assert_int_equal(sysctl_fuse_get_stats(m->fs, &a), 0);
+	/*
+	 * getdents64 with a one-page buffer, where readdir(3) asks 32 KiB at
+	 * a time: the kernel then fetches names a page at a time (about 25 per
+	 * READDIRPLUS), so a stall of the machine can let at most that many
+	 * cached names run out before they are used.
+	 */
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct dirent64 *de = (struct dirent64 *)(buf + off);
+			struct stat st;
+
+			off += de->d_reclen;
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			assert_int_equal(stat(path, &st), 0);
+			assert_true(S_ISREG(st.st_mode));
+			assert_int_equal(read_whole(path), 2); /* "0\n" */
+			entries++;
+		}
+	}
+	assert_int_equal(n, 0);
+	close(fd);
+	assert_int_equal(entries, MANY);
+	/*
+	 * RELEASE and RELEASEDIR are sent in the background: wait for all of
+	 * them (hang guard 10 s), so that none is left when the test unmounts.
+	 */
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(sysctl_fuse_get_stats(m->fs, &b), 0);
+		if (b.release - a.release >= MANY && b.releasedir - a.releasedir >= 1)
+			break;
+		usleep(10000);
+	}
+	requests = b.requests - a.requests - (b.forget - a.forget);
+	print_message("%lu entries: %lu requests (lookup %lu getattr %lu open %lu read %lu "
+		      "flush %lu release %lu readdir %lu readdirplus %lu)\n",
+		      entries, requests, (unsigned long)(b.lookup - a.lookup),
+		      (unsigned long)(b.getattr - a.getattr), (unsigned long)(b.open - a.open),
+		      (unsigned long)(b.read - a.read), (unsigned long)(b.flush - a.flush),
+		      (unsigned long)(b.release - a.release), (unsigned long)(b.readdir - a.readdir),
+		      (unsigned long)(b.readdirplus - a.readdirplus));
+	assert_int_equal(b.open - a.open, MANY);
+	assert_int_equal(b.release - a.release, MANY);
+	assert_true(requests * 2 <= 9 * entries); /* at most 4.5 per entry */
+	assert_true(b.readdirplus - a.readdirplus >= 1);
+	assert_int_equal(b.flush - a.flush, 0);
+	sysctl_unregister_table(h);
+}
+
 /* ---- mount failures keep their errno ---- */
 
 static void test_mount_errors(void **state)
@@ -373,6 +487,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_concurrent_polls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_at_unmount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listing_requests, setup, teardown),
 		cmocka_unit_test(test_mount_errors),
 	};
 	const char *ci = getenv("CI");

@@ -447,6 +447,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* Listings that print values take them with the names, in one reply. */
+	if (!o.root && !o.describe && !o.names_only && !load && !system_dirs)
+		socktree_values_in_walks(true);
 	if (system_dirs) {
 		load_system();
 	} else if (load) {

@@ -11,6 +11,20 @@
 static struct sock_client *client;
 static char message[512];
 
+/* The values of the walk running now (DUMP), for socktree_read(). */
+struct walked {
+	char *key;
+	char *value; /* NULL when err */
+	int err;
+};
+static bool values_in_walks;
+static const struct walked *walking; /* the entry whose callback runs, or NULL */
+
+void socktree_values_in_walks(bool on)
+{
+	values_in_walks = on;
+}
+
 int socktree_open(const char *path)
 {
 	return sock_client_connect(path, &client);
@@ -70,8 +84,19 @@ ssize_t socktree_read(const char *key, char *buf, size_t size)
 {
 	char *v = NULL;
 	size_t len;
-	int err = call("GET", key, NULL, &v);
+	int err;
 
+	if (walking && strcmp(walking->key, key) == 0) {
+		message[0] = '\0';
+		if (walking->err)
+			return walking->err;
+		err = 0;
+		v = strdup(walking->value);
+		if (!v)
+			return -ENOMEM;
+	} else {
+		err = call("GET", key, NULL, &v);
+	}
 	if (err)
 		return err;
 	/* The server drops the final newline; put it back, as the file has it. */
@@ -130,6 +155,91 @@ static void list_key(char *p)
 		memmove(p, p + 1, strlen(p));
 }
 
+/* "VALUE <path> <value>" or "FAILED <path> <errno> <NAME>" into @w. */
+static int parse_dumped(const char *text, size_t len, struct walked *w)
+{
+	bool value = len > 6 && strncmp(text, "VALUE ", 6) == 0;
+	size_t skip = value ? 6 : 7;
+	const char *p, *sp;
+	long n;
+
+	if (!value && !(len > 7 && strncmp(text, "FAILED ", 7) == 0))
+		return -EPROTO;
+	p = text + skip;
+	sp = memchr(p, ' ', len - skip);
+	if (!sp)
+		return -EPROTO;
+	w->key = malloc((size_t)(sp - p) + 1);
+	if (!w->key)
+		return -ENOMEM;
+	if (sock_unescape(p, (size_t)(sp - p), w->key) < 0)
+		return -EPROTO;
+	list_key(w->key);
+	sp++;
+	if (!value) {
+		w->err = -atoi(sp);
+		return w->err < 0 ? 0 : -EPROTO;
+	}
+	w->value = malloc(len - (size_t)(sp - text) + 1);
+	if (!w->value)
+		return -ENOMEM;
+	n = sock_unescape(sp, len - (size_t)(sp - text), w->value);
+	return n < 0 ? -EPROTO : 0;
+}
+
+/*
+ * A walk over DUMP: names and values in one reply. Returns -ENOSYS when
+ * the server does not know DUMP (then the caller lists and reads).
+ */
+static int walk_dump(const char *path, const char *key, int (*fn)(const char *key, void *arg),
+		     void *arg)
+{
+	struct walked *ws = NULL;
+	size_t n = 0, cap = 0;
+	int err = sock_client_send(client, "DUMP", *key ? path : NULL, NULL, 0), ret = 0;
+
+	/* Read the whole reply first: requests cannot interleave with it. */
+	while (!err) {
+		struct sock_reply r;
+
+		err = sock_client_reply(client, &r);
+		if (err || r.kind == SOCK_REPLY_OK)
+			break;
+		if (r.kind == SOCK_REPLY_ERR) {
+			char *text = strndup(r.text, r.text_len);
+
+			err = r.err;
+			if (err == -EINVAL && text && strncmp(text, "unknown request", 15) == 0)
+				err = -ENOSYS;
+			keep_message(path, text);
+			break;
+		}
+		if (n == cap) {
+			struct walked *more = realloc(ws, (cap = cap ? cap * 2 : 256) * sizeof(*ws));
+
+			if (!more) {
+				err = -ENOMEM;
+				break;
+			}
+			ws = more;
+		}
+		ws[n] = (struct walked){ 0 };
+		err = parse_dumped(r.text, r.text_len, &ws[n]);
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!err && !ret) {
+			walking = &ws[i];
+			ret = fn(ws[i].key, arg);
+			walking = NULL;
+		}
+		free(ws[i].key);
+		free(ws[i].value);
+	}
+	free(ws);
+	return err ? err : ret;
+}
+
 int socktree_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg)
 {
 	char path[PATH_MAX];
@@ -139,6 +249,12 @@ int socktree_walk(const char *key, int (*fn)(const char *key, void *arg), void *
 
 	if (err)
 		return err;
+	if (values_in_walks) {
+		err = walk_dump(path, key, fn, arg);
+		if (err != -ENOSYS)
+			return err;
+		message[0] = '\0';
+	}
 	err = sock_client_send(client, "LIST", *key ? path : NULL, NULL, 0);
 	/* Read the whole listing first: requests cannot interleave with it. */
 	while (!err) {

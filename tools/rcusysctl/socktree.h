@@ -7,6 +7,7 @@
 #ifndef RCUSYSCTL_SOCKTREE_H
 #define RCUSYSCTL_SOCKTREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -31,5 +32,13 @@ int socktree_describe(const char *key, char *buf, size_t size);
 
 /* Calls @fn for every entry under @key ("" for all) in sorted order. */
 int socktree_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg);
+
+/*
+ * With @on, walks take every value in the one reply that lists the names
+ * (DUMP), and socktree_read() of the key being walked costs no round trip.
+ * Such walks leave out entries the caller may not read (as procps' -a
+ * does), so this is for walks that read values, not for glob writes.
+ */
+void socktree_values_in_walks(bool on);
 
 #endif
