@@ -51,12 +51,12 @@ static uint64_t rcu_pending_peak(void)
 	return st.pending_peak;
 }
 
-static bool copy_read(void *state, size_t len, char *buf)
+READ_FN copy_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	ssize_t n = rcustring_copy(state, buf, VALUE_CAP);
 
 	keep(buf);
-	return copy_torn(buf, n, len);
+	return copy_torn(buf, n, e, full);
 }
 DEFINE_READER(copy_reader, copy_read)
 
@@ -64,7 +64,7 @@ DEFINE_READER(copy_reader, copy_read)
  * In place: the same check on the published value, inside the section; no
  * copy and no strnlen, which is the point of reading in place.
  */
-static bool inplace_read(void *state, size_t len, char *buf)
+READ_FN inplace_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	const char *p;
 	bool torn;
@@ -72,14 +72,14 @@ static bool inplace_read(void *state, size_t len, char *buf)
 	(void)buf;
 	rcustring_read_lock();
 	p = rcustring_dereference(state);
-	torn = value_torn(p, len);
+	torn = value_torn(p, e, full);
 	rcustring_read_unlock();
 	return torn;
 }
 DEFINE_READER(inplace_reader, inplace_read)
 
 /* The heap copy holds VALUE_CAP bytes, so p[len] is inside it. */
-static bool dup_read(void *state, size_t len, char *buf)
+READ_FN dup_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	char *p = rcustring_dup(state);
 	bool torn;
@@ -88,7 +88,7 @@ static bool dup_read(void *state, size_t len, char *buf)
 	if (!p)
 		return true;
 	keep(p);
-	torn = value_torn(p, len);
+	torn = value_torn(p, e, full);
 	free(p);
 	return torn;
 }
