@@ -12,6 +12,18 @@
 #include "rcustring/rcustring.h"
 #include "buf.h"
 
+/*
+ * Readers load only value; a write stores to the writer's fields several
+ * times. Keep them at least a line apart so that, however the variable is
+ * aligned, the line readers load is written once per write.
+ */
+_Static_assert(offsetof(struct rcustring, writer_lock) >=
+		       offsetof(struct rcustring, value) + RCUSTRING_CACHE_LINE,
+	       "writer_lock shares the readers' cache line");
+_Static_assert(offsetof(struct rcustring, generation) >=
+		       offsetof(struct rcustring, value) + RCUSTRING_CACHE_LINE,
+	       "generation shares the readers' cache line");
+
 int rcustring_init(struct rcustring *s, size_t maxlen, const char *static_default)
 {
 	int err;

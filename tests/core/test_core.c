@@ -46,6 +46,35 @@ static void test_static_initializer(void **state)
 	rcustring_barrier();
 }
 
+static uintptr_t line_of(const void *p)
+{
+	return (uintptr_t)p / RCUSTRING_CACHE_LINE;
+}
+
+/*
+ * Readers load only value; a write stores to writer_lock and generation
+ * several times. Wherever malloc or a caller puts the variable (every
+ * 8-byte offset of a line here), value must not share a cache line with
+ * them, or each write would take the readers' line away more than once.
+ */
+static void test_layout_reader_line(void **state)
+{
+	_Alignas(RCUSTRING_CACHE_LINE) static char area[2 * RCUSTRING_CACHE_LINE +
+							sizeof(struct rcustring)];
+
+	(void)state;
+	for (size_t off = 0; off < RCUSTRING_CACHE_LINE; off += 8) {
+		struct rcustring *s = (struct rcustring *)(void *)(area + off);
+
+		assert_int_equal(rcustring_init(s, 8, "d"), 0);
+		assert_true(line_of(&s->value) != line_of(&s->writer_lock));
+		assert_true(line_of(&s->value) !=
+			    line_of((const char *)&s->writer_lock + sizeof(s->writer_lock) - 1));
+		assert_true(line_of(&s->value) != line_of(&s->generation));
+		rcustring_destroy(s);
+	}
+}
+
 static void test_init_errors(void **state)
 {
 	struct rcustring s;
@@ -705,6 +734,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_static_initializer),
+		cmocka_unit_test(test_layout_reader_line),
 		cmocka_unit_test(test_init_errors),
 		cmocka_unit_test(test_set),
 		cmocka_unit_test(test_set_len),
