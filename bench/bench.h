@@ -80,7 +80,8 @@ struct scheme {
 
 /* Schemes, in table order (schemes.c, rcu.c, flavor.c). */
 extern const struct scheme scheme_baseline, scheme_baseline_inplace, scheme_racy, scheme_mutex, scheme_rwlock,
-	scheme_seqlock, scheme_rcu_copy, scheme_rcu_inplace, scheme_rcu_dup,
+	scheme_seqlock, scheme_rcu_copy, scheme_rcu_inplace, scheme_rcu_dup, scheme_rcu_copy_inline,
+	scheme_rcu_inplace_inline,
 	scheme_bp_copy, scheme_memb_copy, scheme_memb_auto_copy;
 
 /* run.c: run @r for @seconds; fills the results in @r. 0 or -errno. */

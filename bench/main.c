@@ -45,7 +45,8 @@
 static const struct scheme *const schemes[] = {
 	&scheme_baseline, &scheme_baseline_inplace, &scheme_racy,     &scheme_mutex,
 	&scheme_rwlock,   &scheme_seqlock,          &scheme_rcu_copy, &scheme_rcu_inplace,
-	&scheme_rcu_dup,  &scheme_bp_copy,          &scheme_memb_copy, &scheme_memb_auto_copy,
+	&scheme_rcu_dup,  &scheme_rcu_copy_inline,  &scheme_rcu_inplace_inline,
+	&scheme_bp_copy,  &scheme_memb_copy,        &scheme_memb_auto_copy,
 };
 #define NSCHEMES (sizeof(schemes) / sizeof(schemes[0]))
 
@@ -239,7 +240,8 @@ static unsigned scheme_index(const struct scheme *s)
 
 static int is_rcustring(const struct scheme *s)
 {
-	return s == &scheme_rcu_copy || s == &scheme_rcu_inplace || s == &scheme_rcu_dup;
+	return s == &scheme_rcu_copy || s == &scheme_rcu_inplace || s == &scheme_rcu_dup ||
+	       s == &scheme_rcu_copy_inline || s == &scheme_rcu_inplace_inline;
 }
 
 /*
@@ -325,6 +327,12 @@ static void print_summary(const group_t *main_group, const group_t *busy, unsign
 	summary_ratio("inplace_vs_baseline_cpu_ns_writer_1us", busy, reps, &scheme_rcu_inplace,
 		      &scheme_baseline_inplace, F_CPU, 3, busy_where,
 		      "rcustring in-place / baseline in-place");
+	summary_ratio("copy_inline_vs_baseline_cpu_ns", main_group, reps, &scheme_rcu_copy_inline,
+		      &scheme_baseline, F_CPU, 3, where,
+		      "rcustring_copy_inline() / baseline copy");
+	summary_ratio("inplace_inline_vs_baseline_cpu_ns", main_group, reps,
+		      &scheme_rcu_inplace_inline, &scheme_baseline_inplace, F_CPU, 3, where,
+		      "inline section / baseline in-place");
 	summary_ratio("memb_vs_bp_cpu_ns", main_group, reps, &scheme_memb_copy, &scheme_bp_copy, F_CPU,
 		      3, where, "urcu memb copy / urcu bp copy");
 	summary_ratio("memb_auto_vs_bp_cpu_ns", main_group, reps, &scheme_memb_auto_copy,

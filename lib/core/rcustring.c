@@ -10,6 +10,7 @@
 #include <urcu-bp.h>
 
 #include "rcustring/rcustring.h"
+#include "rcustring/static/rcustring.h"
 #include "buf.h"
 
 /*
@@ -221,34 +222,20 @@ void rcustring_edit_abort(struct rcustring_edit *e)
 	edit_end(e);
 }
 
+/* The read side is the inline one of <rcustring/static/rcustring.h>: one copy of it. */
 void rcustring_read_lock(void)
 {
-	rcu_read_lock();
+	rcustring_read_lock_inline();
 }
 
 void rcustring_read_unlock(void)
 {
-	rcu_read_unlock();
+	rcustring_read_unlock_inline();
 }
 
 ssize_t rcustring_copy(const struct rcustring *s, char *buf, size_t size)
 {
-	const char *v;
-	size_t len;
-
-	if (!s || !buf || size == 0)
-		return -EINVAL;
-	rcu_read_lock();
-	v = rcu_dereference(s->value);
-	len = strnlen(v, size);
-	if (len < size)
-		memcpy(buf, v, len + 1);
-	rcu_read_unlock();
-	if (len >= size) {
-		buf[0] = '\0';
-		return -ERANGE;
-	}
-	return (ssize_t)len;
+	return rcustring_copy_inline(s, buf, size);
 }
 
 char *rcustring_dup(const struct rcustring *s)

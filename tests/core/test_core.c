@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,6 +472,123 @@ static void test_reader_holds_grace_period(void **state)
 	rcustring_barrier();
 }
 
+/*
+ * Threads that never register: any thread may read and write, and the
+ * library (liburcu-bp) registers it on its first read lock and unregisters
+ * it when it exits. Many short threads, some reading, some writing
+ * (call_rcu from a thread that did nothing else), some exiting having
+ * touched nothing, must neither crash nor leak (ASan and valgrind run this
+ * test), and a fresh thread's section must still hold off a grace period.
+ */
+struct fresh {
+	struct rcustring *s;
+	unsigned i;
+	int err;
+	int inside, release, intact;
+};
+
+static bool value_ok(const char *v)
+{
+	return !strcmp(v, "first") || !strcmp(v, "x") || !strcmp(v, "yy");
+}
+
+static void *fresh_thread(void *arg)
+{
+	struct fresh *f = arg;
+	char buf[16];
+	const char *p;
+
+	switch (f->i % 4) {
+	case 0: /* exits holding nothing, having called nothing */
+		break;
+	case 1:
+		if (rcustring_copy(f->s, buf, sizeof(buf)) < 0 || !value_ok(buf))
+			f->err = -EIO;
+		break;
+	case 2:
+		rcustring_read_lock();
+		p = rcustring_dereference(f->s);
+		if (!value_ok(p))
+			f->err = -EIO;
+		rcustring_read_unlock();
+		break;
+	case 3: /* a write first: call_rcu from a thread that never read */
+		f->err = rcustring_set(f->s, f->i % 8 == 3 ? "x" : "yy");
+		if (!f->err && (rcustring_copy(f->s, buf, sizeof(buf)) < 0 || !value_ok(buf)))
+			f->err = -EIO;
+		break;
+	}
+	return NULL;
+}
+
+static void *fresh_reader_hold(void *arg)
+{
+	struct fresh *f = arg;
+	const char *p;
+
+	rcustring_read_lock();
+	p = rcustring_dereference(f->s);
+	__atomic_store_n(&f->inside, 1, __ATOMIC_RELEASE);
+	wait_flag(&f->release, 60);
+	/* A premature free poisons these bytes (or ASan reports the read). */
+	f->intact = !memcmp(p, "first", 6);
+	rcustring_read_unlock();
+	return NULL;
+}
+
+static void test_unregistered_threads(void **state)
+{
+	enum { ROUNDS = 50, BATCH = 8 };
+	struct rcustring s;
+	struct fresh f[BATCH], holder;
+	struct gp_waiter w = { .s = &s };
+	struct rcustring_stats before, after;
+	pthread_t t[BATCH], ht, wt;
+
+	(void)state;
+	rcustring_barrier();
+	rcustring_get_stats(&before);
+	assert_int_equal(rcustring_init(&s, 64, "first"), 0);
+	for (unsigned round = 0; round < ROUNDS; round++) {
+		for (unsigned i = 0; i < BATCH; i++) {
+			f[i] = (struct fresh){ .s = &s, .i = round * BATCH + i };
+			assert_int_equal(pthread_create(&t[i], NULL, fresh_thread, &f[i]), 0);
+		}
+		for (unsigned i = 0; i < BATCH; i++) {
+			assert_int_equal(pthread_join(t[i], NULL), 0);
+			assert_int_equal(f[i].err, 0);
+		}
+	}
+
+	/* A fresh thread inside a section holds off the grace period. */
+	assert_int_equal(rcustring_reset(&s), 0); /* "first" again */
+	holder = (struct fresh){ .s = &s };
+	assert_int_equal(pthread_create(&ht, NULL, fresh_reader_hold, &holder), 0);
+	assert_true(wait_flag(&holder.inside, 60));
+	w.reader_inside = 1;
+	assert_int_equal(pthread_create(&wt, NULL, set_then_synchronize, &w), 0);
+	assert_true(wait_flag(&w.set_done, 60));
+	assert_int_equal(w.set_err, 0);
+	/* Correct code waits here the whole time; a broken section ends early. */
+	for (int i = 0; i < 300 && !__atomic_load_n(&w.sync_done, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	assert_false(__atomic_load_n(&w.sync_done, __ATOMIC_ACQUIRE));
+	__atomic_store_n(&w.reader_inside, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&holder.release, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(ht, NULL), 0);
+	assert_true(holder.intact);
+	assert_int_equal(pthread_join(wt, NULL), 0);
+	assert_int_equal(w.sync_err, 0);
+	assert_false(w.inside_at_return);
+
+	rcustring_destroy(&s);
+	rcustring_barrier();
+	rcustring_get_stats(&after);
+	/* Every buffer the threads allocated was freed. */
+	assert_int_equal(after.allocated - before.allocated, after.freed - before.freed);
+	assert_int_equal(after.pending, before.pending);
+}
+
 /* Waiting for a grace period inside a section would wait for itself. */
 static void test_synchronize_in_section(void **state)
 {
@@ -747,6 +865,7 @@ int main(void)
 		cmocka_unit_test(test_set_allocates_value_size),
 		cmocka_unit_test(test_retired_version_bytes),
 		cmocka_unit_test(test_reader_holds_grace_period),
+		cmocka_unit_test(test_unregistered_threads),
 		cmocka_unit_test(test_synchronize_in_section),
 		cmocka_unit_test(test_write_in_section_full_backlog),
 		cmocka_unit_test(test_backlog_bounded_versions),
