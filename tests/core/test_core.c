@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "rcustring/rcustring.h"
+#include "rcustring/static/rcustring.h"
 #include "rcustring/compat.h"
 #include "../failmalloc.h"
 
@@ -589,6 +590,38 @@ static void test_unregistered_threads(void **state)
 	assert_int_equal(after.pending, before.pending);
 }
 
+/*
+ * The opt-in inline read side is the library's own: same returns as
+ * rcustring_copy(), and an inline section is a section to the library
+ * (a grace period would wait for it), nesting with the function form.
+ */
+static void test_inline_read_side(void **state)
+{
+	struct rcustring s;
+	char buf[8], small[3];
+
+	(void)state;
+	assert_int_equal(rcustring_init(&s, 8, "dflt"), 0);
+	assert_int_equal(rcustring_set(&s, "abcd"), 0);
+	assert_int_equal(rcustring_copy_inline(&s, buf, sizeof(buf)), 4);
+	assert_string_equal(buf, "abcd");
+	assert_int_equal(rcustring_copy_inline(&s, small, sizeof(small)), -ERANGE);
+	assert_string_equal(small, "");
+	assert_int_equal(rcustring_copy_inline(NULL, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(rcustring_copy_inline(&s, buf, 0), -EINVAL);
+
+	rcustring_read_lock_inline();
+	assert_int_equal(rcustring_synchronize(), -EDEADLK);
+	rcustring_read_lock(); /* nests across the two forms */
+	assert_string_equal(rcustring_dereference(&s), "abcd");
+	rcustring_read_unlock();
+	assert_int_equal(rcustring_synchronize(), -EDEADLK);
+	rcustring_read_unlock_inline();
+	assert_int_equal(rcustring_synchronize(), 0);
+	rcustring_destroy(&s);
+	rcustring_barrier();
+}
+
 /* Waiting for a grace period inside a section would wait for itself. */
 static void test_synchronize_in_section(void **state)
 {
@@ -866,6 +899,7 @@ int main(void)
 		cmocka_unit_test(test_retired_version_bytes),
 		cmocka_unit_test(test_reader_holds_grace_period),
 		cmocka_unit_test(test_unregistered_threads),
+		cmocka_unit_test(test_inline_read_side),
 		cmocka_unit_test(test_synchronize_in_section),
 		cmocka_unit_test(test_write_in_section_full_backlog),
 		cmocka_unit_test(test_backlog_bounded_versions),
