@@ -19,6 +19,8 @@
  *
  * Any thread may read or write; no registration is needed (the bp flavor
  * registers a thread on its first read lock and unregisters it at exit).
+ * <rcustring/static/rcustring.h> (opt-in) has the same read side inline, for
+ * readers that must not pay a call into the library per read.
  *
  * Errors are negative errno values:
  *   -EINVAL    NULL argument, zero capacity
