@@ -26,8 +26,8 @@
  *             in-place" had a torn read. No figures are judged.
  *
  * Configurations: readers x writer pause (a busy-waited 1 us: a write every
- * ~1-2 us; a 1 ms nanosleep) x value size (24 B, 200 B), each running every
- * scheme. The main ratio figures are taken at the largest reader count run,
+ * 1 us plus the write's own cost while the writer has a core; a 1 ms
+ * nanosleep) x value size (24 B, 200 B), each running every scheme. The main ratio figures are taken at the largest reader count run,
  * writer pausing 1 ms, 200-byte values; the "_writer_1us" ones at the same
  * reader count and size with the writer pausing 1 us.
  */
