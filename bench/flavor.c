@@ -2,13 +2,18 @@
 /*
  * Flavor comparison: the rcustring copy read, rebuilt on one liburcu flavor
  * inside the benchmark itself, so that bp (what the library uses, threads
- * register on first use) and memb (threads must register explicitly) are
- * compared with the same code, the same inlining and the same TLS access.
+ * register on first use), memb with every thread registered explicitly, and
+ * memb with registration managed for the caller (a thread-local flag tested
+ * on every read lock and call_rcu, registration on a thread's first use, a
+ * pthread key whose destructor unregisters the thread at exit: what the
+ * library would do on memb so that readers still need no registration call)
+ * are compared with the same code, the same inlining and the same TLS access.
  *
- * Compiled twice by bench/meson.build: -DBENCH_FLAVOR_MEMB gives
- * scheme_memb_copy, otherwise scheme_bp_copy. Each build includes only its
- * own flavor's header (the two headers map the same rcu_* names) and calls
- * the urcu_<flavor>_* functions by their prefixed names.
+ * Compiled three times by bench/meson.build: -DBENCH_FLAVOR_MEMB gives
+ * scheme_memb_copy, with -DBENCH_FLAVOR_AUTO as well scheme_memb_auto_copy,
+ * neither scheme_bp_copy. Each build includes only its own flavor's header
+ * (the headers map the same rcu_* names) and calls the urcu_<flavor>_*
+ * functions by their prefixed names.
  */
 #define _LGPL_SOURCE
 #include <errno.h>
@@ -16,10 +21,16 @@
 #include <string.h>
 
 #ifdef BENCH_FLAVOR_MEMB
+#include <pthread.h>
 #include <urcu/urcu-memb.h>
 #define FL(x) urcu_memb_##x
+#ifdef BENCH_FLAVOR_AUTO
+#define FLAVOR_SCHEME scheme_memb_auto_copy
+#define FLAVOR_NAME "urcu memb auto copy"
+#else
 #define FLAVOR_SCHEME scheme_memb_copy
 #define FLAVOR_NAME "urcu memb copy"
+#endif
 #else
 #include <urcu-bp.h>
 #define FL(x) urcu_bp_##x
@@ -38,6 +49,46 @@ struct fbuf {
 struct fstring {
 	struct fbuf *value;
 };
+
+#ifdef BENCH_FLAVOR_AUTO
+/* Managed registration: the thread-local flag every read lock tests. */
+static __thread bool registered;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void unregister_at_exit(void *unused)
+{
+	(void)unused;
+	FL(unregister_thread)();
+	registered = false;
+}
+
+static void make_exit_key(void)
+{
+	if (pthread_key_create(&exit_key, unregister_at_exit))
+		abort();
+}
+
+static __attribute__((noinline, cold)) void register_slow(void)
+{
+	pthread_once(&exit_key_once, make_exit_key);
+	FL(register_thread)();
+	/* Any non-NULL value: the destructor runs only for those. */
+	if (pthread_setspecific(exit_key, &registered))
+		abort();
+	registered = true;
+}
+
+static inline void ensure_registered(void)
+{
+	if (__builtin_expect(!registered, 0))
+		register_slow();
+}
+#else
+static inline void ensure_registered(void)
+{
+}
+#endif
 
 static uint64_t pending, peak;
 
@@ -60,22 +111,25 @@ static void retire(struct fbuf *old)
 {
 	uint64_t p = __atomic_add_fetch(&pending, 1, __ATOMIC_RELAXED);
 
+	ensure_registered(); /* call_rcu takes a read lock inside */
+
 	/* Only the one writer raises the peak: a plain max is enough. */
 	if (p > __atomic_load_n(&peak, __ATOMIC_RELAXED))
 		__atomic_store_n(&peak, p, __ATOMIC_RELAXED);
 	FL(call_rcu)(&old->rcu, fbuf_free_rcu);
 }
 
+/* Explicit registration: the memb scheme's threads, around their work. */
 static void thread_enter(void)
 {
-#ifdef BENCH_FLAVOR_MEMB
+#if defined(BENCH_FLAVOR_MEMB) && !defined(BENCH_FLAVOR_AUTO)
 	FL(register_thread)();
 #endif
 }
 
 static void thread_exit(void)
 {
-#ifdef BENCH_FLAVOR_MEMB
+#if defined(BENCH_FLAVOR_MEMB) && !defined(BENCH_FLAVOR_AUTO)
 	FL(unregister_thread)();
 #endif
 }
@@ -103,7 +157,7 @@ static void flavor_teardown(struct run *r)
 	free(fs->value);
 	free(fs);
 	r->state = NULL;
-	thread_enter();
+	thread_enter(); /* rcu_barrier needs no registration; memb's explicit path keeps it */
 	FL(barrier)();
 	thread_exit();
 }
@@ -131,6 +185,7 @@ static __attribute__((noinline)) ssize_t flavor_copy(struct fstring *fs, char *b
 
 	/* Keep @size unknown, as in the library: a known bound turns memcpy into rep movsq. */
 	__asm__("" : "+r"(size));
+	ensure_registered();
 	FL(read_lock)();
 	v = rcu_dereference(fs->value)->str;
 	len = strnlen(v, size);
@@ -144,18 +199,18 @@ static __attribute__((noinline)) ssize_t flavor_copy(struct fstring *fs, char *b
 	return (ssize_t)len;
 }
 
-static bool flavor_read(void *state, size_t len, char *buf)
+READ_FN flavor_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	ssize_t n = flavor_copy(state, buf, VALUE_CAP);
 
 	keep(buf);
-	return copy_torn(buf, n, len);
+	return copy_torn(buf, n, e, full);
 }
 
 static void *flavor_reader(void *arg)
 {
 	thread_enter();
-	reader_loop(arg, flavor_read);
+	reader_loops(arg, flavor_read);
 	thread_exit();
 	return NULL;
 }

@@ -2,12 +2,14 @@
 /*
  * The three ways to read an rcustring, through the public API only:
  * copy into a caller buffer (rcustring_copy), use in place inside a
- * read-side section, and heap copy (rcustring_dup + free).
+ * read-side section, and heap copy (rcustring_dup + free); and the first two
+ * again through the opt-in inline read side (<rcustring/static/rcustring.h>).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include <rcustring/rcustring.h>
+#include <rcustring/static/rcustring.h>
 
 #include "bench.h"
 
@@ -51,12 +53,12 @@ static uint64_t rcu_pending_peak(void)
 	return st.pending_peak;
 }
 
-static bool copy_read(void *state, size_t len, char *buf)
+READ_FN copy_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	ssize_t n = rcustring_copy(state, buf, VALUE_CAP);
 
 	keep(buf);
-	return copy_torn(buf, n, len);
+	return copy_torn(buf, n, e, full);
 }
 DEFINE_READER(copy_reader, copy_read)
 
@@ -64,7 +66,7 @@ DEFINE_READER(copy_reader, copy_read)
  * In place: the same check on the published value, inside the section; no
  * copy and no strnlen, which is the point of reading in place.
  */
-static bool inplace_read(void *state, size_t len, char *buf)
+READ_FN inplace_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	const char *p;
 	bool torn;
@@ -72,14 +74,37 @@ static bool inplace_read(void *state, size_t len, char *buf)
 	(void)buf;
 	rcustring_read_lock();
 	p = rcustring_dereference(state);
-	torn = value_torn(p, len);
+	torn = value_torn(p, e, full);
 	rcustring_read_unlock();
 	return torn;
 }
 DEFINE_READER(inplace_reader, inplace_read)
 
+READ_FN copy_inline_read(void *state, const struct expect *e, char *buf, bool full)
+{
+	ssize_t n = rcustring_copy_inline(state, buf, VALUE_CAP);
+
+	keep(buf);
+	return copy_torn(buf, n, e, full);
+}
+DEFINE_READER(copy_inline_reader, copy_inline_read)
+
+READ_FN inplace_inline_read(void *state, const struct expect *e, char *buf, bool full)
+{
+	const char *p;
+	bool torn;
+
+	(void)buf;
+	rcustring_read_lock_inline();
+	p = rcustring_dereference(state);
+	torn = value_torn(p, e, full);
+	rcustring_read_unlock_inline();
+	return torn;
+}
+DEFINE_READER(inplace_inline_reader, inplace_inline_read)
+
 /* The heap copy holds VALUE_CAP bytes, so p[len] is inside it. */
-static bool dup_read(void *state, size_t len, char *buf)
+READ_FN dup_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	char *p = rcustring_dup(state);
 	bool torn;
@@ -88,7 +113,7 @@ static bool dup_read(void *state, size_t len, char *buf)
 	if (!p)
 		return true;
 	keep(p);
-	torn = value_torn(p, len);
+	torn = value_torn(p, e, full);
 	free(p);
 	return torn;
 }
@@ -108,3 +133,6 @@ DEFINE_READER(dup_reader, dup_read)
 const struct scheme scheme_rcu_copy = RCU_SCHEME("rcustring copy", copy_reader);
 const struct scheme scheme_rcu_inplace = RCU_SCHEME("rcustring in-place", inplace_reader);
 const struct scheme scheme_rcu_dup = RCU_SCHEME("rcustring dup+free", dup_reader);
+const struct scheme scheme_rcu_copy_inline = RCU_SCHEME("rcustring copy inline", copy_inline_reader);
+const struct scheme scheme_rcu_inplace_inline =
+	RCU_SCHEME("rcustring in-place inline", inplace_inline_reader);

@@ -19,7 +19,23 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Writes the two values alternately, pausing r->pause_ns after each. */
+/* Busy-wait @ns nanoseconds on the monotonic clock (no sleep, no slack). */
+static void spin_ns(long ns)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		cpu_relax();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ns);
+}
+
+/*
+ * Writes the two values alternately, pausing r->pause_ns after each:
+ * nanosleep, whose floor here is tens of microseconds, or a busy wait
+ * (pause_spin), which really gives one write per pause + write time.
+ */
 static void *writer_main(void *arg)
 {
 	struct run *r = arg;
@@ -42,7 +58,9 @@ static void *writer_main(void *arg)
 			exit(1);
 		}
 		__atomic_store_n(&r->writes_live, n, __ATOMIC_RELAXED);
-		if (r->pause_ns)
+		if (r->pause_ns && r->pause_spin)
+			spin_ns(r->pause_ns);
+		else if (r->pause_ns)
 			nanosleep(&pause, NULL);
 	}
 	r->writes = n;

@@ -40,7 +40,7 @@ static void shared_free(struct run *r)
 }
 
 /* Baseline: the same strnlen + memcpy + check, from a value nobody writes. */
-static bool baseline_read(void *state, size_t len, char *buf)
+READ_FN baseline_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	struct shared *sh = state;
 	/* Loaded each time (like a published pointer) so it is not constant-folded. */
@@ -48,7 +48,7 @@ static bool baseline_read(void *state, size_t len, char *buf)
 	ssize_t n = copy_value(buf, src);
 
 	keep(buf);
-	return copy_torn(buf, n, len);
+	return copy_torn(buf, n, e, full);
 }
 DEFINE_READER(baseline_reader, baseline_read)
 
@@ -74,13 +74,13 @@ const struct scheme scheme_baseline = {
  * rcustring in-place adds on top of it is its read-side section and
  * rcustring_dereference(): the in-place ratio divides by this, not by a copy.
  */
-static bool baseline_inplace_read(void *state, size_t len, char *buf)
+READ_FN baseline_inplace_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	struct shared *sh = state;
 	const char *p = __atomic_load_n(&sh->src, __ATOMIC_RELAXED);
 
 	(void)buf;
-	return value_torn(p, len);
+	return value_torn(p, e, full);
 }
 DEFINE_READER(baseline_inplace_reader, baseline_inplace_read)
 
@@ -97,13 +97,13 @@ const struct scheme scheme_baseline_inplace = {
  * byte-wise copy_from_user into the kernel's buffer would). A data race on
  * purpose: it shows the torn reads the other schemes exist to prevent.
  */
-static bool racy_read(void *state, size_t len, char *buf)
+READ_FN racy_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	struct shared *sh = state;
 	ssize_t n = copy_value(buf, sh->data);
 
 	keep(buf);
-	return copy_torn(buf, n, len);
+	return copy_torn(buf, n, e, full);
 }
 DEFINE_READER(racy_reader, racy_read)
 
@@ -125,7 +125,7 @@ const struct scheme scheme_racy = {
 };
 
 /* Mutex: readers and the writer copy under one pthread_mutex. */
-static bool mutex_read(void *state, size_t len, char *buf)
+READ_FN mutex_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	struct shared *sh = state;
 	ssize_t n;
@@ -134,7 +134,7 @@ static bool mutex_read(void *state, size_t len, char *buf)
 	n = copy_value(buf, sh->data);
 	pthread_mutex_unlock(&sh->mutex);
 	keep(buf);
-	return copy_torn(buf, n, len);
+	return copy_torn(buf, n, e, full);
 }
 DEFINE_READER(mutex_reader, mutex_read)
 
@@ -176,7 +176,7 @@ const struct scheme scheme_mutex = {
  * two readers that never pause would starve the writer and the row would
  * show reads against (almost) no writes; prefer the writer instead.
  */
-static bool rwlock_read(void *state, size_t len, char *buf)
+READ_FN rwlock_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	struct shared *sh = state;
 	ssize_t n;
@@ -185,7 +185,7 @@ static bool rwlock_read(void *state, size_t len, char *buf)
 	n = copy_value(buf, sh->data);
 	pthread_rwlock_unlock(&sh->rwlock);
 	keep(buf);
-	return copy_torn(buf, n, len);
+	return copy_torn(buf, n, e, full);
 }
 DEFINE_READER(rwlock_reader, rwlock_read)
 
@@ -236,7 +236,7 @@ const struct scheme scheme_rwlock = {
  * load. The data itself is copied with plain memcpy, as the kernel's seqlock
  * users do; a copy that raced with the writer is thrown away.
  */
-static bool seqlock_read(void *state, size_t len, char *buf)
+READ_FN seqlock_read(void *state, const struct expect *e, char *buf, bool full)
 {
 	struct shared *sh = state;
 	unsigned s1, s2;
@@ -255,7 +255,7 @@ static bool seqlock_read(void *state, size_t len, char *buf)
 			break;
 	}
 	keep(buf);
-	return copy_torn(buf, n, len);
+	return copy_torn(buf, n, e, full);
 }
 DEFINE_READER(seqlock_reader, seqlock_read)
 

@@ -10,7 +10,20 @@
 #include <urcu-bp.h>
 
 #include "rcustring/rcustring.h"
+#include "rcustring/static/rcustring.h"
 #include "buf.h"
+
+/*
+ * Readers load only value; a write stores to the writer's fields several
+ * times. Keep them at least a line apart so that, however the variable is
+ * aligned, the line readers load is written once per write.
+ */
+_Static_assert(offsetof(struct rcustring, writer_lock) >=
+		       offsetof(struct rcustring, value) + RCUSTRING_CACHE_LINE,
+	       "writer_lock shares the readers' cache line");
+_Static_assert(offsetof(struct rcustring, generation) >=
+		       offsetof(struct rcustring, value) + RCUSTRING_CACHE_LINE,
+	       "generation shares the readers' cache line");
 
 int rcustring_init(struct rcustring *s, size_t maxlen, const char *static_default)
 {
@@ -209,34 +222,20 @@ void rcustring_edit_abort(struct rcustring_edit *e)
 	edit_end(e);
 }
 
+/* The read side is the inline one of <rcustring/static/rcustring.h>: one copy of it. */
 void rcustring_read_lock(void)
 {
-	rcu_read_lock();
+	rcustring_read_lock_inline();
 }
 
 void rcustring_read_unlock(void)
 {
-	rcu_read_unlock();
+	rcustring_read_unlock_inline();
 }
 
 ssize_t rcustring_copy(const struct rcustring *s, char *buf, size_t size)
 {
-	const char *v;
-	size_t len;
-
-	if (!s || !buf || size == 0)
-		return -EINVAL;
-	rcu_read_lock();
-	v = rcu_dereference(s->value);
-	len = strnlen(v, size);
-	if (len < size)
-		memcpy(buf, v, len + 1);
-	rcu_read_unlock();
-	if (len >= size) {
-		buf[0] = '\0';
-		return -ERANGE;
-	}
-	return (ssize_t)len;
+	return rcustring_copy_inline(s, buf, size);
 }
 
 char *rcustring_dup(const struct rcustring *s)

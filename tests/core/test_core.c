@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "rcustring/rcustring.h"
+#include "rcustring/static/rcustring.h"
 #include "rcustring/compat.h"
 #include "../failmalloc.h"
 
@@ -44,6 +46,35 @@ static void test_static_initializer(void **state)
 	rcustring_destroy(&global_var);
 	read_is(&global_var, "static-default");
 	rcustring_barrier();
+}
+
+static uintptr_t line_of(const void *p)
+{
+	return (uintptr_t)p / RCUSTRING_CACHE_LINE;
+}
+
+/*
+ * Readers load only value; a write stores to writer_lock and generation
+ * several times. Wherever malloc or a caller puts the variable (every
+ * 8-byte offset of a line here), value must not share a cache line with
+ * them, or each write would take the readers' line away more than once.
+ */
+static void test_layout_reader_line(void **state)
+{
+	_Alignas(RCUSTRING_CACHE_LINE) static char area[2 * RCUSTRING_CACHE_LINE +
+							sizeof(struct rcustring)];
+
+	(void)state;
+	for (size_t off = 0; off < RCUSTRING_CACHE_LINE; off += 8) {
+		struct rcustring *s = (struct rcustring *)(void *)(area + off);
+
+		assert_int_equal(rcustring_init(s, 8, "d"), 0);
+		assert_true(line_of(&s->value) != line_of(&s->writer_lock));
+		assert_true(line_of(&s->value) !=
+			    line_of((const char *)&s->writer_lock + sizeof(s->writer_lock) - 1));
+		assert_true(line_of(&s->value) != line_of(&s->generation));
+		rcustring_destroy(s);
+	}
 }
 
 static void test_init_errors(void **state)
@@ -442,6 +473,155 @@ static void test_reader_holds_grace_period(void **state)
 	rcustring_barrier();
 }
 
+/*
+ * Threads that never register: any thread may read and write, and the
+ * library (liburcu-bp) registers it on its first read lock and unregisters
+ * it when it exits. Many short threads, some reading, some writing
+ * (call_rcu from a thread that did nothing else), some exiting having
+ * touched nothing, must neither crash nor leak (ASan and valgrind run this
+ * test), and a fresh thread's section must still hold off a grace period.
+ */
+struct fresh {
+	struct rcustring *s;
+	unsigned i;
+	int err;
+	int inside, release, intact;
+};
+
+static bool value_ok(const char *v)
+{
+	return !strcmp(v, "first") || !strcmp(v, "x") || !strcmp(v, "yy");
+}
+
+static void *fresh_thread(void *arg)
+{
+	struct fresh *f = arg;
+	char buf[16];
+	const char *p;
+
+	switch (f->i % 4) {
+	case 0: /* exits holding nothing, having called nothing */
+		break;
+	case 1:
+		if (rcustring_copy(f->s, buf, sizeof(buf)) < 0 || !value_ok(buf))
+			f->err = -EIO;
+		break;
+	case 2:
+		rcustring_read_lock();
+		p = rcustring_dereference(f->s);
+		if (!value_ok(p))
+			f->err = -EIO;
+		rcustring_read_unlock();
+		break;
+	case 3: /* a write first: call_rcu from a thread that never read */
+		f->err = rcustring_set(f->s, f->i % 8 == 3 ? "x" : "yy");
+		if (!f->err && (rcustring_copy(f->s, buf, sizeof(buf)) < 0 || !value_ok(buf)))
+			f->err = -EIO;
+		break;
+	}
+	return NULL;
+}
+
+static void *fresh_reader_hold(void *arg)
+{
+	struct fresh *f = arg;
+	const char *p;
+
+	rcustring_read_lock();
+	p = rcustring_dereference(f->s);
+	__atomic_store_n(&f->inside, 1, __ATOMIC_RELEASE);
+	wait_flag(&f->release, 60);
+	/* A premature free poisons these bytes (or ASan reports the read). */
+	f->intact = !memcmp(p, "first", 6);
+	rcustring_read_unlock();
+	return NULL;
+}
+
+static void test_unregistered_threads(void **state)
+{
+	enum { ROUNDS = 50, BATCH = 8 };
+	struct rcustring s;
+	struct fresh f[BATCH], holder;
+	struct gp_waiter w = { .s = &s };
+	struct rcustring_stats before, after;
+	pthread_t t[BATCH], ht, wt;
+
+	(void)state;
+	rcustring_barrier();
+	rcustring_get_stats(&before);
+	assert_int_equal(rcustring_init(&s, 64, "first"), 0);
+	for (unsigned round = 0; round < ROUNDS; round++) {
+		for (unsigned i = 0; i < BATCH; i++) {
+			f[i] = (struct fresh){ .s = &s, .i = round * BATCH + i };
+			assert_int_equal(pthread_create(&t[i], NULL, fresh_thread, &f[i]), 0);
+		}
+		for (unsigned i = 0; i < BATCH; i++) {
+			assert_int_equal(pthread_join(t[i], NULL), 0);
+			assert_int_equal(f[i].err, 0);
+		}
+	}
+
+	/* A fresh thread inside a section holds off the grace period. */
+	assert_int_equal(rcustring_reset(&s), 0); /* "first" again */
+	holder = (struct fresh){ .s = &s };
+	assert_int_equal(pthread_create(&ht, NULL, fresh_reader_hold, &holder), 0);
+	assert_true(wait_flag(&holder.inside, 60));
+	w.reader_inside = 1;
+	assert_int_equal(pthread_create(&wt, NULL, set_then_synchronize, &w), 0);
+	assert_true(wait_flag(&w.set_done, 60));
+	assert_int_equal(w.set_err, 0);
+	/* Correct code waits here the whole time; a broken section ends early. */
+	for (int i = 0; i < 300 && !__atomic_load_n(&w.sync_done, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	assert_false(__atomic_load_n(&w.sync_done, __ATOMIC_ACQUIRE));
+	__atomic_store_n(&w.reader_inside, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&holder.release, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(ht, NULL), 0);
+	assert_true(holder.intact);
+	assert_int_equal(pthread_join(wt, NULL), 0);
+	assert_int_equal(w.sync_err, 0);
+	assert_false(w.inside_at_return);
+
+	rcustring_destroy(&s);
+	rcustring_barrier();
+	rcustring_get_stats(&after);
+	/* Every buffer the threads allocated was freed. */
+	assert_int_equal(after.allocated - before.allocated, after.freed - before.freed);
+	assert_int_equal(after.pending, before.pending);
+}
+
+/*
+ * The opt-in inline read side is the library's own: same returns as
+ * rcustring_copy(), and an inline section is a section to the library
+ * (a grace period would wait for it), nesting with the function form.
+ */
+static void test_inline_read_side(void **state)
+{
+	struct rcustring s;
+	char buf[8], small[3];
+
+	(void)state;
+	assert_int_equal(rcustring_init(&s, 8, "dflt"), 0);
+	assert_int_equal(rcustring_set(&s, "abcd"), 0);
+	assert_int_equal(rcustring_copy_inline(&s, buf, sizeof(buf)), 4);
+	assert_string_equal(buf, "abcd");
+	assert_int_equal(rcustring_copy_inline(&s, small, sizeof(small)), -ERANGE);
+	assert_string_equal(small, "");
+	assert_int_equal(rcustring_copy_inline(NULL, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(rcustring_copy_inline(&s, buf, 0), -EINVAL);
+
+	rcustring_read_lock_inline();
+	assert_int_equal(rcustring_synchronize(), -EDEADLK);
+	rcustring_read_lock(); /* nests across the two forms */
+	assert_string_equal(rcustring_dereference(&s), "abcd");
+	rcustring_read_unlock();
+	assert_int_equal(rcustring_synchronize(), -EDEADLK);
+	rcustring_read_unlock_inline();
+	assert_int_equal(rcustring_synchronize(), 0);
+	rcustring_destroy(&s);
+	rcustring_barrier();
+}
+
 /* Waiting for a grace period inside a section would wait for itself. */
 static void test_synchronize_in_section(void **state)
 {
@@ -705,6 +885,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_static_initializer),
+		cmocka_unit_test(test_layout_reader_line),
 		cmocka_unit_test(test_init_errors),
 		cmocka_unit_test(test_set),
 		cmocka_unit_test(test_set_len),
@@ -717,6 +898,8 @@ int main(void)
 		cmocka_unit_test(test_set_allocates_value_size),
 		cmocka_unit_test(test_retired_version_bytes),
 		cmocka_unit_test(test_reader_holds_grace_period),
+		cmocka_unit_test(test_unregistered_threads),
+		cmocka_unit_test(test_inline_read_side),
 		cmocka_unit_test(test_synchronize_in_section),
 		cmocka_unit_test(test_write_in_section_full_backlog),
 		cmocka_unit_test(test_backlog_bounded_versions),
