@@ -15,6 +15,9 @@ printf 'core\n' > "$root/kernel/core_pattern"
 printf '/sbin/modprobe\n' > "$root/kernel/modprobe"
 printf '0\n' > "$root/net/ipv4/conf/eth0.200/forwarding"
 printf '1\n' > "$root/net/ipv4/conf/lo/forwarding"
+mkdir -p "$root/vlan.d/eth0.300"
+printf '1500\n' > "$root/vlan.d/eth0.300/mtu"
+printf 'one\ntwo\n' > "$root/kernel/lines"
 run() { "$cli" --root "$root" "$@" 2>&1; echo "rc=$?"; }
 
 check "read one" "kernel.core_pattern = core
@@ -26,11 +29,35 @@ check "-n values" "core
 rc=0" "$(run -n kernel.core_pattern kernel.modprobe)"
 check "-N names" "kernel.core_pattern
 rc=0" "$(run -N kernel.core_pattern)"
-check "-a sorted, dotted names shown with /" "kernel.core_pattern = core
+check "-a sorted, dotted names shown with /, a dotted first component in slash form" "kernel.core_pattern = core
+kernel.lines = one
+kernel.lines = two
 kernel.modprobe = /sbin/modprobe
 net.ipv4.conf.eth0/200.forwarding = 0
 net.ipv4.conf.lo.forwarding = 1
+/vlan.d/eth0.300/mtu = 1500
 rc=0" "$(run -a)"
+# Every name -a prints reads back as printed.
+roundtrip() {
+	local k out=
+	while IFS= read -r k; do
+		out+="$k=$("$@" -n "$k" 2>&1 | head -1);"
+	done < <("$@" -N -a)
+	printf '%s' "$out"
+}
+check "names round-trip (--root)" "kernel.core_pattern=core;kernel.lines=one;kernel.modprobe=/sbin/modprobe;net.ipv4.conf.eth0/200.forwarding=0;net.ipv4.conf.lo.forwarding=1;/vlan.d/eth0.300/mtu=1500;" \
+	"$(roundtrip "$cli" --root "$root")"
+check "-b: values only, no newlines" "coreonetworc=0" "$(run -b kernel.core_pattern kernel.lines)"
+check "-N -b: names" "kernel.core_pattern
+rc=0" "$(run -N -b kernel.core_pattern)"
+check "-b -w echoes the value alone" "|xrc=0" "$(run -b -w 'kernel.core_pattern=|x')"
+check "key = value: spaces around '=' and the value trimmed" "kernel.core_pattern = a b
+rc=0" "$(run -w ' kernel.core_pattern  =  a b  ')"
+check "value written" "a b" "$(cat "$root/kernel/core_pattern")"
+printf 'core\n' > "$root/kernel/core_pattern"
+check "empty name" "rcusysctl: \"\" is an unknown key
+rc=255" "$(run -e '')"
+check "invalid -r pattern matches nothing" "rc=0" "$(run -r '(' -a)"
 check "directory lists its entries" "net.ipv4.conf.lo.forwarding = 1
 rc=0" "$(run net.ipv4.conf.lo)"
 check "-r pattern" "net.ipv4.conf.eth0/200.forwarding = 0
@@ -90,6 +117,40 @@ if command -v sysctl >/dev/null && [ -r /proc/sys/kernel/ostype ]; then
 	check "matches procps -n" "$(sysctl -n kernel.ostype kernel.pid_max)" \
 		"$("$cli" --root /proc/sys -n kernel.ostype kernel.pid_max)"
 	check "matches procps" "$(sysctl kernel.ostype)" "$("$cli" --root /proc/sys kernel.ostype)"
+	# Output and exit status of procps 4.0.2 and ours, side by side
+	# ("sysctl:" read as "rcusysctl:").
+	both() {
+		check "matches procps: $1" \
+			"$(sysctl "${@:2}" 2>&1 | sed 's/^sysctl:/rcusysctl:/' | od -c; echo "rc=${PIPESTATUS[0]}")" \
+			"$("$cli" --root /proc/sys "${@:2}" 2>&1 | od -c; echo "rc=${PIPESTATUS[0]}")"
+	}
+	both "-b" -b kernel.ostype kernel.pid_max
+	both "-b -N" -b -N kernel.ostype
+	both "empty name" ''
+	both "empty name with -e" -e ''
+	both "invalid -r pattern, listing" -r '(' -a
+	both "invalid -r pattern, one key" -r '(' kernel.ostype
+	both "unknown name with spaces" ' kernel.ostype'
+	if [ -d /proc/sys/net/ipv6/neigh/lo ]; then
+		both "deprecated entries left out of listings" -N -a -r 'neigh\.lo\.'
+		both "--deprecated lists them" --deprecated -N -a -r 'neigh\.lo\.'
+		both "a deprecated entry read by name" -N net.ipv6.neigh.lo.retrans_time
+	else
+		echo "SKIP part: no /proc/sys/net/ipv6/neigh/lo for the --deprecated comparison"
+	fi
+	# Writes only in a private UTS namespace: the host keeps its names.
+	if [ "$(id -u)" = 0 ] && unshare -u true 2>/dev/null; then
+		ns() {
+			unshare -u sh -c "$1 -w 'kernel.hostname =  a b ' 'kernel.domainname=c	' 2>&1; echo rc=\$?;
+				cat /proc/sys/kernel/hostname /proc/sys/kernel/domainname"
+		}
+		check "matches procps: key = value, trimmed (private UTS namespace)" "$(ns sysctl)" \
+			"$(ns "$cli --root /proc/sys")"
+	else
+		echo "SKIP part: procps write comparison needs root and unshare -u"
+	fi
+else
+	echo "SKIP part: no procps sysctl or /proc/sys for the side-by-side comparison"
 fi
 
 # The same options over the control socket.
@@ -122,7 +183,13 @@ rc=0" "$(RCUSYSCTL_SOCKET=$sock "$cli" -N kernel.core_pattern 2>&1; echo "rc=$?"
 kernel.modprobe = /sbin/modprobe
 net.ipv4.conf.eth0/200.forwarding = 0
 net.ipv4.conf.lo.forwarding = 1
-${secret_line}rc=0" "$(srun -a)"
+${secret_line}/vlan.d/eth0.300/mtu = 1500
+rc=0" "$(srun -a)"
+	check "socket: names round-trip" "kernel.core_pattern=core;kernel.modprobe=/sbin/modprobe;net.ipv4.conf.eth0/200.forwarding=0;net.ipv4.conf.lo.forwarding=1;priv.secret=7;priv.write_only=rcusysctl: permission denied on key 'priv.write_only';/vlan.d/eth0.300/mtu=1500;" \
+		"$(roundtrip "$cli" --socket "$sock")"
+	check "socket: -b" "core/sbin/modproberc=0" "$(srun -b kernel.core_pattern kernel.modprobe)"
+	check "socket: write by the printed name" "/vlan.d/eth0.300/mtu = 9000
+rc=0" "$(srun -w '/vlan.d/eth0.300/mtu = 9000')"
 	check "socket: directory lists its entries" "net.ipv4.conf.lo.forwarding = 1
 rc=0" "$(srun net.ipv4.conf.lo)"
 	check "socket: procps form of a dotted name" "net.ipv4.conf.eth0/200.forwarding = 0

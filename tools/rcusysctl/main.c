@@ -4,6 +4,7 @@
  * mounted as files (--root DIR: rcusysd's FUSE mount, or /proc/sys).
  */
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
@@ -26,7 +27,9 @@ struct opts {
 	const char *root;   /* --root DIR: files; NULL: the socket */
 	const char *socket; /* --socket PATH, $RCUSYSCTL_SOCKET, or the default */
 	bool names_only, values_only, ignore_unknown, quiet, binary, describe;
+	bool deprecated;      /* --deprecated: list deprecated entries too */
 	bool have_pattern;
+	bool pattern_invalid; /* -r REGEX that does not compile: matches nothing, as in procps */
 	regex_t pattern;
 };
 
@@ -55,6 +58,36 @@ static int t_walk(const char *key, int (*fn)(const char *key, void *arg), void *
 	return o.root ? dirtree_walk(o.root, key, fn, arg) : socktree_walk(key, fn, arg);
 }
 
+/*
+ * The name printed for @key ('/'-separated): procps' dotted form
+ * ("net.ipv4.conf.eth0/200.forwarding"), which reads back as the same key
+ * because its first separator is a '.'. When the first component itself
+ * holds a '.' ("vlan.d/eth0.300/mtu"), the dotted form's first separator
+ * would be a '/' and it would read back as another key (procps -a prints
+ * such names, and cannot read them back); then the slash form with a
+ * leading '/' ("/vlan.d/eth0.300/mtu"), which procps, systemd-sysctl and
+ * rcusysctl all read as written.
+ */
+static void display_name(const char *key, char *out, size_t size)
+{
+	size_t first = strcspn(key, "/");
+
+	if (memchr(key, '.', first))
+		snprintf(out, size, "/%s", key);
+	else
+		dirtree_display_name(key, out, size);
+}
+
+/* A name as given (dotted or slash form, see display_name) to a '/' key. */
+static void normalize_key(char *key)
+{
+	size_t lead;
+
+	sysctl_conf_normalize_key(key);
+	lead = strspn(key, "/");
+	memmove(key, key + lead, strlen(key + lead) + 1);
+}
+
 /* What "cannot stat" names: the file under --root, the key on the socket. */
 static const char *where(const char *key)
 {
@@ -63,7 +96,7 @@ static const char *where(const char *key)
 	if (o.root)
 		snprintf(buf, sizeof(buf), "%s/%s", o.root, key);
 	else
-		dirtree_display_name(key, buf, sizeof(buf));
+		display_name(key, buf, sizeof(buf));
 	return buf;
 }
 
@@ -88,12 +121,18 @@ static void print_value(const char *name, char *value)
 		printf("%s\n", name);
 		return;
 	}
-	if (len && value[len - 1] == '\n' && !o.binary)
+	if (o.binary) {
+		/* procps -b: the value alone, each line without its newline. */
+		for (const char *p = value; *p; p++)
+			if (*p != '\n')
+				putchar(*p);
+		return;
+	}
+	if (len && value[len - 1] == '\n')
 		value[--len] = '\0';
 	if (o.values_only) {
 		fputs(value, stdout);
-		if (!o.binary)
-			putchar('\n');
+		putchar('\n');
 		return;
 	}
 	/* Multi-line values: one "name = line" per line, as procps does. */
@@ -109,14 +148,29 @@ static void print_value(const char *name, char *value)
 
 static char value_buf[VALUE_MAX];
 
+/* Entries procps' listings leave out unless --deprecated (by base name). */
+static bool is_deprecated(const char *key)
+{
+	static const char *const names[] = { "base_reachable_time", "retrans_time" };
+	const char *base = strrchr(key, '/');
+
+	base = base ? base + 1 : key;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(base, names[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Reads and prints @key; quiet about unreadable entries when @listing. */
 static int show_key(const char *key, bool listing)
 {
 	char name[4096];
 	ssize_t n;
 
-	dirtree_display_name(key, name, sizeof(name));
-	if (o.have_pattern && regexec(&o.pattern, name, 0, NULL, 0) != 0)
+	display_name(key, name, sizeof(name));
+	if (o.pattern_invalid || (o.have_pattern && regexec(&o.pattern, name, 0, NULL, 0) != 0))
+		return 0;
+	if (listing && !o.deprecated && is_deprecated(key))
 		return 0;
 	if (o.names_only && listing) {
 		printf("%s\n", name);
@@ -153,8 +207,14 @@ static void read_setting(const char *arg)
 	char key[4096];
 	int err;
 
+	/* procps: an empty name is an error even with -e, and exits 255. */
+	if (!*arg) {
+		fprintf(stderr, "rcusysctl: \"\" is an unknown key\n");
+		exit_code = 255;
+		return;
+	}
 	snprintf(key, sizeof(key), "%s", arg);
-	sysctl_conf_normalize_key(key);
+	normalize_key(key);
 	err = t_stat(key);
 	if (err == -EISDIR) {
 		t_walk(key, show_walked, NULL);
@@ -176,7 +236,7 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 	char name[4096];
 	int err = t_stat(key);
 
-	dirtree_display_name(key, name, sizeof(name));
+	display_name(key, name, sizeof(name));
 	if (err == 0)
 		err = t_write(key, value);
 	if (err) {
@@ -192,7 +252,9 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 		return err;
 	}
 	if (!o.quiet) {
-		if (o.values_only)
+		if (o.binary)
+			fputs(value, stdout);
+		else if (o.values_only)
 			printf("%s\n", value);
 		else if (!o.names_only)
 			printf("%s = %s\n", name, value);
@@ -200,19 +262,40 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 	return 0;
 }
 
+/* @s without leading and trailing white space (in place). */
+static char *strip(char *s)
+{
+	size_t n;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
 static void write_setting(const char *arg)
 {
-	char key[4096];
-	const char *eq = strchr(arg, '=');
+	char copy[8192], *key, *value, *eq;
 
-	if (!eq || eq == arg) {
+	if (snprintf(copy, sizeof(copy), "%s", arg) >= (int)sizeof(copy)) {
+		fprintf(stderr, "rcusysctl: \"%.64s...\": %s\n", arg, strerror(ENAMETOOLONG));
+		fail();
+		return;
+	}
+	eq = strchr(copy, '=');
+	if (!eq || eq == copy) {
 		fprintf(stderr, "rcusysctl: \"%s\" must be of the form name=value\n", arg);
 		fail();
 		return;
 	}
-	snprintf(key, sizeof(key), "%.*s", (int)(eq - arg), arg);
-	sysctl_conf_normalize_key(key);
-	write_key(key, eq + 1, false);
+	/* "name = value" as procps takes it: white space around both trimmed. */
+	*eq = '\0';
+	key = strip(copy);
+	value = strip(eq + 1);
+	normalize_key(key);
+	write_key(key, value, false);
 }
 
 struct glob_write {
@@ -231,14 +314,17 @@ static int write_if_match(const char *key, void *arg)
 
 static int apply_item(const struct sysctl_conf_item *it, void *arg)
 {
+	/* The slash form may start with '/' ("/vlan.d/eth0.300/mtu"). */
+	const char *key = it->key + strspn(it->key, "/");
+
 	(void)arg;
 	if (it->glob) {
-		struct glob_write g = { it->key, it->value, it->ignore_failure };
+		struct glob_write g = { key, it->value, it->ignore_failure };
 
 		t_walk("", write_if_match, &g);
 		return 0;
 	}
-	write_key(it->key, it->value, it->ignore_failure);
+	write_key(key, it->value, it->ignore_failure);
 	return 0;
 }
 
@@ -371,15 +457,19 @@ static void usage(FILE *out, int code)
 		"  -e, --ignore         ignore unknown names\n"
 		"  -q, --quiet          do not echo written values\n"
 		"  -r, --pattern REGEX  only names matching the extended regex\n"
-		"  -b, --binary         print values without a newline\n"
+		"  -b, --binary         print values alone, without newlines\n"
+		"      --deprecated     list deprecated entries too (base_reachable_time,\n"
+		"                       retrans_time)\n"
 		"  -d, --describe       print descriptions instead of values (socket only)\n"
 		"      --socket PATH    rcusysd's control socket (default $RCUSYSCTL_SOCKET or\n"
 		"                       %s)\n"
 		"      --root DIR       a tree mounted at DIR instead (rcusysd's FUSE mount, /proc/sys)\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        version\n\n"
+		"Names print in procps' dotted form, or as /a.b/c when the first component\n"
+		"holds a '.'; both read back as printed.\n\n"
 		"Exit status: 0 on success, 1 if any name could not be read or written or a\n"
-		"file line was malformed, 1 on a usage error.\n",
+		"file line was malformed, 1 on a usage error, 255 for an empty name.\n",
 		DEFAULT_SOCKET);
 	exit(code);
 }
@@ -394,7 +484,8 @@ int main(int argc, char **argv)
 		{ "pattern", required_argument, NULL, 'r' }, { "binary", no_argument, NULL, 'b' },
 		{ "root", required_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' },
 		{ "socket", required_argument, NULL, 'O' }, { "describe", no_argument, NULL, 'd' },
-		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' }, { "deprecated", no_argument, NULL, 'D' },
+		{ NULL, 0, NULL, 0 },
 	};
 	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
 	int opt, err;
@@ -415,12 +506,13 @@ int main(int argc, char **argv)
 		case 'R': o.root = optarg; break;
 		case 'O': o.socket = optarg; socket_given = true; break;
 		case 'd': o.describe = true; break;
+		case 'D': o.deprecated = true; break;
 		case 'r':
-			if (regcomp(&o.pattern, optarg, REG_EXTENDED | REG_NOSUB) != 0) {
-				fprintf(stderr, "rcusysctl: bad pattern \"%s\"\n", optarg);
-				return 1;
-			}
-			o.have_pattern = true;
+			/* procps 4.0.2: a pattern that does not compile matches nothing. */
+			if (o.have_pattern)
+				regfree(&o.pattern);
+			o.have_pattern = regcomp(&o.pattern, optarg, REG_EXTENDED | REG_NOSUB) == 0;
+			o.pattern_invalid = !o.have_pattern;
 			break;
 		case 'h': usage(stdout, 0); break;
 		case 'V': printf("rcusysctl 0.1.0\n"); return 0;

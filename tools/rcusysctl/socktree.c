@@ -6,7 +6,6 @@
 
 #include "socket_client.h"
 #include "socktree.h"
-#include "sysctl_conf.h"
 
 static struct sock_client *client;
 static char message[512];
@@ -147,12 +146,16 @@ int socktree_describe(const char *key, char *buf, size_t size)
 	return 0;
 }
 
-/* A listed path back to a '/' key (systemd's first-separator rule). */
+/*
+ * A listed path (procps form, sysctl_entry_path(): every '/' of the key
+ * shown as '.', every '.' as '/') back to the '/' key. Always swapped: the
+ * first-separator rule would misread "vlan/d.eth0/300.mtu", the listed form
+ * of "vlan.d/eth0.300/mtu", as a slash path.
+ */
 static void list_key(char *p)
 {
-	sysctl_conf_normalize_key(p);
-	if (*p == '/')
-		memmove(p, p + 1, strlen(p));
+	for (; *p; p++)
+		*p = *p == '.' ? '/' : *p == '/' ? '.' : *p;
 }
 
 /* "VALUE <path> <value>" or "FAILED <path> <errno> <NAME>" into @w. */
