@@ -1,10 +1,12 @@
 /*
  * socket-fixture: a small tree served on a control socket for rcusysctl's
  * tests: socket-fixture SOCKET_PATH. Serves until SIGTERM/SIGINT, then
- * stops the server and exits 0.
+ * stops the server and exits 0. FIXTURE_KEEPALIVE_MS sets the keepalive
+ * interval of quiet watches.
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rcustring/sysctl_socket.h>
@@ -57,7 +59,12 @@ int main(int argc, char **argv)
 	    sysctl_register_table(tree, "priv", priv_table, 2, &h[3]) ||
 	    sysctl_register_table(tree, "/vlan.d/eth0.300", vlan_table, 1, &h[4]))
 		return 1;
-	ret = sysctl_socket_start(tree, argv[1], 0666, &srv);
+	/* FIXTURE_KEEPALIVE_MS: quiet watches get ALIVE lines that often. */
+	struct sysctl_socket_options opts = { 0 };
+
+	if (getenv("FIXTURE_KEEPALIVE_MS"))
+		opts.watch_keepalive_ms = atoi(getenv("FIXTURE_KEEPALIVE_MS"));
+	ret = sysctl_socket_start_opts(tree, argv[1], 0666, &opts, &srv);
 	if (ret) {
 		fprintf(stderr, "socket-fixture: %s: %s\n", argv[1], strerror(-ret));
 		return 1;

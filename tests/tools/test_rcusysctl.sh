@@ -157,7 +157,8 @@ fi
 if [ -n "$fixture" ]; then
 	sock=$root/control.sock
 	chmod 755 "$root" # the non-root check below must reach the socket
-	"$fixture" "$sock" &
+	# Short keepalives: watches below see ALIVE lines, which print nothing.
+	FIXTURE_KEEPALIVE_MS=50 "$fixture" "$sock" &
 	fixture_pid=$!
 	# The socket file appears at bind(), before listen(): wait until a
 	# request is answered (30 s is a hang guard on a loaded machine).
@@ -233,6 +234,73 @@ rc=1" "$(srun -p "$conf")"
 		check "socket: non-root write refused" "rcusysctl: permission denied on key 'kernel.core_pattern'
 rc=1" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" --socket "$sock" -w kernel.core_pattern=x 2>&1; echo "rc=$?")"
 	fi
+
+	# watch: started in the background; writes of kernel.modprobe until one
+	# shows that the watches are in place (a hang guard of 30 s), then the
+	# writes under test, then the watcher is stopped.
+	watch_test() {
+		local out=$root/watch.out wpid i
+		"$cli" --socket "$sock" "$@" watch kernel.modprobe kernel.core_pattern /vlan.d/eth0.300/mtu > "$out" 2>&1 &
+		wpid=$!
+		for i in $(seq 600); do
+			"$cli" --socket "$sock" -q kernel.modprobe=/sync
+			[ -s "$out" ] && break
+			sleep 0.05
+		done
+		sleep 0.2 # room for ALIVE lines (every 50 ms), which must print nothing
+		"$cli" --socket "$sock" -q '/vlan.d/eth0.300/mtu=42' kernel.core_pattern=w1
+		for i in $(seq 600); do
+			grep -qE 'core_pattern|w1' "$out" && grep -qE 'mtu|42' "$out" && break
+			sleep 0.05
+		done
+		kill "$wpid"
+		wait "$wpid" 2>/dev/null
+		grep -v -e sync -e modprobe "$out" | sort
+	}
+	check "socket: watch prints each change, ALIVE lines skipped" "/vlan.d/eth0.300/mtu = 42
+kernel.core_pattern = w1" "$(watch_test)"
+	check "socket: watch -n" "42
+w1" "$(watch_test -n)"
+	check "socket: watch -N" "/vlan.d/eth0.300/mtu
+kernel.core_pattern" "$(watch_test -N)"
+	if "$cli" --socket "$sock" --json -N kernel.modprobe >/dev/null 2>&1; then
+		check "socket: watch --json, one object per line" '{"name":"/vlan.d/eth0.300/mtu","value":"42","changes":N}
+{"name":"kernel.core_pattern","value":"w1","changes":N}' "$(watch_test --json | sed -E 's/"changes":[0-9]+/"changes":N/')"
+	fi
+	check "socket: watch an unknown key" "rcusysctl: watch kernel.nope: No such file or directory
+rc=1" "$(srun watch kernel.nope)"
+	check "socket: watch needs a key" "rcusysctl: watch: name at least one key
+rc=1" "$(srun watch)"
+	check "socket: watch needs the socket" "rcusysctl: watch needs the control socket; a tree of files (--root) has none
+rc=1" "$(run watch kernel.modprobe)"
+
+	# audit: the last records, with the time and pid (which vary) masked.
+	"$cli" --socket "$sock" -q 'kernel.core_pattern=a b' 'kernel.core_pattern=c'
+	if [ "$(id -u)" = 0 ]; then
+		check "socket: audit: seq, time, uid, pid, name: old -> new" "T uid=0 pid=P kernel.core_pattern: w1 -> a b
+T uid=0 pid=P kernel.core_pattern: a b -> c
+rc=0" "$(srun audit | tail -3 | sed -E 's/^[0-9]+ [0-9-]+T[0-9:.]+Z /T /; s/ pid=[0-9]+ / pid=P /')"
+		if "$cli" --socket "$sock" --json -N kernel.modprobe >/dev/null 2>&1; then
+			check "socket: audit --json" '{"seq":S,"time":"T","uid":0,"pid":P,"name":"kernel.core_pattern","old":"a b","new":"c"}]' \
+				"$(srun --json audit | head -1 | sed -E 's/.*,(\{[^{]*\}\])$/\1/; s/"seq":[0-9]+/"seq":S/; s/"time":"[0-9-]+T[0-9:.]+Z"/"time":"T"/; s/"pid":[0-9]+/"pid":P/')"
+		fi
+		if command -v setpriv >/dev/null; then
+			check "socket: audit is for root" "rcusysctl: audit: only root may read the audit ring
+rc=1" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" --socket "$sock" audit 2>&1; echo "rc=$?")"
+		fi
+	fi
+	if "$cli" --socket "$sock" --json -N kernel.modprobe >/dev/null 2>&1; then
+		check "socket: --json read" '[{"name":"kernel.core_pattern","value":"c"},{"name":"/vlan.d/eth0.300/mtu","value":"42"}]
+rc=0' "$(srun --json kernel.core_pattern /vlan.d/eth0.300/mtu)"
+		check "socket: --json -N listing" '[{"name":"net.ipv4.conf.eth0/200.forwarding"},{"name":"net.ipv4.conf.lo.forwarding"}]
+rc=0' "$(srun --json -N net)"
+		check "--json: strings escaped by json-c" '[{"name":"kernel.lines","value":"one\ntwo"}]
+rc=0' "$(run --json kernel.lines)"
+	else
+		check "--json without json-c says so" "rcusysctl: --json is unavailable: built without json-c
+rc=1" "$(srun --json kernel.core_pattern)"
+	fi
+
 	kill "$fixture_pid"
 	wait "$fixture_pid"
 	check "socket: fixture stopped cleanly" "0" "$?"

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "dirtree.h"
+#include "jsonout.h"
 #include "socktree.h"
+#include "stream.h"
 #include "sysctl_conf.h"
 
 #define DEFAULT_SOCKET "/run/rcusysd/control.sock"
@@ -28,6 +30,7 @@ struct opts {
 	const char *socket; /* --socket PATH, $RCUSYSCTL_SOCKET, or the default */
 	bool names_only, values_only, ignore_unknown, quiet, binary, describe;
 	bool deprecated;      /* --deprecated: list deprecated entries too */
+	bool json;            /* --json: one JSON array of {name, value} on stdout */
 	bool have_pattern;
 	bool pattern_invalid; /* -r REGEX that does not compile: matches nothing, as in procps */
 	regex_t pattern;
@@ -68,7 +71,7 @@ static int t_walk(const char *key, int (*fn)(const char *key, void *arg), void *
  * leading '/' ("/vlan.d/eth0.300/mtu"), which procps, systemd-sysctl and
  * rcusysctl all read as written.
  */
-static void display_name(const char *key, char *out, size_t size)
+void rcusysctl_display_name(const char *key, char *out, size_t size)
 {
 	size_t first = strcspn(key, "/");
 
@@ -79,7 +82,7 @@ static void display_name(const char *key, char *out, size_t size)
 }
 
 /* A name as given (dotted or slash form, see display_name) to a '/' key. */
-static void normalize_key(char *key)
+void rcusysctl_normalize_key(char *key)
 {
 	size_t lead;
 
@@ -96,7 +99,7 @@ static const char *where(const char *key)
 	if (o.root)
 		snprintf(buf, sizeof(buf), "%s/%s", o.root, key);
 	else
-		display_name(key, buf, sizeof(buf));
+		rcusysctl_display_name(key, buf, sizeof(buf));
 	return buf;
 }
 
@@ -117,6 +120,16 @@ static void print_value(const char *name, char *value)
 {
 	size_t len = strlen(value);
 
+	if (o.json) {
+		struct json_object *j = json_obj_new();
+
+		if (len && value[len - 1] == '\n')
+			value[--len] = '\0';
+		json_obj_str(j, "name", o.values_only ? NULL : name);
+		json_obj_str(j, "value", o.names_only ? NULL : value);
+		json_list_add(j);
+		return;
+	}
 	if (o.names_only) {
 		printf("%s\n", name);
 		return;
@@ -167,13 +180,15 @@ static int show_key(const char *key, bool listing)
 	char name[4096];
 	ssize_t n;
 
-	display_name(key, name, sizeof(name));
+	rcusysctl_display_name(key, name, sizeof(name));
 	if (o.pattern_invalid || (o.have_pattern && regexec(&o.pattern, name, 0, NULL, 0) != 0))
 		return 0;
 	if (listing && !o.deprecated && is_deprecated(key))
 		return 0;
 	if (o.names_only && listing) {
-		printf("%s\n", name);
+		char none[1] = "";
+
+		print_value(name, none);
 		return 0;
 	}
 	if (o.describe)
@@ -214,7 +229,7 @@ static void read_setting(const char *arg)
 		return;
 	}
 	snprintf(key, sizeof(key), "%s", arg);
-	normalize_key(key);
+	rcusysctl_normalize_key(key);
 	err = t_stat(key);
 	if (err == -EISDIR) {
 		t_walk(key, show_walked, NULL);
@@ -236,7 +251,7 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 	char name[4096];
 	int err = t_stat(key);
 
-	display_name(key, name, sizeof(name));
+	rcusysctl_display_name(key, name, sizeof(name));
 	if (err == 0)
 		err = t_write(key, value);
 	if (err) {
@@ -252,7 +267,12 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 		return err;
 	}
 	if (!o.quiet) {
-		if (o.binary)
+		if (o.json) {
+			char copy[VALUE_MAX];
+
+			snprintf(copy, sizeof(copy), "%s", value);
+			print_value(name, copy);
+		} else if (o.binary)
 			fputs(value, stdout);
 		else if (o.values_only)
 			printf("%s\n", value);
@@ -294,7 +314,7 @@ static void write_setting(const char *arg)
 	*eq = '\0';
 	key = strip(copy);
 	value = strip(eq + 1);
-	normalize_key(key);
+	rcusysctl_normalize_key(key);
 	write_key(key, value, false);
 }
 
@@ -447,7 +467,12 @@ static void usage(FILE *out, int code)
 {
 	fprintf(out,
 		"Usage: rcusysctl [options] [name[=value] ...]\n"
-		"Read and write an rcustring sysctl tree (procps sysctl conventions).\n\n"
+		"       rcusysctl [-n|-N] [--json] watch name...\n"
+		"       rcusysctl [--json] audit\n"
+		"Read and write an rcustring sysctl tree (procps sysctl conventions).\n"
+		"watch prints each change of the named entries (one line each) until the\n"
+		"server closes; audit prints the audit ring (seq, time, uid, pid, name:\n"
+		"old -> new; root only). Both need the control socket.\n\n"
 		"  -a, -A, --all        display all entries\n"
 		"  -n, --values         print only values\n"
 		"  -N, --names          print only names\n"
@@ -461,6 +486,8 @@ static void usage(FILE *out, int code)
 		"      --deprecated     list deprecated entries too (base_reachable_time,\n"
 		"                       retrans_time)\n"
 		"  -d, --describe       print descriptions instead of values (socket only)\n"
+		"      --json           JSON output (json-c): reads, lists and audit one array\n"
+		"                       of objects, watch one object per line\n"
 		"      --socket PATH    rcusysd's control socket (default $RCUSYSCTL_SOCKET or\n"
 		"                       %s)\n"
 		"      --root DIR       a tree mounted at DIR instead (rcusysd's FUSE mount, /proc/sys)\n"
@@ -485,9 +512,11 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' },
 		{ "socket", required_argument, NULL, 'O' }, { "describe", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' }, { "deprecated", no_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
+	const char *sub = NULL; /* "watch" or "audit" */
 	int opt, err;
 
 	/* Keep output and error lines in order when both go to one pipe. */
@@ -507,6 +536,7 @@ int main(int argc, char **argv)
 		case 'O': o.socket = optarg; socket_given = true; break;
 		case 'd': o.describe = true; break;
 		case 'D': o.deprecated = true; break;
+		case 'J': o.json = true; break;
 		case 'r':
 			/* procps 4.0.2: a pattern that does not compile matches nothing. */
 			if (o.have_pattern)
@@ -518,6 +548,21 @@ int main(int argc, char **argv)
 		case 'V': printf("rcusysctl 0.1.0\n"); return 0;
 		default: usage(stderr, 1);
 		}
+	}
+	if (o.json && !json_supported()) {
+		fprintf(stderr, "rcusysctl: --json is unavailable: built without json-c\n");
+		return 1;
+	}
+	if (optind < argc && (strcmp(argv[optind], "watch") == 0 || strcmp(argv[optind], "audit") == 0))
+		sub = argv[optind++];
+	if (sub && o.root) {
+		fprintf(stderr, "rcusysctl: %s needs the control socket; a tree of files (--root) has none\n",
+			sub);
+		return 1;
+	}
+	if (sub && strcmp(sub, "watch") == 0 && optind == argc) {
+		fprintf(stderr, "rcusysctl: watch: name at least one key\n");
+		return 1;
 	}
 	if (o.root && socket_given) {
 		fprintf(stderr, "rcusysctl: --root and --socket exclude each other\n");
@@ -538,6 +583,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rcusysctl: cannot connect to %s: %s\n", o.socket, strerror(-err));
 			return 1;
 		}
+	}
+	if (sub) {
+		struct stream_opts so = { o.socket, o.names_only, o.values_only, o.json };
+
+		err = strcmp(sub, "watch") == 0 ? stream_watch(argv + optind, argc - optind, &so)
+						: stream_audit(&so);
+		socktree_close();
+		return err;
 	}
 	/* Listings that print values take them with the names, in one reply. */
 	if (!o.root && !o.describe && !o.names_only && !load && !system_dirs)
@@ -565,6 +618,8 @@ int main(int argc, char **argv)
 		else
 			read_setting(argv[optind]);
 	}
+	if (o.json)
+		json_list_print();
 	if (o.have_pattern)
 		regfree(&o.pattern);
 	if (!o.root)

@@ -29,6 +29,11 @@ int socktree_open(const char *path)
 	return sock_client_connect(path, &client);
 }
 
+struct sock_client *socktree_client(void)
+{
+	return client;
+}
+
 void socktree_close(void)
 {
 	sock_client_close(client);
@@ -152,7 +157,7 @@ int socktree_describe(const char *key, char *buf, size_t size)
  * first-separator rule would misread "vlan/d.eth0/300.mtu", the listed form
  * of "vlan.d/eth0.300/mtu", as a slash path.
  */
-static void list_key(char *p)
+void socktree_listed_key(char *p)
 {
 	for (; *p; p++)
 		*p = *p == '.' ? '/' : *p == '/' ? '.' : *p;
@@ -177,7 +182,7 @@ static int parse_dumped(const char *text, size_t len, struct walked *w)
 		return -ENOMEM;
 	if (sock_unescape(p, (size_t)(sp - p), w->key) < 0)
 		return -EPROTO;
-	list_key(w->key);
+	socktree_listed_key(w->key);
 	sp++;
 	if (!value) {
 		w->err = -atoi(sp);
@@ -300,7 +305,7 @@ int socktree_walk(const char *key, int (*fn)(const char *key, void *arg), void *
 			err = -EPROTO;
 			break;
 		}
-		list_key(k);
+		socktree_listed_key(k);
 		keys[n++] = k;
 	}
 	for (size_t i = 0; i < n; i++) {

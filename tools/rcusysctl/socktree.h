@@ -15,6 +15,15 @@
 int socktree_open(const char *path);
 void socktree_close(void);
 
+/* The connection itself, for requests the calls below do not make (AUDIT). */
+struct sock_client *socktree_client(void);
+
+/*
+ * A path as the server lists it (procps form, sysctl_entry_path(): each '/'
+ * of the key shown as '.' and each '.' as '/') back to the '/' key, in place.
+ */
+void socktree_listed_key(char *path);
+
 /* The server's message for the last error ("value longer than 127 bytes"), or "". */
 const char *socktree_message(void);
 
