@@ -109,6 +109,16 @@ kernel.modprobe = /etc-wins
 rc=0" "$(RCUSYSCTL_SYSTEM_DIRS="$sys/etc:$sys/usr" run --system)"
 rm -rf "$sys"
 
+conf=$root/../rcusysctl-dry-$$.conf
+printf 'kernel.core_pattern = dry\nkernel.modprobe = /etc-wins\nnet.ipv4.conf.*.forwarding = 1\n' > "$conf"
+check "--dry-run -p: what would change, nothing written" "kernel.core_pattern: core -> dry
+net.ipv4.conf.eth0/200.forwarding: 0 -> 1
+rc=0" "$(printf 'core\n' > "$root/kernel/core_pattern"; printf '0\n' > "$root/net/ipv4/conf/eth0.200/forwarding"; run --dry-run -p "$conf")"
+check "--dry-run wrote nothing" "core 0" "$(cat "$root/kernel/core_pattern" "$root/net/ipv4/conf/eth0.200/forwarding" | xargs)"
+rm -f "$conf"
+check "--version" "rcusysctl $(sed -n "s/^  version : '\(.*\)',/\1/p" "$(dirname "$0")/../../meson.build")
+rc=0" "$(run --version)"
+
 check "--help" "0" "$("$cli" --help >/dev/null; echo $?)"
 check "bad option" "1" "$("$cli" --bogus 2>/dev/null; echo $?)"
 
@@ -233,6 +243,28 @@ rc=1" "$(srun -p "$conf")"
 	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		check "socket: non-root write refused" "rcusysctl: permission denied on key 'kernel.core_pattern'
 rc=1" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" --socket "$sock" -w kernel.core_pattern=x 2>&1; echo "rc=$?")"
+	fi
+
+	# --system over the socket: rcusysd's sysctl.d directories, not the
+	# kernel's (a private /run shows one file in each).
+	if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+		check "socket: --system applies rcusysd's directories only" "* Applying /run/rcusysd/sysctl.d/50-demo.conf ...
+kernel.core_pattern = from-rcusysd-dir
+rc=0" "$(unshare -m --propagation private sh -c '
+			mount -t tmpfs none /run && mkdir -p /run/rcusysd/sysctl.d /run/sysctl.d &&
+			echo "kernel.core_pattern = from-rcusysd-dir" > /run/rcusysd/sysctl.d/50-demo.conf &&
+			echo "kernel.core_pattern = from-kernel-dir" > /run/sysctl.d/50-demo.conf &&
+			"$1" --socket "$2" --system 2>&1 | grep -e /run/ -e core_pattern -e rcusysctl:; exit $?' sh "$cli" "$sock"; echo "rc=$?")"
+		check "socket: --system --dry-run" "* Applying /run/rcusysd/sysctl.d/50-demo.conf ...
+kernel.core_pattern: from-rcusysd-dir -> other
+rc=0" "$(unshare -m --propagation private sh -c '
+			mount -t tmpfs none /run && mkdir -p /run/rcusysd/sysctl.d &&
+			echo "kernel.core_pattern = other" > /run/rcusysd/sysctl.d/50-demo.conf &&
+			"$1" --socket "$2" --system --dry-run 2>&1 | grep -e /run/ -e core_pattern -e rcusysctl:; exit $?' sh "$cli" "$sock"; echo "rc=$?")"
+		check "socket: dry run wrote nothing" "from-rcusysd-dir" "$(srun -n kernel.core_pattern | head -1)"
+		srun -q kernel.core_pattern=core >/dev/null
+	else
+		echo "SKIP part: --system over the socket needs root and a private mount namespace"
 	fi
 
 	# watch: started in the background; writes of kernel.modprobe until one

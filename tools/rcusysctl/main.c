@@ -23,7 +23,15 @@
 
 #define DEFAULT_SOCKET "/run/rcusysd/control.sock"
 #define VALUE_MAX 65536
+/* --system: the kernel's sysctl.d directories for a tree of files (--root)... */
 #define SYSTEM_DIRS "/etc/sysctl.d:/run/sysctl.d:/usr/local/lib/sysctl.d:/usr/lib/sysctl.d:/lib/sysctl.d"
+/* ...and rcusysd's own over its control socket, which the kernel's do not concern. */
+#define RCUSYSD_DIRS                                                                               \
+	"/etc/rcusysd/sysctl.d:/run/rcusysd/sysctl.d:/usr/local/lib/rcusysd/sysctl.d:"             \
+	"/usr/lib/rcusysd/sysctl.d"
+#ifndef RCUSYSCTL_VERSION
+#define RCUSYSCTL_VERSION "unknown"
+#endif
 
 struct opts {
 	const char *root;   /* --root DIR: files; NULL: the socket */
@@ -31,6 +39,7 @@ struct opts {
 	bool names_only, values_only, ignore_unknown, quiet, binary, describe;
 	bool deprecated;      /* --deprecated: list deprecated entries too */
 	bool json;            /* --json: one JSON array of {name, value} on stdout */
+	bool dry_run;         /* --dry-run: writes print "name: old -> new" and write nothing */
 	bool have_pattern;
 	bool pattern_invalid; /* -r REGEX that does not compile: matches nothing, as in procps */
 	regex_t pattern;
@@ -245,6 +254,23 @@ static void read_setting(const char *arg)
 	show_key(key, false);
 }
 
+/* --dry-run: says what writing @value to @key would change; writes nothing. */
+static int dry_run_write(const char *key, const char *name, const char *value)
+{
+	ssize_t n = t_read(key, value_buf, sizeof(value_buf));
+
+	if (n < 0) {
+		/* Write-only entries: the change cannot be shown, only announced. */
+		printf("%s: (unreadable: %s) -> %s\n", name, why((int)n), value);
+		return 0;
+	}
+	if (n > 0 && value_buf[n - 1] == '\n')
+		value_buf[--n] = '\0';
+	if (strcmp(value_buf, value) != 0)
+		printf("%s: %s -> %s\n", name, value_buf, value);
+	return 0;
+}
+
 /* Writes @value to @key (already in '/' form); returns 0 or -errno. */
 static int write_key(const char *key, const char *value, bool ignore_failure)
 {
@@ -252,6 +278,8 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 	int err = t_stat(key);
 
 	rcusysctl_display_name(key, name, sizeof(name));
+	if (err == 0 && o.dry_run)
+		return dry_run_write(key, name, value);
 	if (err == 0)
 		err = t_write(key, value);
 	if (err) {
@@ -408,7 +436,7 @@ static int conf_only(const struct dirent *d)
 static void load_system(void)
 {
 	const char *env = getenv("RCUSYSCTL_SYSTEM_DIRS");
-	char *dirs = strdup(env ? env : SYSTEM_DIRS), *save = NULL;
+	char *dirs = strdup(env ? env : o.root ? SYSTEM_DIRS : RCUSYSD_DIRS), *save = NULL;
 	char **paths = NULL, **names = NULL;
 	size_t count = 0;
 
@@ -453,7 +481,7 @@ static void load_system(void)
 		free(paths[i]);
 		free(names[i]);
 	}
-	if (!env && access("/etc/sysctl.conf", R_OK) == 0) {
+	if (!env && o.root && access("/etc/sysctl.conf", R_OK) == 0) {
 		if (!o.quiet)
 			printf("* Applying /etc/sysctl.conf ...\n");
 		load_file("/etc/sysctl.conf");
@@ -478,7 +506,15 @@ static void usage(FILE *out, int code)
 		"  -N, --names          print only names\n"
 		"  -w, --write          write name=value arguments\n"
 		"  -p, --load [FILE..]  apply sysctl.d-format files (default /etc/sysctl.conf; - is stdin)\n"
-		"      --system         apply the system sysctl.d directories\n"
+		"      --system         apply sysctl.d directories (*.conf, by base name): over\n"
+		"                       the socket rcusysd's /etc/rcusysd/sysctl.d,\n"
+		"                       /run/rcusysd/sysctl.d, /usr/local/lib/rcusysd/sysctl.d,\n"
+		"                       /usr/lib/rcusysd/sysctl.d; with --root the kernel's\n"
+		"                       /etc/sysctl.d, /run/sysctl.d, /usr/local/lib/sysctl.d,\n"
+		"                       /usr/lib/sysctl.d, /lib/sysctl.d, then /etc/sysctl.conf;\n"
+		"                       $RCUSYSCTL_SYSTEM_DIRS (DIR:DIR...) replaces them\n"
+		"      --dry-run        write nothing; print \"name: old -> new\" for each write\n"
+		"                       that would change a value\n"
 		"  -e, --ignore         ignore unknown names\n"
 		"  -q, --quiet          do not echo written values\n"
 		"  -r, --pattern REGEX  only names matching the extended regex\n"
@@ -512,7 +548,7 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' },
 		{ "socket", required_argument, NULL, 'O' }, { "describe", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' }, { "deprecated", no_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'J' },
+		{ "json", no_argument, NULL, 'J' }, { "dry-run", no_argument, NULL, 'Y' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
@@ -537,6 +573,7 @@ int main(int argc, char **argv)
 		case 'd': o.describe = true; break;
 		case 'D': o.deprecated = true; break;
 		case 'J': o.json = true; break;
+		case 'Y': o.dry_run = true; break;
 		case 'r':
 			/* procps 4.0.2: a pattern that does not compile matches nothing. */
 			if (o.have_pattern)
@@ -545,7 +582,7 @@ int main(int argc, char **argv)
 			o.pattern_invalid = !o.have_pattern;
 			break;
 		case 'h': usage(stdout, 0); break;
-		case 'V': printf("rcusysctl 0.1.0\n"); return 0;
+		case 'V': printf("rcusysctl %s\n", RCUSYSCTL_VERSION); return 0;
 		default: usage(stderr, 1);
 		}
 	}
