@@ -245,6 +245,22 @@ rc=1" "$(srun -p "$conf")"
 rc=1" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" --socket "$sock" -w kernel.core_pattern=x 2>&1; echo "rc=$?")"
 	fi
 
+	# Compare-and-set: a write at the generation read, then one at the same
+	# generation again, which another write (the first) came before.
+	g=$("$cli" --socket "$sock" -n --generation kernel.modprobe)
+	check "socket: --generation is a number" "number" "$([[ $g =~ ^[0-9]+$ ]] && echo number || echo "$g")"
+	check "socket: --if-generation at the current generation writes" "kernel.modprobe = /cas1
+rc=0" "$(srun -w kernel.modprobe=/cas1 --if-generation "$g")"
+	check "socket: the generation counts the write" "kernel.modprobe = $((g + 1))
+rc=0" "$(srun --generation kernel.modprobe)"
+	check "socket: --if-generation refused after another write" "rcusysctl: setting key \"kernel.modprobe\": changed since generation $g (now $((g + 1))): not written
+rc=1" "$(srun -w kernel.modprobe=/cas2 --if-generation "$g")"
+	check "socket: refused write left the value" "/cas1" "$(srun -n kernel.modprobe | head -1)"
+	check "--if-generation needs the socket" "rcusysctl: generations need the control socket (--socket); a tree of files (--root) has none
+rc=1" "$(run -w kernel.modprobe=/x --if-generation 0)"
+	check "--if-generation takes a number" "rcusysctl: --if-generation: not a generation: \"-1\"
+rc=1" "$(srun -w kernel.modprobe=/x --if-generation -1)"
+
 	# --system over the socket: rcusysd's sysctl.d directories, not the
 	# kernel's (a private /run shows one file in each).
 	if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then

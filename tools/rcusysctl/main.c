@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <regex.h>
@@ -40,6 +41,9 @@ struct opts {
 	bool deprecated;      /* --deprecated: list deprecated entries too */
 	bool json;            /* --json: one JSON array of {name, value} on stdout */
 	bool dry_run;         /* --dry-run: writes print "name: old -> new" and write nothing */
+	bool generation;      /* --generation: print generations instead of values */
+	bool if_generation;   /* --if-generation N: writes only while the generation is N */
+	uint64_t expected;
 	bool have_pattern;
 	bool pattern_invalid; /* -r REGEX that does not compile: matches nothing, as in procps */
 	regex_t pattern;
@@ -62,6 +66,8 @@ static ssize_t t_read(const char *key, char *buf, size_t size)
 
 static int t_write(const char *key, const char *value)
 {
+	if (o.if_generation)
+		return socktree_write_if(key, value, o.expected);
 	return o.root ? dirtree_write(o.root, key, value) : socktree_write(key, value);
 }
 
@@ -200,10 +206,17 @@ static int show_key(const char *key, bool listing)
 		print_value(name, none);
 		return 0;
 	}
-	if (o.describe)
+	if (o.describe) {
 		n = socktree_describe(key, value_buf, sizeof(value_buf));
-	else
+	} else if (o.generation) {
+		uint64_t g;
+
+		n = socktree_generation(key, &g);
+		if (n == 0)
+			snprintf(value_buf, sizeof(value_buf), "%" PRIu64, g);
+	} else {
 		n = t_read(key, value_buf, sizeof(value_buf));
+	}
 	if (n < 0) {
 		if (listing && (n == -EACCES || n == -EPERM || n == -EIO))
 			return 0; /* write-only entries are skipped by -a */
@@ -522,6 +535,10 @@ static void usage(FILE *out, int code)
 		"      --deprecated     list deprecated entries too (base_reachable_time,\n"
 		"                       retrans_time)\n"
 		"  -d, --describe       print descriptions instead of values (socket only)\n"
+		"      --generation     print each entry's generation (its count of writes)\n"
+		"                       instead of its value (socket only)\n"
+		"      --if-generation N  write only while the entry's generation is N; a\n"
+		"                       write that came first is refused (socket only)\n"
 		"      --json           JSON output (json-c): reads, lists and audit one array\n"
 		"                       of objects, watch one object per line\n"
 		"      --socket PATH    rcusysd's control socket (default $RCUSYSCTL_SOCKET or\n"
@@ -549,6 +566,8 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 'O' }, { "describe", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' }, { "deprecated", no_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'J' }, { "dry-run", no_argument, NULL, 'Y' },
+		{ "generation", no_argument, NULL, 'G' },
+		{ "if-generation", required_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
@@ -574,6 +593,19 @@ int main(int argc, char **argv)
 		case 'D': o.deprecated = true; break;
 		case 'J': o.json = true; break;
 		case 'Y': o.dry_run = true; break;
+		case 'G': o.generation = true; break;
+		case 'I': {
+			char *end;
+
+			errno = 0;
+			o.expected = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-') {
+				fprintf(stderr, "rcusysctl: --if-generation: not a generation: \"%s\"\n", optarg);
+				return 1;
+			}
+			o.if_generation = true;
+			break;
+		}
 		case 'r':
 			/* procps 4.0.2: a pattern that does not compile matches nothing. */
 			if (o.have_pattern)
@@ -605,6 +637,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rcusysctl: --root and --socket exclude each other\n");
 		return 1;
 	}
+	if (o.root && (o.generation || o.if_generation)) {
+		fprintf(stderr, "rcusysctl: generations need the control socket (--socket); "
+				"a tree of files (--root) has none\n");
+		return 1;
+	}
 	if (o.root && o.describe) {
 		fprintf(stderr, "rcusysctl: descriptions need the control socket (--socket); "
 				"a tree of files (--root) has none\n");
@@ -630,7 +667,7 @@ int main(int argc, char **argv)
 		return err;
 	}
 	/* Listings that print values take them with the names, in one reply. */
-	if (!o.root && !o.describe && !o.names_only && !load && !system_dirs)
+	if (!o.root && !o.describe && !o.generation && !o.names_only && !load && !system_dirs)
 		socktree_values_in_walks(true);
 	if (system_dirs) {
 		load_system();

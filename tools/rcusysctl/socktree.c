@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,36 @@ int socktree_write(const char *key, const char *value)
 	if (strchr(value, '\n'))
 		return -EINVAL;
 	err = call("SET", key, value, &v);
+	free(v);
+	return err;
+}
+
+int socktree_write_if(const char *key, const char *value, uint64_t generation)
+{
+	char *v = NULL, *line;
+	int err;
+
+	if (strchr(value, '\n'))
+		return -EINVAL;
+	/* "SETIF <path> <generation> <value>": the number goes before the value. */
+	if (asprintf(&line, "%" PRIu64 " %s", generation, value) < 0)
+		return -ENOMEM;
+	err = call("SETIF", key, line, &v);
+	free(line);
+	free(v);
+	return err;
+}
+
+int socktree_generation(const char *key, uint64_t *out)
+{
+	char *v = NULL, *end;
+	int err = call("GENERATION", key, NULL, &v);
+
+	if (err)
+		return err;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	err = errno || end == v || *end ? -EPROTO : 0;
 	free(v);
 	return err;
 }
