@@ -41,12 +41,16 @@ net.ipv4.conf.lo.forwarding" "$(RCUSYSCTL_SOCKET=$sock complete_words -n net.)"
 check "a dotted first component, as rcusysctl prints it" "/vlan.d/eth0.300/mtu" \
 	"$(RCUSYSCTL_SOCKET=$sock complete_words /vl)"
 check "subcommands first" "watch" "$(RCUSYSCTL_SOCKET=$sock complete_words wat)"
+check "subcommands after options" "watch" "$(RCUSYSCTL_SOCKET=$sock complete_words -n wat)"
+check "no subcommand after a name" "" "$(RCUSYSCTL_SOCKET=$sock complete_words kernel.modprobe wat)"
 check "names after watch" "kernel.core_pattern
 kernel.modprobe" "$(RCUSYSCTL_SOCKET=$sock complete_words watch kernel.)"
 check "options" "--deprecated
 --describe
 --dry-run" "$(complete_words --d)"
 check "options by prefix" "--json" "$(complete_words --js)"
+check "generation options" "--generation
+--if-generation" "$(complete_words --gen; complete_words --if)"
 mkdir -p "$root/tree/fs/file"
 echo 1 > "$root/tree/fs/file/max"
 check "names from --root" "fs.file.max" "$(complete_words --root "$root/tree" f)"
