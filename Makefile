@@ -12,25 +12,39 @@ BENCH_SECONDS ?= 2
 FUZZ_SECONDS  ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 
-DEB_PACKAGES = liburcu-dev libcmocka-dev libfuse3-dev fuse3 meson ninja-build pkg-config \
-               valgrind clang libclang-rt-14-dev procps util-linux
+# What the programs and the demo need (build and run)...
+RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev meson ninja-build pkg-config \
+                   procps util-linux
+# ...and what only the tests need (make check, fuzz).
+TEST_PACKAGES = libcmocka-dev valgrind clang libclang-rt-14-dev
+DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps build demo check check-plain check-asan check-fuzz bench fuzz clean
+.PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz bench fuzz clean
 
 all: build
 
 # Install the Debian packages only when a check says something is missing.
-deps:
+deps-runtime:
 	@missing=0; \
-	for pc in liburcu-bp liburcu-cds cmocka fuse3; do \
+	for pc in liburcu-bp liburcu-cds fuse3 json-c; do \
 	  pkg-config --exists $$pc 2>/dev/null || missing=1; done; \
-	for cmd in meson ninja valgrind clang pkg-config sysctl unshare fusermount3; do \
+	for cmd in meson ninja pkg-config sysctl unshare fusermount3; do \
+	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
+	if [ $$missing = 1 ]; then \
+	  echo "deps: installing Debian packages: $(RUNTIME_PACKAGES)"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(RUNTIME_PACKAGES); \
+	fi
+
+deps: deps-runtime
+	@missing=0; \
+	pkg-config --exists cmocka 2>/dev/null || missing=1; \
+	for cmd in valgrind clang; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
 	[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] || \
 	  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing=1; \
 	if [ $$missing = 1 ]; then \
-	  echo "deps: installing Debian packages: $(DEB_PACKAGES)"; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(DEB_PACKAGES); \
+	  echo "deps: installing Debian packages: $(TEST_PACKAGES)"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(TEST_PACKAGES); \
 	fi
 
 $(BUILD)/build.ninja:
@@ -39,8 +53,19 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
-demo: build
-	examples/demo.sh $(BUILD)
+# The demo needs no test-only package; its build prints one line (the log
+# is kept in $(BUILD)/demo-build.log and shown only when the build fails).
+# Without cmocka a fresh build directory is set up without the tests.
+demo: deps-runtime
+	@echo "demo: building in $(BUILD) (log: $(BUILD)/demo-build.log)"; \
+	mkdir -p $(BUILD); \
+	{ [ -e $(BUILD)/build.ninja ] || \
+	  meson setup $(BUILD) -Dwerror=true \
+	    -Dtests=$$(pkg-config --exists cmocka && echo true || echo false); } \
+	  > $(BUILD)/demo-build.log 2>&1 && \
+	ninja -C $(BUILD) >> $(BUILD)/demo-build.log 2>&1 || \
+	{ tail -n 30 $(BUILD)/demo-build.log; echo "demo: build failed"; exit 1; }
+	@examples/demo.sh $(BUILD)
 
 check: build check-plain check-asan check-fuzz
 	@tests/summarize $(BUILD)/meson-logs/testlog.json $(ASAN_BUILD)/meson-logs/testlog.json

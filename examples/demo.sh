@@ -6,7 +6,8 @@
 # and the demo exits 1. Exit 77 (skip) when not root: the tunables, as in
 # /proc/sys, are writable by root only, so nothing could be shown.
 # DEMO_CRASH_ME=PATH runs PATH as the crashing program instead of
-# helpers/crash-me (the test suite points it at nothing: the demo must fail).
+# helpers/crash-me, DEMO_READERS=PATH runs PATH instead of tunable-readers
+# (the test suite points them at nothing: the demo must fail).
 set -u
 build=${1:?usage: demo.sh BUILD_DIR [REQUESTS]}
 requests=${2:-40}
@@ -14,6 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rcusysd=$build/tools/rcusysd/rcusysd
 rcusysctl=$build/tools/rcusysctl/rcusysctl
 crash_me=${DEMO_CRASH_ME:-$here/helpers/crash-me}
+tunable_readers=${DEMO_READERS:-$build/examples/tunable-readers}
 . "$here/../tests/check.sh" # skip: exit 77, or a failure under CI=true as root
 
 [ "$(id -u)" = 0 ] || skip "demo: needs root: the tunables are writable by root only, as in /proc/sys"
@@ -74,6 +76,24 @@ reads=$((reads + n))
 grep -q '^kernel\.modprobe = ' <<< "$listing" && grep -q '^demo\.greeting = hello$' <<< "$listing" ||
 	fail "the tree" "rcusysctl -a did not list kernel.modprobe and demo.greeting ($n entries)"
 
+step "lock-free readers: threads read a tunable while a writer rewrites it"
+scenario="lock-free readers"
+# Readers never wait for the writer and never see a value that was not
+# written whole; the program checks every read and counts the torn ones.
+out=$("$tunable_readers" 1 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" = 0 ] || fail "$scenario" "$tunable_readers exited with status $rc"
+summary=$(sed -n 's/^tunable-readers: \(reads=.*\)/\1/p' <<< "$out")
+r=$(sed -n 's/.*reads=\([0-9]*\).*/\1/p' <<< "$summary")
+t=$(sed -n 's/.*torn=\([0-9]*\).*/\1/p' <<< "$summary")
+if [ -z "$r" ] || [ "$r" = 0 ]; then
+	fail "$scenario" "no reads counted (${summary:-no summary line from $tunable_readers})"
+else
+	reads=$((reads + r)) torn=$((torn + ${t:-0}))
+	[ "${t:-0}" = 0 ] || fail "$scenario" "$t torn reads"
+fi
+
 step "module requests from 4 clients while kernel.modprobe flips between two paths"
 scenario="module requests"
 before=$((writes + write_errors)) errors_before=$write_errors
@@ -96,15 +116,16 @@ answered=$(cat "$demo"/client-*.ok | awk '{ s += $1 } END { print s + 0 }')
 calls=$(grep -c ' -q -- net-pf-' "$demo/calls.log")
 via() { awk -v p="$1" '$1 == p && $2 == "-q" { n++ } END { print n + 0 }' "$demo/calls.log"; }
 via_a=$(via "$path_a") via_b=$(via "$path_b")
-torn=$((calls - via_a - via_b))
+torn_runs=$((calls - via_a - via_b))
+torn=$((torn + torn_runs))
 echo "module requests answered OK: $answered of $((4 * requests)); helper runs: $calls (via $path_a: $via_a, via $path_b: $via_b)"
-echo "helper runs whose path was not one whole written value: $torn"
+echo "helper runs whose path was not one whole written value: $torn_runs"
 [ "$write_errors" = "$errors_before" ] ||
 	fail "$scenario" "$((write_errors - errors_before)) of $((writes + write_errors - before)) writes of kernel.modprobe failed"
 # A torn path names no file: its request fails and nothing is logged.
 [ "$answered" = $((4 * requests)) ] && [ "$calls" = $((4 * requests)) ] ||
 	fail "$scenario" "$((4 * requests)) requests sent, $answered answered OK, $calls helper runs logged"
-[ "$torn" = 0 ] || fail "$scenario" "$torn helper runs used a path that was never written"
+[ "$torn_runs" = 0 ] || fail "$scenario" "$torn_runs helper runs used a path that was never written"
 
 step "a supervised program crashes; kernel.core_pattern names the record"
 scenario="crash records"

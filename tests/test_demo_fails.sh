@@ -17,4 +17,13 @@ demo: FAIL: crash records: rcusysd did not start /nonexistent/crash-me
 demo: FAIL: crash records: 0 record files, want 1 (none for /bin/true)" \
 	"$(grep '^demo: FAIL' <<< "$out")"
 [ "$failed" = 0 ] || printf '%s\n' "--- demo output" "$out"
+
+# Readers that read nothing: reads=N must not count what did not happen.
+out=$(DEMO_READERS=/bin/true "$here/../examples/demo.sh" "$build" 1 2>&1)
+rc=$?
+check "exit status with readers that read nothing" 1 "$rc"
+check "the failing scenario is named" \
+	"demo: FAIL: lock-free readers: no reads counted (no summary line from /bin/true)" \
+	"$(grep '^demo: FAIL' <<< "$out")"
+[ "$failed" = 0 ] || printf '%s\n' "--- demo output" "$out"
 finish demo-fails

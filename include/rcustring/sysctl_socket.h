@@ -10,6 +10,10 @@
  *   GET <path>            OK <value>        (R_OK; the value as its file
  *                                            reads, less the final newline)
  *   SET <path> <value>    OK                (W_OK; value = rest of line, raw)
+ *   SETIF <path> <gen> <value>  OK, or ERR ESTALE when the entry's change
+ *                         counter is not <gen> (another write came first);
+ *                         nothing written then (W_OK)
+ *   GENERATION <path>     OK <changes>      (R_OK; the counter SETIF compares)
  *   LIST [<prefix>]       ENTRY <mode> <rw> <path> ... then OK <count>
  *                         (every entry, whatever the peer may do with it;
  *                          <rw> says what the peer may do: "rw", "r-", ...;

@@ -12,12 +12,29 @@
 static const struct {
 	const char *name;
 	enum sock_verb verb;
-	int args; /* 0: none, 1: optional, 2: required path, 3: path and value */
+	int args; /* 0: none, 1: optional, 2: required path, 3: path and value,
+		     4: path, number and value */
 } verbs[] = {
 	{ "GET", SOCK_GET, 2 },	    { "SET", SOCK_SET, 3 },	  { "LIST", SOCK_LIST, 1 },
 	{ "DESCRIBE", SOCK_DESCRIBE, 2 }, { "WATCH", SOCK_WATCH, 2 }, { "AUDIT", SOCK_AUDIT, 1 },
-	{ "DUMP", SOCK_DUMP, 1 },
+	{ "DUMP", SOCK_DUMP, 1 }, { "GENERATION", SOCK_GENERATION, 2 }, { "SETIF", SOCK_SETIF, 4 },
 };
+
+/* A decimal uint64_t of @len bytes (at least one); -EINVAL otherwise. */
+static int parse_u64(const char *p, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] < '0' || p[i] > '9' || v > (UINT64_MAX - (uint64_t)(p[i] - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
 
 /* A path token: no space, no control byte, no DEL. */
 static size_t path_token(const char *p, size_t len, bool *bad)
@@ -57,13 +74,14 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 		}
 	}
 	if (args < 0) {
-		*why = "unknown request (GET SET LIST DUMP DESCRIBE WATCH AUDIT)";
+		*why = "unknown request (GET SET SETIF GENERATION LIST DUMP DESCRIBE WATCH AUDIT)";
 		return -EINVAL;
 	}
 	arg = sp ? sp + 1 : line + len;
 	alen = sp ? len - vlen - 1 : 0;
 	if (!sp && args >= 2) {
-		*why = args == 3 ? "missing path and value" : "missing path";
+		*why = args == 4 ? "missing path, generation and value" :
+		       args == 3 ? "missing path and value" : "missing path";
 		return -EINVAL;
 	}
 	if (req->verb == SOCK_AUDIT) {
@@ -96,6 +114,24 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 	}
 	req->path = arg;
 	req->path_len = plen;
+	if (args == 4) {
+		/* "SETIF <path> <generation> <value>": the value may be empty. */
+		const char *num = arg + plen + 1, *end;
+		size_t rest = plen < alen ? alen - plen - 1 : 0;
+
+		end = plen < alen ? memchr(num, ' ', rest) : NULL;
+		if (!end) {
+			*why = "missing generation or value (SETIF <path> <generation> <value>)";
+			return -EINVAL;
+		}
+		if (parse_u64(num, (size_t)(end - num), &req->expected)) {
+			*why = "bad generation";
+			return -EINVAL;
+		}
+		req->value = end + 1;
+		req->value_len = rest - (size_t)(end - num) - 1;
+		return 0;
+	}
 	if (args == 3) {
 		if (plen == alen) {
 			*why = "missing value (SET <path> <value>)";
@@ -235,6 +271,7 @@ const char *sock_errname(int err, char *buf, size_t size)
 		{ EINVAL, "EINVAL" },	{ ENOSPC, "ENOSPC" },	  { ERANGE, "ERANGE" },
 		{ EMSGSIZE, "EMSGSIZE" }, { ETIMEDOUT, "ETIMEDOUT" }, { ENAMETOOLONG, "ENAMETOOLONG" },
 		{ EOVERFLOW, "EOVERFLOW" }, { EOPNOTSUPP, "EOPNOTSUPP" }, { EFAULT, "EFAULT" },
+		{ ESTALE, "ESTALE" },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

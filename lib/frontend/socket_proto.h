@@ -12,15 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sock_verb { SOCK_GET, SOCK_SET, SOCK_LIST, SOCK_DESCRIBE, SOCK_WATCH, SOCK_AUDIT, SOCK_DUMP };
+enum sock_verb {
+	SOCK_GET, SOCK_SET, SOCK_LIST, SOCK_DESCRIBE, SOCK_WATCH, SOCK_AUDIT, SOCK_DUMP,
+	SOCK_GENERATION, SOCK_SETIF,
+};
 
 struct sock_request {
 	enum sock_verb verb;
 	const char *path; /* points into the line; not NUL-terminated */
 	size_t path_len;  /* 0 for LIST and DUMP without prefix */
-	const char *value; /* SET: the rest of the line, raw (may be empty) */
+	const char *value; /* SET, SETIF: the rest of the line, raw (may be empty) */
 	size_t value_len;
 	uint64_t after_seq; /* AUDIT */
+	uint64_t expected;  /* SETIF: the generation (change counter) the entry must have */
 };
 
 /**

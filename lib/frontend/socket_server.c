@@ -55,6 +55,8 @@ struct conn {
 	size_t val_cap;
 };
 
+#define SET_LOCKS 16
+
 struct sysctl_socket {
 	struct sysctl_tree *tree;
 	char *path;
@@ -66,6 +68,11 @@ struct sysctl_socket {
 	struct sysctl_socket_options opt;
 	pthread_t acceptor;
 	pthread_mutex_t lock; /* conns list */
+	/*
+	 * SET and SETIF of one entry, by the entry's address: SETIF's check of
+	 * the generation and its write are one step for this server's clients.
+	 */
+	pthread_mutex_t set_locks[SET_LOCKS];
 	struct conn *conns;
 	unsigned nconns; /* not yet finished */
 };
@@ -340,8 +347,24 @@ static void do_get(struct conn *c, const char *path)
 	out_add(c, "\n", 1);
 }
 
-static void do_set(struct conn *c, const char *path, const char *value, size_t len)
+static pthread_mutex_t *set_lock(struct sysctl_socket *s, const struct sysctl_entry *e)
 {
+	uintptr_t h = (uintptr_t)e;
+
+	h ^= h >> 7;
+	h ^= h >> 13;
+	return &s->set_locks[h % SET_LOCKS];
+}
+
+/*
+ * SET, and SETIF with @expected non-NULL: the write happens only while the
+ * entry's generation (its change counter) is *@expected, else ESTALE.
+ */
+static void do_set(struct conn *c, const char *path, const char *value, size_t len,
+		   const uint64_t *expected)
+{
+	struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
+	pthread_mutex_t *lock = e ? set_lock(c->server, e) : NULL;
 	int err;
 
 	/* A zero-byte write changes nothing (as in the kernel); "SET p " means "empty". */
@@ -349,7 +372,23 @@ static void do_set(struct conn *c, const char *path, const char *value, size_t l
 		value = "\n";
 		len = 1;
 	}
+	if (lock)
+		pthread_mutex_lock(lock);
+	if (expected && e && !sysctl_entry_is_dir(e) && sysctl_access(e, &c->who, W_OK) == 0 &&
+	    sysctl_entry_changes(e) != *expected) {
+		uint64_t now = sysctl_entry_changes(e);
+
+		pthread_mutex_unlock(lock);
+		sysctl_entry_put(e);
+		reply_err(c, -ESTALE, path, strlen(path),
+			  "changed since generation %" PRIu64 " (now %" PRIu64 "): not written", *expected,
+			  now);
+		return;
+	}
 	err = sysctl_set(c->server->tree, path, value, len, &c->who);
+	if (lock)
+		pthread_mutex_unlock(lock);
+	sysctl_entry_put(e);
 
 	if (err == -EACCES)
 		reply_err(c, err, path, strlen(path), "permission denied");
@@ -357,6 +396,17 @@ static void do_set(struct conn *c, const char *path, const char *value, size_t l
 		reply_tree_err(c, err, path);
 	else
 		out_add(c, "OK\n", 3);
+}
+
+/* The entry's generation: its change counter, which SETIF compares. */
+static void do_generation(struct conn *c, const char *path)
+{
+	struct sysctl_entry *e = open_entry(c, path, R_OK);
+
+	if (!e)
+		return;
+	out_fmt(c, "OK %" PRIu64 "\n", sysctl_entry_changes(e));
+	sysctl_entry_put(e);
 }
 
 static void do_describe(struct conn *c, const char *path)
@@ -633,7 +683,9 @@ static int handle_line(struct conn *c, const char *line, size_t len)
 	path[req.path_len] = '\0';
 	switch (req.verb) {
 	case SOCK_GET: do_get(c, path); break;
-	case SOCK_SET: do_set(c, path, req.value, req.value_len); break;
+	case SOCK_SET: do_set(c, path, req.value, req.value_len, NULL); break;
+	case SOCK_SETIF: do_set(c, path, req.value, req.value_len, &req.expected); break;
+	case SOCK_GENERATION: do_generation(c, path); break;
 	case SOCK_LIST: do_list(c, path); break;
 	case SOCK_DUMP: do_dump(c, path); break;
 	case SOCK_DESCRIBE: do_describe(c, path); break;
@@ -944,6 +996,8 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 	if (s->opt.watch_keepalive_ms <= 0)
 		s->opt.watch_keepalive_ms = 30000;
 	pthread_mutex_init(&s->lock, NULL);
+	for (int i = 0; i < SET_LOCKS; i++)
+		pthread_mutex_init(&s->set_locks[i], NULL);
 	s->path = strdup(path);
 	if (!s->path) {
 		err = -ENOMEM;
@@ -993,6 +1047,8 @@ fail:
 		close(s->wake[1]);
 	}
 	pthread_mutex_destroy(&s->lock);
+	for (int i = 0; i < SET_LOCKS; i++)
+		pthread_mutex_destroy(&s->set_locks[i]);
 	free(s->path);
 	free(s);
 	return err;
@@ -1023,6 +1079,8 @@ void sysctl_socket_stop(struct sysctl_socket *s)
 	close(s->wake[0]);
 	close(s->wake[1]);
 	pthread_mutex_destroy(&s->lock);
+	for (int i = 0; i < SET_LOCKS; i++)
+		pthread_mutex_destroy(&s->set_locks[i]);
 	free(s->path);
 	free(s);
 }

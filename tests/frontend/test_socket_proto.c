@@ -68,7 +68,19 @@ static void test_requests(void **state)
 		{ "AUDIT", 0, 0, SOCK_AUDIT, NULL, NULL, 0 },
 		{ "AUDIT 42", 0, 0, SOCK_AUDIT, NULL, NULL, 42 },
 		{ "AUDIT 18446744073709551609", 0, 0, SOCK_AUDIT, NULL, NULL, 18446744073709551609ULL },
+		{ "GENERATION kernel.x", 0, 0, SOCK_GENERATION, "kernel.x", NULL, 0 },
+		{ "SETIF kernel.x 3 a b ", 0, 0, SOCK_SETIF, "kernel.x", "a b ", 0 },
+		{ "SETIF kernel.x 0 ", 0, 0, SOCK_SETIF, "kernel.x", "", 0 },
 		/* malformed */
+		{ "GENERATION", 0, -EINVAL, 0, NULL, NULL, 0 },
+		{ "GENERATION kernel.x 3", 0, -EINVAL, 0, NULL, NULL, 0 },
+		{ "SETIF", 0, -EINVAL, 0, NULL, NULL, 0 },
+		{ "SETIF kernel.x", 0, -EINVAL, 0, NULL, NULL, 0 },
+		{ "SETIF kernel.x 3", 0, -EINVAL, 0, NULL, NULL, 0 },
+		{ "SETIF kernel.x  v", 0, -EINVAL, 0, NULL, NULL, 0 },
+		{ "SETIF kernel.x x v", 0, -EINVAL, 0, NULL, NULL, 0 },
+		{ "SETIF kernel.x -1 v", 0, -EINVAL, 0, NULL, NULL, 0 },
+		{ "SETIF kernel.x 18446744073709551616 v", 0, -EINVAL, 0, NULL, NULL, 0 },
 		{ "", 0, -EINVAL, 0, NULL, NULL, 0 },
 		{ "get kernel.x", 0, -EINVAL, 0, NULL, NULL, 0 },
 		{ "FROB kernel.x", 0, -EINVAL, 0, NULL, NULL, 0 },
@@ -100,6 +112,21 @@ static void test_requests(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		check_row(&rows[i]);
+}
+
+/* SETIF's generation: the largest uint64_t and nothing above it. */
+static void test_setif_generation(void **state)
+{
+	struct sock_request req;
+	const char *why;
+	const char *max = "SETIF k 18446744073709551615 v";
+
+	(void)state;
+	assert_int_equal(sock_parse_request(max, strlen(max), &req, &why), 0);
+	assert_true(req.expected == UINT64_MAX);
+	assert_int_equal(sock_parse_request("SETIF k 42 v", 12, &req, &why), 0);
+	assert_true(req.expected == 42);
+	assert_int_equal(req.value_len, 1);
 }
 
 static void test_line_limit(void **state)
@@ -209,6 +236,7 @@ static void test_errnames(void **state)
 	assert_string_equal(sock_errname(E2BIG, buf, sizeof(buf)), "E2BIG");
 	assert_string_equal(sock_errname(EAGAIN, buf, sizeof(buf)), "EAGAIN");
 	assert_string_equal(sock_errname(EMSGSIZE, buf, sizeof(buf)), "EMSGSIZE");
+	assert_string_equal(sock_errname(ESTALE, buf, sizeof(buf)), "ESTALE"); /* SETIF refused */
 	assert_string_equal(sock_errname(4242, buf, sizeof(buf)), "E4242");
 }
 
@@ -217,7 +245,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_requests),  cmocka_unit_test(test_line_limit),
 		cmocka_unit_test(test_escaping),  cmocka_unit_test(test_replies),
-		cmocka_unit_test(test_errnames),
+		cmocka_unit_test(test_errnames), cmocka_unit_test(test_setif_generation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,6 +125,16 @@ static void expect(struct sock_client *c, const char *req, const char *want)
 
 	if (strcmp(got, want) != 0)
 		fail_msg("%s-> got \"%s\" want \"%s\"", req, got, want);
+	free(got);
+}
+
+/* The reply to @req starts with @prefix. */
+static void line_starts(struct sock_client *c, const char *req, const char *prefix)
+{
+	char *got = ask(c, req);
+
+	if (strncmp(got, prefix, strlen(prefix)) != 0)
+		fail_msg("%s-> got \"%s\" want \"%s...\"", req, got, prefix);
 	free(got);
 }
 
@@ -332,6 +343,112 @@ out:
 	fx_free(f);
 }
 
+static uint64_t generation_of(struct sock_client *c, const char *path)
+{
+	char req[128], *line;
+	uint64_t g;
+
+	snprintf(req, sizeof(req), "GENERATION %s\n", path);
+	line = ask(c, req);
+	if (sscanf(line, "OK %" SCNu64, &g) != 1)
+		fail_msg("%s-> \"%s\"", req, line);
+	free(line);
+	return g;
+}
+
+/* SETIF writes only at the generation named; a write in between refuses it. */
+static void test_setif(void **state)
+{
+	struct fixture *f = fx_new(NULL);
+	struct sock_client *c = conn(f);
+	char req[128], want[192];
+	uint64_t g;
+
+	(void)state;
+	g = generation_of(c, "vm.swappiness");
+	snprintf(req, sizeof(req), "SETIF vm.swappiness %" PRIu64 " 10\n", g);
+	expect(c, req, "OK");
+	assert_true(generation_of(c, "vm.swappiness") == g + 1);
+	/* The same generation again: another write came first. */
+	snprintf(req, sizeof(req), "SETIF vm.swappiness %" PRIu64 " 11\n", g);
+	snprintf(want, sizeof(want),
+		 "ERR %d vm.swappiness: changed since generation %" PRIu64 " (now %" PRIu64
+		 "): not written", ESTALE, g, g + 1);
+	expect(c, req, want);
+	expect(c, "GET vm.swappiness\n", "OK 10");
+	/* The value is checked as SET checks it. */
+	snprintf(req, sizeof(req), "SETIF vm.swappiness %" PRIu64 " 999\n", g + 1);
+	line_starts(c, req, "ERR 22 vm.swappiness: ");
+	expect(c, "SETIF vm.nope 0 1\n", "ERR 2 vm.nope: No such file or directory");
+	expect(c, "GENERATION vm.nope\n", "ERR 2 vm.nope: No such file or directory");
+	sock_client_close(c);
+	fx_free(f);
+}
+
+#define CAS_THREADS 4
+#define CAS_TRIES 100
+
+struct cas_arg {
+	struct fixture *f;
+	unsigned ok;
+};
+
+/* Increments kernel.core_pattern (a decimal string) by read + SETIF. */
+static void *cas_main(void *arg)
+{
+	struct cas_arg *a = arg;
+	struct sock_client *c;
+
+	if (sock_client_connect(a->f->path, &c) != 0)
+		return NULL;
+	for (int i = 0; i < CAS_TRIES; i++) {
+		char *g = NULL, *v = NULL, value[64];
+		int err = sock_client_call(c, "GENERATION", "kernel.core_pattern", NULL, 0, &g);
+
+		/* The generation first: a value read later is as new or newer. */
+		if (!err)
+			err = sock_client_call(c, "GET", "kernel.core_pattern", NULL, 0, &v);
+		if (!err) {
+			int n = snprintf(value, sizeof(value), "%s %ld", g, atol(v) + 1);
+
+			err = sock_client_call(c, "SETIF", "kernel.core_pattern", value, (size_t)n, NULL);
+			if (err == 0)
+				a->ok++;
+		}
+		free(g);
+		free(v);
+	}
+	sock_client_close(c);
+	return NULL;
+}
+
+/* Compare-and-set from several clients: no increment is lost. */
+static void test_setif_concurrent(void **state)
+{
+	struct fixture *f = fx_new(NULL);
+	struct sock_client *c = conn(f);
+	struct cas_arg args[CAS_THREADS];
+	pthread_t t[CAS_THREADS];
+	unsigned total = 0;
+	char want[32];
+
+	(void)state;
+	expect(c, "SET kernel.core_pattern 0\n", "OK");
+	for (int i = 0; i < CAS_THREADS; i++) {
+		args[i] = (struct cas_arg){ f, 0 };
+		assert_int_equal(pthread_create(&t[i], NULL, cas_main, &args[i]), 0);
+	}
+	for (int i = 0; i < CAS_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		total += args[i].ok;
+	}
+	assert_true(total > 0);
+	snprintf(want, sizeof(want), "OK %u", total);
+	expect(c, "GET kernel.core_pattern\n", want);
+	sock_client_close(c);
+	fx_free(f);
+}
+
 static void test_errors(void **state)
 {
 	struct fixture *f = fx_new(NULL);
@@ -370,7 +487,7 @@ static void test_errors(void **state)
 		assert_string_equal(raw, "ERR 2 ENOENT x.y: No such file or directory\n");
 	}
 	/* Malformed requests: EINVAL, and the connection goes on. */
-	expect(c, "FROB x\n", "ERR 22 unknown request (GET SET LIST DUMP DESCRIBE WATCH AUDIT)");
+	expect(c, "FROB x\n", "ERR 22 unknown request (GET SET SETIF GENERATION LIST DUMP DESCRIBE WATCH AUDIT)");
 	expect(c, "GET\n", "ERR 22 missing path");
 	expect(c, "SET vm.swappiness\n", "ERR 22 missing value (SET <path> <value>)");
 	expect(c, "\n", "ERR 22 empty request");
@@ -829,6 +946,7 @@ int main(void)
 		cmocka_unit_test(test_idle_timeout),	   cmocka_unit_test(test_out_of_fds),
 		cmocka_unit_test(test_concurrent_readers), cmocka_unit_test(test_non_root),
 		cmocka_unit_test(test_start_rules),	   cmocka_unit_test(test_stop_with_clients),
+		cmocka_unit_test(test_setif),		   cmocka_unit_test(test_setif_concurrent),
 	};
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -67,8 +67,9 @@ mount --bind "$mnt" /proc/sys
 check "procps sysctl, slash form" "9000" "$(sysctl -n /eth0.200/mtu 2>&1)"
 check "procps sysctl -n, slash form" "x" "$(sysctl -n /app.d/sub/x 2>&1)"
 all=$("$cli" --root "$mnt" -a 2>&1)
-contains "rcusysctl -a app.d" "app/d.sub.x = x" "$all"
-contains "rcusysctl -a eth0.200" "eth0/200.mtu = 9000" "$all"
+# A '.' in the first component: the slash form, which reads back (as above).
+contains "rcusysctl -a app.d" "/app.d/sub/x = x" "$all"
+contains "rcusysctl -a eth0.200" "/eth0.200/mtu = 9000" "$all"
 
 # ---- one open file, one value (no concurrency: a write between two reads) ----
 snap=$(python3 - "$mnt/app.d/sub/x" <<'PY'
@@ -138,7 +139,7 @@ tally() { # name reads command...
 tally "cat" 300 cat "$f"
 tally "dd bs=1" 150 dd if="$f" bs=1 status=none
 tally "procps sysctl -n" 150 sysctl -n /app.d/sub/x
-tally "rcusysctl --root" 150 "$cli" --root "$mnt" -a -n -r '^app/d\.sub\.x$'
+tally "rcusysctl --root" 150 "$cli" --root "$mnt" -a -n -r '^/app\.d/sub/x$'
 
 small=$(python3 - "$f" "$A" "$B" <<'PY'
 import os, sys

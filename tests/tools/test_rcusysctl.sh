@@ -15,6 +15,9 @@ printf 'core\n' > "$root/kernel/core_pattern"
 printf '/sbin/modprobe\n' > "$root/kernel/modprobe"
 printf '0\n' > "$root/net/ipv4/conf/eth0.200/forwarding"
 printf '1\n' > "$root/net/ipv4/conf/lo/forwarding"
+mkdir -p "$root/vlan.d/eth0.300"
+printf '1500\n' > "$root/vlan.d/eth0.300/mtu"
+printf 'one\ntwo\n' > "$root/kernel/lines"
 run() { "$cli" --root "$root" "$@" 2>&1; echo "rc=$?"; }
 
 check "read one" "kernel.core_pattern = core
@@ -26,11 +29,35 @@ check "-n values" "core
 rc=0" "$(run -n kernel.core_pattern kernel.modprobe)"
 check "-N names" "kernel.core_pattern
 rc=0" "$(run -N kernel.core_pattern)"
-check "-a sorted, dotted names shown with /" "kernel.core_pattern = core
+check "-a sorted, dotted names shown with /, a dotted first component in slash form" "kernel.core_pattern = core
+kernel.lines = one
+kernel.lines = two
 kernel.modprobe = /sbin/modprobe
 net.ipv4.conf.eth0/200.forwarding = 0
 net.ipv4.conf.lo.forwarding = 1
+/vlan.d/eth0.300/mtu = 1500
 rc=0" "$(run -a)"
+# Every name -a prints reads back as printed.
+roundtrip() {
+	local k out=
+	while IFS= read -r k; do
+		out+="$k=$("$@" -n "$k" 2>&1 | head -1);"
+	done < <("$@" -N -a)
+	printf '%s' "$out"
+}
+check "names round-trip (--root)" "kernel.core_pattern=core;kernel.lines=one;kernel.modprobe=/sbin/modprobe;net.ipv4.conf.eth0/200.forwarding=0;net.ipv4.conf.lo.forwarding=1;/vlan.d/eth0.300/mtu=1500;" \
+	"$(roundtrip "$cli" --root "$root")"
+check "-b: values only, no newlines" "coreonetworc=0" "$(run -b kernel.core_pattern kernel.lines)"
+check "-N -b: names" "kernel.core_pattern
+rc=0" "$(run -N -b kernel.core_pattern)"
+check "-b -w echoes the value alone" "|xrc=0" "$(run -b -w 'kernel.core_pattern=|x')"
+check "key = value: spaces around '=' and the value trimmed" "kernel.core_pattern = a b
+rc=0" "$(run -w ' kernel.core_pattern  =  a b  ')"
+check "value written" "a b" "$(cat "$root/kernel/core_pattern")"
+printf 'core\n' > "$root/kernel/core_pattern"
+check "empty name" "rcusysctl: \"\" is an unknown key
+rc=255" "$(run -e '')"
+check "invalid -r pattern matches nothing" "rc=0" "$(run -r '(' -a)"
 check "directory lists its entries" "net.ipv4.conf.lo.forwarding = 1
 rc=0" "$(run net.ipv4.conf.lo)"
 check "-r pattern" "net.ipv4.conf.eth0/200.forwarding = 0
@@ -82,6 +109,16 @@ kernel.modprobe = /etc-wins
 rc=0" "$(RCUSYSCTL_SYSTEM_DIRS="$sys/etc:$sys/usr" run --system)"
 rm -rf "$sys"
 
+conf=$root/../rcusysctl-dry-$$.conf
+printf 'kernel.core_pattern = dry\nkernel.modprobe = /etc-wins\nnet.ipv4.conf.*.forwarding = 1\n' > "$conf"
+check "--dry-run -p: what would change, nothing written" "kernel.core_pattern: core -> dry
+net.ipv4.conf.eth0/200.forwarding: 0 -> 1
+rc=0" "$(printf 'core\n' > "$root/kernel/core_pattern"; printf '0\n' > "$root/net/ipv4/conf/eth0.200/forwarding"; run --dry-run -p "$conf")"
+check "--dry-run wrote nothing" "core 0" "$(cat "$root/kernel/core_pattern" "$root/net/ipv4/conf/eth0.200/forwarding" | xargs)"
+rm -f "$conf"
+check "--version" "rcusysctl $(sed -n "s/^  version : '\(.*\)',/\1/p" "$(dirname "$0")/../../meson.build")
+rc=0" "$(run --version)"
+
 check "--help" "0" "$("$cli" --help >/dev/null; echo $?)"
 check "bad option" "1" "$("$cli" --bogus 2>/dev/null; echo $?)"
 
@@ -90,13 +127,48 @@ if command -v sysctl >/dev/null && [ -r /proc/sys/kernel/ostype ]; then
 	check "matches procps -n" "$(sysctl -n kernel.ostype kernel.pid_max)" \
 		"$("$cli" --root /proc/sys -n kernel.ostype kernel.pid_max)"
 	check "matches procps" "$(sysctl kernel.ostype)" "$("$cli" --root /proc/sys kernel.ostype)"
+	# Output and exit status of procps 4.0.2 and ours, side by side
+	# ("sysctl:" read as "rcusysctl:").
+	both() {
+		check "matches procps: $1" \
+			"$(sysctl "${@:2}" 2>&1 | sed 's/^sysctl:/rcusysctl:/' | od -c; echo "rc=${PIPESTATUS[0]}")" \
+			"$("$cli" --root /proc/sys "${@:2}" 2>&1 | od -c; echo "rc=${PIPESTATUS[0]}")"
+	}
+	both "-b" -b kernel.ostype kernel.pid_max
+	both "-b -N" -b -N kernel.ostype
+	both "empty name" ''
+	both "empty name with -e" -e ''
+	both "invalid -r pattern, listing" -r '(' -a
+	both "invalid -r pattern, one key" -r '(' kernel.ostype
+	both "unknown name with spaces" ' kernel.ostype'
+	if [ -d /proc/sys/net/ipv6/neigh/lo ]; then
+		both "deprecated entries left out of listings" -N -a -r 'neigh\.lo\.'
+		both "--deprecated lists them" --deprecated -N -a -r 'neigh\.lo\.'
+		both "a deprecated entry read by name" -N net.ipv6.neigh.lo.retrans_time
+	else
+		echo "SKIP part: no /proc/sys/net/ipv6/neigh/lo for the --deprecated comparison"
+	fi
+	# Writes only in a private UTS namespace: the host keeps its names.
+	if [ "$(id -u)" = 0 ] && unshare -u true 2>/dev/null; then
+		ns() {
+			unshare -u sh -c "$1 -w 'kernel.hostname =  a b ' 'kernel.domainname=c	' 2>&1; echo rc=\$?;
+				cat /proc/sys/kernel/hostname /proc/sys/kernel/domainname"
+		}
+		check "matches procps: key = value, trimmed (private UTS namespace)" "$(ns sysctl)" \
+			"$(ns "$cli --root /proc/sys")"
+	else
+		echo "SKIP part: procps write comparison needs root and unshare -u"
+	fi
+else
+	echo "SKIP part: no procps sysctl or /proc/sys for the side-by-side comparison"
 fi
 
 # The same options over the control socket.
 if [ -n "$fixture" ]; then
 	sock=$root/control.sock
 	chmod 755 "$root" # the non-root check below must reach the socket
-	"$fixture" "$sock" &
+	# Short keepalives: watches below see ALIVE lines, which print nothing.
+	FIXTURE_KEEPALIVE_MS=50 "$fixture" "$sock" &
 	fixture_pid=$!
 	# The socket file appears at bind(), before listen(): wait until a
 	# request is answered (30 s is a hang guard on a loaded machine).
@@ -122,7 +194,13 @@ rc=0" "$(RCUSYSCTL_SOCKET=$sock "$cli" -N kernel.core_pattern 2>&1; echo "rc=$?"
 kernel.modprobe = /sbin/modprobe
 net.ipv4.conf.eth0/200.forwarding = 0
 net.ipv4.conf.lo.forwarding = 1
-${secret_line}rc=0" "$(srun -a)"
+${secret_line}/vlan.d/eth0.300/mtu = 1500
+rc=0" "$(srun -a)"
+	check "socket: names round-trip" "kernel.core_pattern=core;kernel.modprobe=/sbin/modprobe;net.ipv4.conf.eth0/200.forwarding=0;net.ipv4.conf.lo.forwarding=1;priv.secret=7;priv.write_only=rcusysctl: permission denied on key 'priv.write_only';/vlan.d/eth0.300/mtu=1500;" \
+		"$(roundtrip "$cli" --socket "$sock")"
+	check "socket: -b" "core/sbin/modproberc=0" "$(srun -b kernel.core_pattern kernel.modprobe)"
+	check "socket: write by the printed name" "/vlan.d/eth0.300/mtu = 9000
+rc=0" "$(srun -w '/vlan.d/eth0.300/mtu = 9000')"
 	check "socket: directory lists its entries" "net.ipv4.conf.lo.forwarding = 1
 rc=0" "$(srun net.ipv4.conf.lo)"
 	check "socket: procps form of a dotted name" "net.ipv4.conf.eth0/200.forwarding = 0
@@ -166,6 +244,111 @@ rc=1" "$(srun -p "$conf")"
 		check "socket: non-root write refused" "rcusysctl: permission denied on key 'kernel.core_pattern'
 rc=1" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" --socket "$sock" -w kernel.core_pattern=x 2>&1; echo "rc=$?")"
 	fi
+
+	# Compare-and-set: a write at the generation read, then one at the same
+	# generation again, which another write (the first) came before.
+	g=$("$cli" --socket "$sock" -n --generation kernel.modprobe)
+	check "socket: --generation is a number" "number" "$([[ $g =~ ^[0-9]+$ ]] && echo number || echo "$g")"
+	check "socket: --if-generation at the current generation writes" "kernel.modprobe = /cas1
+rc=0" "$(srun -w kernel.modprobe=/cas1 --if-generation "$g")"
+	check "socket: the generation counts the write" "kernel.modprobe = $((g + 1))
+rc=0" "$(srun --generation kernel.modprobe)"
+	check "socket: --if-generation refused after another write" "rcusysctl: setting key \"kernel.modprobe\": changed since generation $g (now $((g + 1))): not written
+rc=1" "$(srun -w kernel.modprobe=/cas2 --if-generation "$g")"
+	check "socket: refused write left the value" "/cas1" "$(srun -n kernel.modprobe | head -1)"
+	check "--if-generation needs the socket" "rcusysctl: generations need the control socket (--socket); a tree of files (--root) has none
+rc=1" "$(run -w kernel.modprobe=/x --if-generation 0)"
+	check "--if-generation takes a number" "rcusysctl: --if-generation: not a generation: \"-1\"
+rc=1" "$(srun -w kernel.modprobe=/x --if-generation -1)"
+
+	# --system over the socket: rcusysd's sysctl.d directories, not the
+	# kernel's (a private /run shows one file in each).
+	if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+		check "socket: --system applies rcusysd's directories only" "* Applying /run/rcusysd/sysctl.d/50-demo.conf ...
+kernel.core_pattern = from-rcusysd-dir
+rc=0" "$(unshare -m --propagation private sh -c '
+			mount -t tmpfs none /run && mkdir -p /run/rcusysd/sysctl.d /run/sysctl.d &&
+			echo "kernel.core_pattern = from-rcusysd-dir" > /run/rcusysd/sysctl.d/50-demo.conf &&
+			echo "kernel.core_pattern = from-kernel-dir" > /run/sysctl.d/50-demo.conf &&
+			"$1" --socket "$2" --system 2>&1 | grep -e /run/ -e core_pattern -e rcusysctl:; exit $?' sh "$cli" "$sock"; echo "rc=$?")"
+		check "socket: --system --dry-run" "* Applying /run/rcusysd/sysctl.d/50-demo.conf ...
+kernel.core_pattern: from-rcusysd-dir -> other
+rc=0" "$(unshare -m --propagation private sh -c '
+			mount -t tmpfs none /run && mkdir -p /run/rcusysd/sysctl.d &&
+			echo "kernel.core_pattern = other" > /run/rcusysd/sysctl.d/50-demo.conf &&
+			"$1" --socket "$2" --system --dry-run 2>&1 | grep -e /run/ -e core_pattern -e rcusysctl:; exit $?' sh "$cli" "$sock"; echo "rc=$?")"
+		check "socket: dry run wrote nothing" "from-rcusysd-dir" "$(srun -n kernel.core_pattern | head -1)"
+		srun -q kernel.core_pattern=core >/dev/null
+	else
+		echo "SKIP part: --system over the socket needs root and a private mount namespace"
+	fi
+
+	# watch: started in the background; writes of kernel.modprobe until one
+	# shows that the watches are in place (a hang guard of 30 s), then the
+	# writes under test, then the watcher is stopped.
+	watch_test() {
+		local out=$root/watch.out wpid i
+		"$cli" --socket "$sock" "$@" watch kernel.modprobe kernel.core_pattern /vlan.d/eth0.300/mtu > "$out" 2>&1 &
+		wpid=$!
+		for i in $(seq 600); do
+			"$cli" --socket "$sock" -q kernel.modprobe=/sync
+			[ -s "$out" ] && break
+			sleep 0.05
+		done
+		sleep 0.2 # room for ALIVE lines (every 50 ms), which must print nothing
+		"$cli" --socket "$sock" -q '/vlan.d/eth0.300/mtu=42' kernel.core_pattern=w1
+		for i in $(seq 600); do
+			grep -qE 'core_pattern|w1' "$out" && grep -qE 'mtu|42' "$out" && break
+			sleep 0.05
+		done
+		kill "$wpid"
+		wait "$wpid" 2>/dev/null
+		grep -v -e sync -e modprobe "$out" | sort
+	}
+	check "socket: watch prints each change, ALIVE lines skipped" "/vlan.d/eth0.300/mtu = 42
+kernel.core_pattern = w1" "$(watch_test)"
+	check "socket: watch -n" "42
+w1" "$(watch_test -n)"
+	check "socket: watch -N" "/vlan.d/eth0.300/mtu
+kernel.core_pattern" "$(watch_test -N)"
+	if "$cli" --socket "$sock" --json -N kernel.modprobe >/dev/null 2>&1; then
+		check "socket: watch --json, one object per line" '{"name":"/vlan.d/eth0.300/mtu","value":"42","changes":N}
+{"name":"kernel.core_pattern","value":"w1","changes":N}' "$(watch_test --json | sed -E 's/"changes":[0-9]+/"changes":N/')"
+	fi
+	check "socket: watch an unknown key" "rcusysctl: watch kernel.nope: No such file or directory
+rc=1" "$(srun watch kernel.nope)"
+	check "socket: watch needs a key" "rcusysctl: watch: name at least one key
+rc=1" "$(srun watch)"
+	check "socket: watch needs the socket" "rcusysctl: watch needs the control socket; a tree of files (--root) has none
+rc=1" "$(run watch kernel.modprobe)"
+
+	# audit: the last records, with the time and pid (which vary) masked.
+	"$cli" --socket "$sock" -q 'kernel.core_pattern=a b' 'kernel.core_pattern=c'
+	if [ "$(id -u)" = 0 ]; then
+		check "socket: audit: seq, time, uid, pid, name: old -> new" "T uid=0 pid=P kernel.core_pattern: w1 -> a b
+T uid=0 pid=P kernel.core_pattern: a b -> c
+rc=0" "$(srun audit | tail -3 | sed -E 's/^[0-9]+ [0-9-]+T[0-9:.]+Z /T /; s/ pid=[0-9]+ / pid=P /')"
+		if "$cli" --socket "$sock" --json -N kernel.modprobe >/dev/null 2>&1; then
+			check "socket: audit --json" '{"seq":S,"time":"T","uid":0,"pid":P,"name":"kernel.core_pattern","old":"a b","new":"c"}]' \
+				"$(srun --json audit | head -1 | sed -E 's/.*,(\{[^{]*\}\])$/\1/; s/"seq":[0-9]+/"seq":S/; s/"time":"[0-9-]+T[0-9:.]+Z"/"time":"T"/; s/"pid":[0-9]+/"pid":P/')"
+		fi
+		if command -v setpriv >/dev/null; then
+			check "socket: audit is for root" "rcusysctl: audit: only root may read the audit ring
+rc=1" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" --socket "$sock" audit 2>&1; echo "rc=$?")"
+		fi
+	fi
+	if "$cli" --socket "$sock" --json -N kernel.modprobe >/dev/null 2>&1; then
+		check "socket: --json read" '[{"name":"kernel.core_pattern","value":"c"},{"name":"/vlan.d/eth0.300/mtu","value":"42"}]
+rc=0' "$(srun --json kernel.core_pattern /vlan.d/eth0.300/mtu)"
+		check "socket: --json -N listing" '[{"name":"net.ipv4.conf.eth0/200.forwarding"},{"name":"net.ipv4.conf.lo.forwarding"}]
+rc=0' "$(srun --json -N net)"
+		check "--json: strings escaped by json-c" '[{"name":"kernel.lines","value":"one\ntwo"}]
+rc=0' "$(run --json kernel.lines)"
+	else
+		check "--json without json-c says so" "rcusysctl: --json is unavailable: built without json-c
+rc=1" "$(srun --json kernel.core_pattern)"
+	fi
+
 	kill "$fixture_pid"
 	wait "$fixture_pid"
 	check "socket: fixture stopped cleanly" "0" "$?"

@@ -4,7 +4,9 @@
  * mounted as files (--root DIR: rcusysd's FUSE mount, or /proc/sys).
  */
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <regex.h>
@@ -15,18 +17,35 @@
 #include <unistd.h>
 
 #include "dirtree.h"
+#include "jsonout.h"
 #include "socktree.h"
+#include "stream.h"
 #include "sysctl_conf.h"
 
 #define DEFAULT_SOCKET "/run/rcusysd/control.sock"
 #define VALUE_MAX 65536
+/* --system: the kernel's sysctl.d directories for a tree of files (--root)... */
 #define SYSTEM_DIRS "/etc/sysctl.d:/run/sysctl.d:/usr/local/lib/sysctl.d:/usr/lib/sysctl.d:/lib/sysctl.d"
+/* ...and rcusysd's own over its control socket, which the kernel's do not concern. */
+#define RCUSYSD_DIRS                                                                               \
+	"/etc/rcusysd/sysctl.d:/run/rcusysd/sysctl.d:/usr/local/lib/rcusysd/sysctl.d:"             \
+	"/usr/lib/rcusysd/sysctl.d"
+#ifndef RCUSYSCTL_VERSION
+#define RCUSYSCTL_VERSION "unknown"
+#endif
 
 struct opts {
 	const char *root;   /* --root DIR: files; NULL: the socket */
 	const char *socket; /* --socket PATH, $RCUSYSCTL_SOCKET, or the default */
 	bool names_only, values_only, ignore_unknown, quiet, binary, describe;
+	bool deprecated;      /* --deprecated: list deprecated entries too */
+	bool json;            /* --json: one JSON array of {name, value} on stdout */
+	bool dry_run;         /* --dry-run: writes print "name: old -> new" and write nothing */
+	bool generation;      /* --generation: print generations instead of values */
+	bool if_generation;   /* --if-generation N: writes only while the generation is N */
+	uint64_t expected;
 	bool have_pattern;
+	bool pattern_invalid; /* -r REGEX that does not compile: matches nothing, as in procps */
 	regex_t pattern;
 };
 
@@ -47,12 +66,44 @@ static ssize_t t_read(const char *key, char *buf, size_t size)
 
 static int t_write(const char *key, const char *value)
 {
+	if (o.if_generation)
+		return socktree_write_if(key, value, o.expected);
 	return o.root ? dirtree_write(o.root, key, value) : socktree_write(key, value);
 }
 
 static int t_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg)
 {
 	return o.root ? dirtree_walk(o.root, key, fn, arg) : socktree_walk(key, fn, arg);
+}
+
+/*
+ * The name printed for @key ('/'-separated): procps' dotted form
+ * ("net.ipv4.conf.eth0/200.forwarding"), which reads back as the same key
+ * because its first separator is a '.'. When the first component itself
+ * holds a '.' ("vlan.d/eth0.300/mtu"), the dotted form's first separator
+ * would be a '/' and it would read back as another key (procps -a prints
+ * such names, and cannot read them back); then the slash form with a
+ * leading '/' ("/vlan.d/eth0.300/mtu"), which procps, systemd-sysctl and
+ * rcusysctl all read as written.
+ */
+void rcusysctl_display_name(const char *key, char *out, size_t size)
+{
+	size_t first = strcspn(key, "/");
+
+	if (memchr(key, '.', first))
+		snprintf(out, size, "/%s", key);
+	else
+		dirtree_display_name(key, out, size);
+}
+
+/* A name as given (dotted or slash form, see display_name) to a '/' key. */
+void rcusysctl_normalize_key(char *key)
+{
+	size_t lead;
+
+	sysctl_conf_normalize_key(key);
+	lead = strspn(key, "/");
+	memmove(key, key + lead, strlen(key + lead) + 1);
 }
 
 /* What "cannot stat" names: the file under --root, the key on the socket. */
@@ -63,7 +114,7 @@ static const char *where(const char *key)
 	if (o.root)
 		snprintf(buf, sizeof(buf), "%s/%s", o.root, key);
 	else
-		dirtree_display_name(key, buf, sizeof(buf));
+		rcusysctl_display_name(key, buf, sizeof(buf));
 	return buf;
 }
 
@@ -84,16 +135,32 @@ static void print_value(const char *name, char *value)
 {
 	size_t len = strlen(value);
 
+	if (o.json) {
+		struct json_object *j = json_obj_new();
+
+		if (len && value[len - 1] == '\n')
+			value[--len] = '\0';
+		json_obj_str(j, "name", o.values_only ? NULL : name);
+		json_obj_str(j, "value", o.names_only ? NULL : value);
+		json_list_add(j);
+		return;
+	}
 	if (o.names_only) {
 		printf("%s\n", name);
 		return;
 	}
-	if (len && value[len - 1] == '\n' && !o.binary)
+	if (o.binary) {
+		/* procps -b: the value alone, each line without its newline. */
+		for (const char *p = value; *p; p++)
+			if (*p != '\n')
+				putchar(*p);
+		return;
+	}
+	if (len && value[len - 1] == '\n')
 		value[--len] = '\0';
 	if (o.values_only) {
 		fputs(value, stdout);
-		if (!o.binary)
-			putchar('\n');
+		putchar('\n');
 		return;
 	}
 	/* Multi-line values: one "name = line" per line, as procps does. */
@@ -109,23 +176,47 @@ static void print_value(const char *name, char *value)
 
 static char value_buf[VALUE_MAX];
 
+/* Entries procps' listings leave out unless --deprecated (by base name). */
+static bool is_deprecated(const char *key)
+{
+	static const char *const names[] = { "base_reachable_time", "retrans_time" };
+	const char *base = strrchr(key, '/');
+
+	base = base ? base + 1 : key;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(base, names[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Reads and prints @key; quiet about unreadable entries when @listing. */
 static int show_key(const char *key, bool listing)
 {
 	char name[4096];
 	ssize_t n;
 
-	dirtree_display_name(key, name, sizeof(name));
-	if (o.have_pattern && regexec(&o.pattern, name, 0, NULL, 0) != 0)
+	rcusysctl_display_name(key, name, sizeof(name));
+	if (o.pattern_invalid || (o.have_pattern && regexec(&o.pattern, name, 0, NULL, 0) != 0))
+		return 0;
+	if (listing && !o.deprecated && is_deprecated(key))
 		return 0;
 	if (o.names_only && listing) {
-		printf("%s\n", name);
+		char none[1] = "";
+
+		print_value(name, none);
 		return 0;
 	}
-	if (o.describe)
+	if (o.describe) {
 		n = socktree_describe(key, value_buf, sizeof(value_buf));
-	else
+	} else if (o.generation) {
+		uint64_t g;
+
+		n = socktree_generation(key, &g);
+		if (n == 0)
+			snprintf(value_buf, sizeof(value_buf), "%" PRIu64, g);
+	} else {
 		n = t_read(key, value_buf, sizeof(value_buf));
+	}
 	if (n < 0) {
 		if (listing && (n == -EACCES || n == -EPERM || n == -EIO))
 			return 0; /* write-only entries are skipped by -a */
@@ -153,8 +244,14 @@ static void read_setting(const char *arg)
 	char key[4096];
 	int err;
 
+	/* procps: an empty name is an error even with -e, and exits 255. */
+	if (!*arg) {
+		fprintf(stderr, "rcusysctl: \"\" is an unknown key\n");
+		exit_code = 255;
+		return;
+	}
 	snprintf(key, sizeof(key), "%s", arg);
-	sysctl_conf_normalize_key(key);
+	rcusysctl_normalize_key(key);
 	err = t_stat(key);
 	if (err == -EISDIR) {
 		t_walk(key, show_walked, NULL);
@@ -170,13 +267,32 @@ static void read_setting(const char *arg)
 	show_key(key, false);
 }
 
+/* --dry-run: says what writing @value to @key would change; writes nothing. */
+static int dry_run_write(const char *key, const char *name, const char *value)
+{
+	ssize_t n = t_read(key, value_buf, sizeof(value_buf));
+
+	if (n < 0) {
+		/* Write-only entries: the change cannot be shown, only announced. */
+		printf("%s: (unreadable: %s) -> %s\n", name, why((int)n), value);
+		return 0;
+	}
+	if (n > 0 && value_buf[n - 1] == '\n')
+		value_buf[--n] = '\0';
+	if (strcmp(value_buf, value) != 0)
+		printf("%s: %s -> %s\n", name, value_buf, value);
+	return 0;
+}
+
 /* Writes @value to @key (already in '/' form); returns 0 or -errno. */
 static int write_key(const char *key, const char *value, bool ignore_failure)
 {
 	char name[4096];
 	int err = t_stat(key);
 
-	dirtree_display_name(key, name, sizeof(name));
+	rcusysctl_display_name(key, name, sizeof(name));
+	if (err == 0 && o.dry_run)
+		return dry_run_write(key, name, value);
 	if (err == 0)
 		err = t_write(key, value);
 	if (err) {
@@ -192,7 +308,14 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 		return err;
 	}
 	if (!o.quiet) {
-		if (o.values_only)
+		if (o.json) {
+			char copy[VALUE_MAX];
+
+			snprintf(copy, sizeof(copy), "%s", value);
+			print_value(name, copy);
+		} else if (o.binary)
+			fputs(value, stdout);
+		else if (o.values_only)
 			printf("%s\n", value);
 		else if (!o.names_only)
 			printf("%s = %s\n", name, value);
@@ -200,19 +323,40 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 	return 0;
 }
 
+/* @s without leading and trailing white space (in place). */
+static char *strip(char *s)
+{
+	size_t n;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
 static void write_setting(const char *arg)
 {
-	char key[4096];
-	const char *eq = strchr(arg, '=');
+	char copy[8192], *key, *value, *eq;
 
-	if (!eq || eq == arg) {
+	if (snprintf(copy, sizeof(copy), "%s", arg) >= (int)sizeof(copy)) {
+		fprintf(stderr, "rcusysctl: \"%.64s...\": %s\n", arg, strerror(ENAMETOOLONG));
+		fail();
+		return;
+	}
+	eq = strchr(copy, '=');
+	if (!eq || eq == copy) {
 		fprintf(stderr, "rcusysctl: \"%s\" must be of the form name=value\n", arg);
 		fail();
 		return;
 	}
-	snprintf(key, sizeof(key), "%.*s", (int)(eq - arg), arg);
-	sysctl_conf_normalize_key(key);
-	write_key(key, eq + 1, false);
+	/* "name = value" as procps takes it: white space around both trimmed. */
+	*eq = '\0';
+	key = strip(copy);
+	value = strip(eq + 1);
+	rcusysctl_normalize_key(key);
+	write_key(key, value, false);
 }
 
 struct glob_write {
@@ -231,14 +375,17 @@ static int write_if_match(const char *key, void *arg)
 
 static int apply_item(const struct sysctl_conf_item *it, void *arg)
 {
+	/* The slash form may start with '/' ("/vlan.d/eth0.300/mtu"). */
+	const char *key = it->key + strspn(it->key, "/");
+
 	(void)arg;
 	if (it->glob) {
-		struct glob_write g = { it->key, it->value, it->ignore_failure };
+		struct glob_write g = { key, it->value, it->ignore_failure };
 
 		t_walk("", write_if_match, &g);
 		return 0;
 	}
-	write_key(it->key, it->value, it->ignore_failure);
+	write_key(key, it->value, it->ignore_failure);
 	return 0;
 }
 
@@ -302,7 +449,7 @@ static int conf_only(const struct dirent *d)
 static void load_system(void)
 {
 	const char *env = getenv("RCUSYSCTL_SYSTEM_DIRS");
-	char *dirs = strdup(env ? env : SYSTEM_DIRS), *save = NULL;
+	char *dirs = strdup(env ? env : o.root ? SYSTEM_DIRS : RCUSYSD_DIRS), *save = NULL;
 	char **paths = NULL, **names = NULL;
 	size_t count = 0;
 
@@ -347,7 +494,7 @@ static void load_system(void)
 		free(paths[i]);
 		free(names[i]);
 	}
-	if (!env && access("/etc/sysctl.conf", R_OK) == 0) {
+	if (!env && o.root && access("/etc/sysctl.conf", R_OK) == 0) {
 		if (!o.quiet)
 			printf("* Applying /etc/sysctl.conf ...\n");
 		load_file("/etc/sysctl.conf");
@@ -361,25 +508,48 @@ static void usage(FILE *out, int code)
 {
 	fprintf(out,
 		"Usage: rcusysctl [options] [name[=value] ...]\n"
-		"Read and write an rcustring sysctl tree (procps sysctl conventions).\n\n"
+		"       rcusysctl [-n|-N] [--json] watch name...\n"
+		"       rcusysctl [--json] audit\n"
+		"Read and write an rcustring sysctl tree (procps sysctl conventions).\n"
+		"watch prints each change of the named entries (one line each) until the\n"
+		"server closes; audit prints the audit ring (seq, time, uid, pid, name:\n"
+		"old -> new; root only). Both need the control socket.\n\n"
 		"  -a, -A, --all        display all entries\n"
 		"  -n, --values         print only values\n"
 		"  -N, --names          print only names\n"
 		"  -w, --write          write name=value arguments\n"
 		"  -p, --load [FILE..]  apply sysctl.d-format files (default /etc/sysctl.conf; - is stdin)\n"
-		"      --system         apply the system sysctl.d directories\n"
+		"      --system         apply sysctl.d directories (*.conf, by base name): over\n"
+		"                       the socket rcusysd's /etc/rcusysd/sysctl.d,\n"
+		"                       /run/rcusysd/sysctl.d, /usr/local/lib/rcusysd/sysctl.d,\n"
+		"                       /usr/lib/rcusysd/sysctl.d; with --root the kernel's\n"
+		"                       /etc/sysctl.d, /run/sysctl.d, /usr/local/lib/sysctl.d,\n"
+		"                       /usr/lib/sysctl.d, /lib/sysctl.d, then /etc/sysctl.conf;\n"
+		"                       $RCUSYSCTL_SYSTEM_DIRS (DIR:DIR...) replaces them\n"
+		"      --dry-run        write nothing; print \"name: old -> new\" for each write\n"
+		"                       that would change a value\n"
 		"  -e, --ignore         ignore unknown names\n"
 		"  -q, --quiet          do not echo written values\n"
 		"  -r, --pattern REGEX  only names matching the extended regex\n"
-		"  -b, --binary         print values without a newline\n"
+		"  -b, --binary         print values alone, without newlines\n"
+		"      --deprecated     list deprecated entries too (base_reachable_time,\n"
+		"                       retrans_time)\n"
 		"  -d, --describe       print descriptions instead of values (socket only)\n"
+		"      --generation     print each entry's generation (its count of writes)\n"
+		"                       instead of its value (socket only)\n"
+		"      --if-generation N  write only while the entry's generation is N; a\n"
+		"                       write that came first is refused (socket only)\n"
+		"      --json           JSON output (json-c): reads, lists and audit one array\n"
+		"                       of objects, watch one object per line\n"
 		"      --socket PATH    rcusysd's control socket (default $RCUSYSCTL_SOCKET or\n"
 		"                       %s)\n"
 		"      --root DIR       a tree mounted at DIR instead (rcusysd's FUSE mount, /proc/sys)\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        version\n\n"
+		"Names print in procps' dotted form, or as /a.b/c when the first component\n"
+		"holds a '.'; both read back as printed.\n\n"
 		"Exit status: 0 on success, 1 if any name could not be read or written or a\n"
-		"file line was malformed, 1 on a usage error.\n",
+		"file line was malformed, 1 on a usage error, 255 for an empty name.\n",
 		DEFAULT_SOCKET);
 	exit(code);
 }
@@ -394,9 +564,14 @@ int main(int argc, char **argv)
 		{ "pattern", required_argument, NULL, 'r' }, { "binary", no_argument, NULL, 'b' },
 		{ "root", required_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' },
 		{ "socket", required_argument, NULL, 'O' }, { "describe", no_argument, NULL, 'd' },
-		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' }, { "deprecated", no_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'J' }, { "dry-run", no_argument, NULL, 'Y' },
+		{ "generation", no_argument, NULL, 'G' },
+		{ "if-generation", required_argument, NULL, 'I' },
+		{ NULL, 0, NULL, 0 },
 	};
 	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
+	const char *sub = NULL; /* "watch" or "audit" */
 	int opt, err;
 
 	/* Keep output and error lines in order when both go to one pipe. */
@@ -415,20 +590,56 @@ int main(int argc, char **argv)
 		case 'R': o.root = optarg; break;
 		case 'O': o.socket = optarg; socket_given = true; break;
 		case 'd': o.describe = true; break;
-		case 'r':
-			if (regcomp(&o.pattern, optarg, REG_EXTENDED | REG_NOSUB) != 0) {
-				fprintf(stderr, "rcusysctl: bad pattern \"%s\"\n", optarg);
+		case 'D': o.deprecated = true; break;
+		case 'J': o.json = true; break;
+		case 'Y': o.dry_run = true; break;
+		case 'G': o.generation = true; break;
+		case 'I': {
+			char *end;
+
+			errno = 0;
+			o.expected = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-') {
+				fprintf(stderr, "rcusysctl: --if-generation: not a generation: \"%s\"\n", optarg);
 				return 1;
 			}
-			o.have_pattern = true;
+			o.if_generation = true;
+			break;
+		}
+		case 'r':
+			/* procps 4.0.2: a pattern that does not compile matches nothing. */
+			if (o.have_pattern)
+				regfree(&o.pattern);
+			o.have_pattern = regcomp(&o.pattern, optarg, REG_EXTENDED | REG_NOSUB) == 0;
+			o.pattern_invalid = !o.have_pattern;
 			break;
 		case 'h': usage(stdout, 0); break;
-		case 'V': printf("rcusysctl 0.1.0\n"); return 0;
+		case 'V': printf("rcusysctl %s\n", RCUSYSCTL_VERSION); return 0;
 		default: usage(stderr, 1);
 		}
 	}
+	if (o.json && !json_supported()) {
+		fprintf(stderr, "rcusysctl: --json is unavailable: built without json-c\n");
+		return 1;
+	}
+	if (optind < argc && (strcmp(argv[optind], "watch") == 0 || strcmp(argv[optind], "audit") == 0))
+		sub = argv[optind++];
+	if (sub && o.root) {
+		fprintf(stderr, "rcusysctl: %s needs the control socket; a tree of files (--root) has none\n",
+			sub);
+		return 1;
+	}
+	if (sub && strcmp(sub, "watch") == 0 && optind == argc) {
+		fprintf(stderr, "rcusysctl: watch: name at least one key\n");
+		return 1;
+	}
 	if (o.root && socket_given) {
 		fprintf(stderr, "rcusysctl: --root and --socket exclude each other\n");
+		return 1;
+	}
+	if (o.root && (o.generation || o.if_generation)) {
+		fprintf(stderr, "rcusysctl: generations need the control socket (--socket); "
+				"a tree of files (--root) has none\n");
 		return 1;
 	}
 	if (o.root && o.describe) {
@@ -447,8 +658,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (sub) {
+		struct stream_opts so = { o.socket, o.names_only, o.values_only, o.json };
+
+		err = strcmp(sub, "watch") == 0 ? stream_watch(argv + optind, argc - optind, &so)
+						: stream_audit(&so);
+		socktree_close();
+		return err;
+	}
 	/* Listings that print values take them with the names, in one reply. */
-	if (!o.root && !o.describe && !o.names_only && !load && !system_dirs)
+	if (!o.root && !o.describe && !o.generation && !o.names_only && !load && !system_dirs)
 		socktree_values_in_walks(true);
 	if (system_dirs) {
 		load_system();
@@ -473,6 +692,8 @@ int main(int argc, char **argv)
 		else
 			read_setting(argv[optind]);
 	}
+	if (o.json)
+		json_list_print();
 	if (o.have_pattern)
 		regfree(&o.pattern);
 	if (!o.root)

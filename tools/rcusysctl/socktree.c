@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +7,6 @@
 
 #include "socket_client.h"
 #include "socktree.h"
-#include "sysctl_conf.h"
 
 static struct sock_client *client;
 static char message[512];
@@ -28,6 +28,11 @@ void socktree_values_in_walks(bool on)
 int socktree_open(const char *path)
 {
 	return sock_client_connect(path, &client);
+}
+
+struct sock_client *socktree_client(void)
+{
+	return client;
 }
 
 void socktree_close(void)
@@ -125,6 +130,36 @@ int socktree_write(const char *key, const char *value)
 	return err;
 }
 
+int socktree_write_if(const char *key, const char *value, uint64_t generation)
+{
+	char *v = NULL, *line;
+	int err;
+
+	if (strchr(value, '\n'))
+		return -EINVAL;
+	/* "SETIF <path> <generation> <value>": the number goes before the value. */
+	if (asprintf(&line, "%" PRIu64 " %s", generation, value) < 0)
+		return -ENOMEM;
+	err = call("SETIF", key, line, &v);
+	free(line);
+	free(v);
+	return err;
+}
+
+int socktree_generation(const char *key, uint64_t *out)
+{
+	char *v = NULL, *end;
+	int err = call("GENERATION", key, NULL, &v);
+
+	if (err)
+		return err;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	err = errno || end == v || *end ? -EPROTO : 0;
+	free(v);
+	return err;
+}
+
 int socktree_stat(const char *key)
 {
 	char *v = NULL;
@@ -147,12 +182,16 @@ int socktree_describe(const char *key, char *buf, size_t size)
 	return 0;
 }
 
-/* A listed path back to a '/' key (systemd's first-separator rule). */
-static void list_key(char *p)
+/*
+ * A listed path (procps form, sysctl_entry_path(): every '/' of the key
+ * shown as '.', every '.' as '/') back to the '/' key. Always swapped: the
+ * first-separator rule would misread "vlan/d.eth0/300.mtu", the listed form
+ * of "vlan.d/eth0.300/mtu", as a slash path.
+ */
+void socktree_listed_key(char *p)
 {
-	sysctl_conf_normalize_key(p);
-	if (*p == '/')
-		memmove(p, p + 1, strlen(p));
+	for (; *p; p++)
+		*p = *p == '.' ? '/' : *p == '/' ? '.' : *p;
 }
 
 /* "VALUE <path> <value>" or "FAILED <path> <errno> <NAME>" into @w. */
@@ -174,7 +213,7 @@ static int parse_dumped(const char *text, size_t len, struct walked *w)
 		return -ENOMEM;
 	if (sock_unescape(p, (size_t)(sp - p), w->key) < 0)
 		return -EPROTO;
-	list_key(w->key);
+	socktree_listed_key(w->key);
 	sp++;
 	if (!value) {
 		w->err = -atoi(sp);
@@ -297,7 +336,7 @@ int socktree_walk(const char *key, int (*fn)(const char *key, void *arg), void *
 			err = -EPROTO;
 			break;
 		}
-		list_key(k);
+		socktree_listed_key(k);
 		keys[n++] = k;
 	}
 	for (size_t i = 0; i < n; i++) {

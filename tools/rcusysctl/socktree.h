@@ -9,11 +9,21 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Connects to the server at @path. Returns 0 or -errno. */
 int socktree_open(const char *path);
 void socktree_close(void);
+
+/* The connection itself, for requests the calls below do not make (AUDIT). */
+struct sock_client *socktree_client(void);
+
+/*
+ * A path as the server lists it (procps form, sysctl_entry_path(): each '/'
+ * of the key shown as '.' and each '.' as '/') back to the '/' key, in place.
+ */
+void socktree_listed_key(char *path);
 
 /* The server's message for the last error ("value longer than 127 bytes"), or "". */
 const char *socktree_message(void);
@@ -23,6 +33,15 @@ ssize_t socktree_read(const char *key, char *buf, size_t size);
 
 /* Writes @value to @key. Returns 0 or -errno (-EINVAL for a value holding a newline). */
 int socktree_write(const char *key, const char *value);
+
+/*
+ * Writes @value to @key only while the entry's generation (its change
+ * counter) is @generation: -ESTALE when another write came first.
+ */
+int socktree_write_if(const char *key, const char *value, uint64_t generation);
+
+/* The generation of @key (the count of its successful writes). Returns 0 or -errno. */
+int socktree_generation(const char *key, uint64_t *out);
 
 /* 0 for an entry, -EISDIR for a directory, -errno otherwise. */
 int socktree_stat(const char *key);

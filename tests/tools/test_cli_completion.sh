@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# rcusysctl's bash completion: names come from the tree it would talk to
+# (the socket's LIST, or the files under --root), options from the list.
+#   test_cli_completion.sh COMPLETION-FILE RCUSYSCTL SOCKET-FIXTURE
+set -u
+export LC_ALL=C
+completion=${1:?usage: test_cli_completion.sh COMPLETION-FILE RCUSYSCTL SOCKET-FIXTURE}
+cli=${2:?} fixture=${3:?}
+root=$(mktemp -d)
+fixture_pid=
+trap '[ -n "$fixture_pid" ] && kill "$fixture_pid" 2>/dev/null; rm -rf "$root"' EXIT
+. "$(dirname "$0")/../check.sh"
+
+# The completion runs "rcusysctl" from PATH.
+mkdir "$root/bin"
+ln -s "$(cd "$(dirname "$cli")" && pwd)/$(basename "$cli")" "$root/bin/rcusysctl"
+PATH=$root/bin:$PATH
+. "$completion"
+
+# complete WORD... : the candidates for the last word, sorted, one a line.
+complete_words() {
+	COMP_WORDS=(rcusysctl "$@")
+	COMP_CWORD=$#
+	COMPREPLY=()
+	_rcusysctl
+	printf '%s\n' "${COMPREPLY[@]}" | sort
+}
+
+sock=$root/control.sock
+"$fixture" "$sock" &
+fixture_pid=$!
+for _ in $(seq 600); do # a hang guard of 30 s
+	"$cli" --socket "$sock" -N kernel.modprobe >/dev/null 2>&1 && break
+	sleep 0.05
+done
+
+check "names from the socket named by --socket" "kernel.core_pattern
+kernel.modprobe" "$(complete_words --socket "$sock" kern)"
+check "names from \$RCUSYSCTL_SOCKET" "net.ipv4.conf.eth0/200.forwarding
+net.ipv4.conf.lo.forwarding" "$(RCUSYSCTL_SOCKET=$sock complete_words -n net.)"
+check "a dotted first component, as rcusysctl prints it" "/vlan.d/eth0.300/mtu" \
+	"$(RCUSYSCTL_SOCKET=$sock complete_words /vl)"
+check "subcommands first" "watch" "$(RCUSYSCTL_SOCKET=$sock complete_words wat)"
+check "subcommands after options" "watch" "$(RCUSYSCTL_SOCKET=$sock complete_words -n wat)"
+check "no subcommand after a name" "" "$(RCUSYSCTL_SOCKET=$sock complete_words kernel.modprobe wat)"
+check "names after watch" "kernel.core_pattern
+kernel.modprobe" "$(RCUSYSCTL_SOCKET=$sock complete_words watch kernel.)"
+check "options" "--deprecated
+--describe
+--dry-run" "$(complete_words --d)"
+check "options by prefix" "--json" "$(complete_words --js)"
+check "generation options" "--generation
+--if-generation" "$(complete_words --gen; complete_words --if)"
+mkdir -p "$root/tree/fs/file"
+echo 1 > "$root/tree/fs/file/max"
+check "names from --root" "fs.file.max" "$(complete_words --root "$root/tree" f)"
+check "no server: no names, no error" "" "$(RCUSYSCTL_SOCKET=$root/none complete_words kern 2>&1)"
+finish cli-completion
