@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# Two hosts (fleet-host) mirror one etcd prefix from a real single-node etcd
+# on 127.0.0.1 (free ports, data dir under a temporary folder), read back
+# through their control sockets with rcusysctl. Covers: the first read, a
+# put reaching both, refused values (old value kept, status key written,
+# a later valid put applies), etcd SIGKILLed during puts and restarted from
+# its data dir, and a host that resumes at a compacted revision. Waits are
+# bounded only as a hang guard. Skips (77) when etcd is not installed.
+set -u
+host_bin=${1:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
+cli=${2:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
+if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
+	echo "SKIP: etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
+	exit 77
+fi
+. "$(dirname "$0")/../check.sh"
+
+tmp=$(mktemp -d)
+etcd_pid=
+declare -A host_pid
+cleanup() {
+	for h in "${!host_pid[@]}"; do
+		kill -CONT "${host_pid[$h]}" 2>/dev/null
+		kill "${host_pid[$h]}" 2>/dev/null && wait "${host_pid[$h]}" 2>/dev/null
+	done
+	[ -n "$etcd_pid" ] && kill "$etcd_pid" 2>/dev/null && wait "$etcd_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+prefix=/rcustring/web
+guard=200 # tenths of a second: a hang guard, not a timing assertion
+
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+ctl() { ETCDCTL_API=3 etcdctl --endpoints "$url" --dial-timeout=2s --command-timeout=5s "$@"; }
+
+# Start (or restart, same ports and data dir) etcd; 0 once it answers.
+run_etcd() {
+	etcd --name fleet --data-dir "$tmp/etcd" \
+		--listen-client-urls "$url" --advertise-client-urls "$url" \
+		--listen-peer-urls "http://127.0.0.1:$peer_port" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+		--initial-cluster "fleet=http://127.0.0.1:$peer_port" >>"$tmp/etcd.log" 2>&1 &
+	etcd_pid=$!
+	for _ in $(seq $guard); do
+		ctl endpoint health >/dev/null 2>&1 && return 0
+		kill -0 "$etcd_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$etcd_pid" 2>/dev/null
+	wait "$etcd_pid" 2>/dev/null
+	etcd_pid=
+	return 1
+}
+
+for _ in 1 2 3; do # another program may take a port between the check and etcd's bind
+	client_port=$(free_port)
+	peer_port=$(free_port)
+	url=http://127.0.0.1:$client_port
+	rm -rf "$tmp/etcd"
+	run_etcd && break
+done
+if [ -z "$etcd_pid" ]; then
+	echo "FAIL: etcd did not start"
+	tail -20 "$tmp/etcd.log"
+	exit 1
+fi
+
+start_host() {
+	"$host_bin" --socket "$tmp/$1.sock" --etcd "$url" --prefix "$prefix/" --host "$1" \
+		>"$tmp/$1.out" 2>>"$tmp/$1.err" &
+	host_pid[$1]=$!
+	for _ in $(seq $guard); do [ -S "$tmp/$1.sock" ] && return; sleep 0.1; done
+}
+stop_host() {
+	kill "${host_pid[$1]}"
+	wait "${host_pid[$1]}"
+	check "$1 stopped cleanly" 0 "$?"
+	unset "host_pid[$1]"
+}
+get() { "$cli" --socket "$tmp/$1.sock" -n "$2" 2>&1; }
+# Wait until host $1's entry $2 reads $3 (or the guard runs out), then check it.
+wait_value() {
+	local v
+	for _ in $(seq $guard); do
+		v=$(get "$1" "$2")
+		[ "$v" == "$3" ] && break
+		sleep 0.1
+	done
+	check "$4 ($1 $2)" "$3" "$v"
+}
+wait_status_key() {
+	for _ in $(seq $guard); do
+		[ -n "$(ctl get --print-value-only "$1")" ] && return
+		sleep 0.1
+	done
+}
+
+# --- first read, then a put reaching both hosts ---
+ctl put "$prefix/kernel/modprobe" /usr/sbin/modprobe >/dev/null
+start_host a
+start_host b
+for h in a b; do
+	wait_value $h kernel.modprobe /usr/sbin/modprobe "first read"
+	wait_value $h etcd.connected 1 "connected"
+done
+ctl put "$prefix/kernel/core_pattern" '/var/core/%e.%p' >/dev/null
+ctl put "$prefix/vm/swappiness" 10 >/dev/null
+for h in a b; do
+	wait_value $h kernel.core_pattern '/var/core/%e.%p' "put reaches"
+	wait_value $h vm.swappiness 10 "put reaches"
+done
+rev=$(ctl get "$prefix/vm/swappiness" -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/')
+for h in a b; do
+	wait_value $h etcd.revision "$rev" "revision shown"
+done
+
+# --- refused values: the old value stays, the status key says why ---
+long=$(printf 'x%.0s' $(seq 100)) # core_pattern holds 63 bytes at most
+ctl put "$prefix/kernel/core_pattern" "$long" >/dev/null
+ctl put "$prefix/net/core/somaxconn" 5 >/dev/null # below its minimum, 16
+ctl put "$prefix/kernel/nonexistent" 1 >/dev/null
+for h in a b; do
+	for k in kernel/core_pattern net/core/somaxconn kernel/nonexistent; do
+		wait_status_key "/rcustring-status/web/$h/$k"
+	done
+	wait_value $h etcd.refused 3 "refusals counted"
+	check "over-long refused, old value kept ($h)" '/var/core/%e.%p' "$(get $h kernel.core_pattern)"
+	check "out of range refused, old value kept ($h)" 128 "$(get $h net.core.somaxconn)"
+	check "status key: over-long ($h)" '"error":"EMSGSIZE"' \
+		"$(ctl get --print-value-only "/rcustring-status/web/$h/kernel/core_pattern" | grep -o '"error":"[A-Z]*"')"
+	check "status key: out of range ($h)" '"error":"EINVAL"' \
+		"$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn" | grep -o '"error":"[A-Z]*"')"
+	check "status key: no such entry ($h)" '"error":"ENOENT"' \
+		"$(ctl get --print-value-only "/rcustring-status/web/$h/kernel/nonexistent" | grep -o '"error":"[A-Z]*"')"
+done
+ctl put "$prefix/kernel/core_pattern" 'core.%p' >/dev/null
+ctl put "$prefix/net/core/somaxconn" 4096 >/dev/null
+for h in a b; do
+	wait_value $h kernel.core_pattern 'core.%p' "later valid put applies"
+	wait_value $h net.core.somaxconn 4096 "later valid put applies"
+	for _ in $(seq $guard); do
+		[ -z "$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn")" ] && break
+		sleep 0.1
+	done
+	check "status key cleared once a valid value applies ($h)" "" \
+		"$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn")"
+done
+
+# --- etcd SIGKILLed while puts are in flight, restarted from its data dir ---
+( for i in $(seq 11 90); do ctl put "$prefix/vm/swappiness" "$i" >/dev/null 2>&1; done ) &
+putter=$!
+for _ in $(seq $guard); do
+	[ "$(get a vm.swappiness)" -ge 20 ] 2>/dev/null && break
+	sleep 0.05
+done
+kill -KILL "$etcd_pid"
+wait "$etcd_pid" 2>/dev/null
+etcd_pid=
+wait "$putter"
+for h in a b; do
+	wait_value $h etcd.connected 0 "etcd down seen"
+	# Readers are served from the tree while etcd is away.
+	check "read while etcd is down ($h)" "core.%p" "$(get $h kernel.core_pattern)"
+done
+run_etcd
+check "etcd restarted from its data dir" 1 "$([ -n "$etcd_pid" ] && echo 1)"
+ctl put "$prefix/kernel/modprobe" /sbin/modprobe.new >/dev/null
+final=$(ctl get --print-value-only "$prefix/vm/swappiness")
+for h in a b; do
+	wait_value $h etcd.connected 1 "reconnected"
+	wait_value $h kernel.modprobe /sbin/modprobe.new "put after restart"
+	check "holds etcd's final value ($h)" "$final" "$(get $h vm.swappiness)"
+	check "one reconnect at least ($h)" 1 "$([ "$(get $h etcd.reconnects)" -ge 1 ] && echo 1)"
+done
+
+# --- compaction while host b is stopped: it re-reads and converges ---
+kill -STOP "${host_pid[b]}"
+kill -KILL "$etcd_pid" # b's watch stream ends while b cannot see it
+wait "$etcd_pid" 2>/dev/null
+etcd_pid=
+run_etcd
+ctl put "$prefix/kernel/core_pattern" 'after.%p' >/dev/null
+ctl put "$prefix/vm/swappiness" 33 >/dev/null
+ctl put "$prefix/vm/swappiness" 34 >/dev/null
+rev=$(ctl get "$prefix/vm/swappiness" -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/')
+ctl compact "$rev" >/dev/null
+kill -CONT "${host_pid[b]}"
+for h in a b; do
+	wait_value $h vm.swappiness 34 "converges after compaction"
+	wait_value $h kernel.core_pattern 'after.%p' "converges after compaction"
+	wait_value $h etcd.revision "$rev" "revision after compaction"
+done
+check "b read the prefix again" 1 "$(get b etcd.resyncs)"
+check "a needed no re-read" 0 "$(get a etcd.resyncs)"
+
+# --- the audit rings: every value applied once, in etcd's order ---
+stop_host a
+stop_host b
+for h in a b; do
+	check "no swappiness value applied twice or out of order ($h)" "" \
+		"$(awk -F'\t' '$1 == "audit" && $2 ~ /swappiness/ { v = $4 + 0; if (v <= last) print "again or back: " v; last = v }' "$tmp/$h.out")"
+	# The re-read applied only what differed: modprobe was written twice (first
+	# read, then the put after the restart), not once more by the re-read.
+	check "re-read applied only differences ($h)" 2 "$(grep -c 'modprobe' "$tmp/$h.out")"
+	check "no value logged ($h)" "" "$(grep -e "$long" -e 'after\.%p' "$tmp/$h.err")"
+done
+kill "$etcd_pid"
+wait "$etcd_pid"
+etcd_pid=
+finish fleet-etcd
