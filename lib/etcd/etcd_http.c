@@ -637,10 +637,12 @@ int etcd_watch(struct etcd_conn *c, const char *prefix, int64_t start_revision,
 	if (w.result) {
 		err = w.result;
 	} else if (rc == CURLE_OK) {
-		set_err(c, "watch: %s", "etcd ended the stream");
+		set_err(c, "watch: %s", "etcd closed the stream");
 		err = -ECONNRESET;
 	} else {
-		set_err(c, "watch: %s", curl_easy_strerror(rc));
+		/* A cut chunked stream is how a killed or restarted etcd looks. */
+		set_err(c, "watch: %s", rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR ?
+					       "the stream was cut" : curl_easy_strerror(rc));
 		err = curl_errno(rc);
 	}
 out:

@@ -24,6 +24,11 @@ cleanup() {
 		kill "${host_pid[$h]}" 2>/dev/null && wait "${host_pid[$h]}" 2>/dev/null
 	done
 	[ -n "$etcd_pid" ] && kill "$etcd_pid" 2>/dev/null && wait "$etcd_pid" 2>/dev/null
+	if [ "$failed" -gt 0 ] || [ -n "${FLEET_TEST_LOGS:-}" ]; then
+		for f in "$tmp"/*.err; do echo "--- $f"; cat "$f"; done
+		echo "--- etcd.log (tail)"
+		tail -20 "$tmp/etcd.log"
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -126,11 +131,13 @@ long=$(printf 'x%.0s' $(seq 100)) # core_pattern holds 63 bytes at most
 ctl put "$prefix/kernel/core_pattern" "$long" >/dev/null
 ctl put "$prefix/net/core/somaxconn" 5 >/dev/null # below its minimum, 16
 ctl put "$prefix/kernel/nonexistent" 1 >/dev/null
+# A string handler would keep what comes before the newline: refused whole.
+ctl put "$prefix/kernel/modprobe" "$(printf '/half\napplied')" >/dev/null
 for h in a b; do
-	for k in kernel/core_pattern net/core/somaxconn kernel/nonexistent; do
+	for k in kernel/core_pattern net/core/somaxconn kernel/nonexistent kernel/modprobe; do
 		wait_status_key "/rcustring-status/web/$h/$k"
 	done
-	wait_value $h etcd.refused 3 "refusals counted"
+	wait_value $h etcd.refused 4 "refusals counted"
 	check "over-long refused, old value kept ($h)" '/var/core/%e.%p' "$(get $h kernel.core_pattern)"
 	check "out of range refused, old value kept ($h)" 128 "$(get $h net.core.somaxconn)"
 	check "status key: over-long ($h)" '"error":"EMSGSIZE"' \
@@ -139,6 +146,7 @@ for h in a b; do
 		"$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn" | grep -o '"error":"[A-Z]*"')"
 	check "status key: no such entry ($h)" '"error":"ENOENT"' \
 		"$(ctl get --print-value-only "/rcustring-status/web/$h/kernel/nonexistent" | grep -o '"error":"[A-Z]*"')"
+	check "value with a newline refused whole ($h)" /usr/sbin/modprobe "$(get $h kernel.modprobe)"
 done
 ctl put "$prefix/kernel/core_pattern" 'core.%p' >/dev/null
 ctl put "$prefix/net/core/somaxconn" 4096 >/dev/null
@@ -154,13 +162,14 @@ for h in a b; do
 done
 
 # --- etcd SIGKILLed while puts are in flight, restarted from its data dir ---
-( for i in $(seq 11 90); do ctl put "$prefix/vm/swappiness" "$i" >/dev/null 2>&1; done ) &
+# The putter stops at its first failed put: etcd is down from then on.
+( for i in $(seq 11 90); do ctl put "$prefix/vm/swappiness" "$i" >/dev/null 2>&1 || break; done ) &
 putter=$!
 for _ in $(seq $guard); do
 	[ "$(get a vm.swappiness)" -ge 20 ] 2>/dev/null && break
 	sleep 0.05
 done
-kill -KILL "$etcd_pid"
+{ kill -KILL "$etcd_pid"; wait "$etcd_pid"; } 2>/dev/null
 wait "$etcd_pid" 2>/dev/null
 etcd_pid=
 wait "$putter"
@@ -182,8 +191,7 @@ done
 
 # --- compaction while host b is stopped: it re-reads and converges ---
 kill -STOP "${host_pid[b]}"
-kill -KILL "$etcd_pid" # b's watch stream ends while b cannot see it
-wait "$etcd_pid" 2>/dev/null
+{ kill -KILL "$etcd_pid"; wait "$etcd_pid"; } 2>/dev/null # b's stream ends while b cannot see it
 etcd_pid=
 run_etcd
 ctl put "$prefix/kernel/core_pattern" 'after.%p' >/dev/null
