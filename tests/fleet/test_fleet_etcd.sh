@@ -170,7 +170,6 @@ for _ in $(seq $guard); do
 	sleep 0.05
 done
 { kill -KILL "$etcd_pid"; wait "$etcd_pid"; } 2>/dev/null
-wait "$etcd_pid" 2>/dev/null
 etcd_pid=
 wait "$putter"
 for h in a b; do
