@@ -187,7 +187,8 @@ static void clear_refusal(struct etcd_sync *s, struct key_state *k, const char *
 /*
  * Write one value from etcd into the tree. @resync: skip the write when the
  * tree already holds the value (a whole-prefix read applies differences
- * only). A revision already applied for the key is never applied again.
+ * only); otherwise a revision already applied for the key is not applied
+ * again.
  */
 static void apply(struct etcd_sync *s, const char *key, const char *value, size_t len,
 		  int64_t rev, bool resync)
@@ -197,7 +198,10 @@ static void apply(struct etcd_sync *s, const char *key, const char *value, size_
 	char cur[VALUE_CMP_MAX];
 	int err = 0;
 
-	if (k && k->mod_revision >= rev)
+	/* A watch event at or below what was applied is a replay: skip it. A
+	 * re-read compares values instead, so that it also restores a value
+	 * changed in the tree behind etcd's back. */
+	if (k && !resync && k->mod_revision >= rev)
 		return;
 	if (len && value[len - 1] == '\n')
 		len--; /* "value\n" is how a file is written; the same value */

@@ -109,6 +109,7 @@ wait_status_key() {
 
 # --- first read, then a put reaching both hosts ---
 ctl put "$prefix/kernel/modprobe" /usr/sbin/modprobe >/dev/null
+ctl put "$prefix/net/core/somaxconn" 128 >/dev/null # the tree's default: nothing to write
 start_host a
 start_host b
 for h in a b; do
@@ -216,6 +217,7 @@ for h in a b; do
 	# The re-read applied only what differed: modprobe was written twice (first
 	# read, then the put after the restart), not once more by the re-read.
 	check "re-read applied only differences ($h)" 2 "$(grep -c 'modprobe' "$tmp/$h.out")"
+	check "first read skipped the value the tree already held ($h)" 1 "$(grep -c 'somaxconn' "$tmp/$h.out")"
 	check "no value logged ($h)" "" "$(grep -e "$long" -e 'after\.%p' "$tmp/$h.err")"
 done
 kill "$etcd_pid"
