@@ -44,6 +44,21 @@ struct key_state {
 	char *key;
 	int64_t mod_revision;
 	bool reported; /* a refusal is in etcd under the status prefix */
+	bool refused;  /* the value at mod_revision was refused */
+};
+
+/* A row of an owned table: the tree calls owned_handler with data = this. */
+struct owned_row {
+	struct etcd_sync *s;
+	struct ctl_table orig;
+	char *key; /* the etcd key of the entry */
+};
+
+struct owned_table {
+	struct owned_table *next;
+	struct ctl_table *rows; /* what the tree holds */
+	struct owned_row *owned;
+	size_t count;
 };
 
 struct etcd_sync {
@@ -57,13 +72,19 @@ struct etcd_sync {
 	void *log_arg;
 	unsigned int seed; /* jitter */
 
+	bool write_through;
+	pthread_mutex_t wlock; /* wconn: local writes, from any thread */
+	struct etcd_conn wconn;
+	struct owned_table *owned;
+
 	pthread_t thread;
-	pthread_mutex_t lock; /* st, stop */
+	bool running;
+	pthread_mutex_t lock; /* st, stop, keys[].mod_revision and the keys array */
 	pthread_cond_t wake;
 	bool stop;
 	struct etcd_sync_status st;
 
-	/* sync thread only */
+	/* written by the sync thread only (under lock) */
 	struct key_state *keys;
 	size_t n_keys, cap_keys;
 	bool need_range, created;
@@ -117,24 +138,48 @@ static struct key_state *key_state(struct etcd_sync *s, const char *key)
 	for (size_t i = 0; i < s->n_keys; i++)
 		if (!strcmp(s->keys[i].key, key))
 			return &s->keys[i];
+	pthread_mutex_lock(&s->lock); /* writers read the array (key_revision) */
 	if (s->n_keys == s->cap_keys) {
 		size_t cap = s->cap_keys ? s->cap_keys * 2 : 16;
 
 		k = realloc(s->keys, cap * sizeof(*k));
 		if (!k)
-			return NULL;
+			goto fail;
 		s->keys = k;
 		s->cap_keys = cap;
 	}
 	k = &s->keys[s->n_keys];
 	k->key = strdup(key);
 	if (!k->key)
-		return NULL;
+		goto fail;
 	k->mod_revision = 0;
 	k->reported = false;
+	k->refused = false;
 	s->n_keys++;
+	pthread_mutex_unlock(&s->lock);
 	return k;
+fail:
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
 }
+
+/* The key's mod_revision as this host last applied it (0: never seen). Any thread. */
+static int64_t key_revision(struct etcd_sync *s, const char *key)
+{
+	int64_t rev = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_keys; i++)
+		if (!strcmp(s->keys[i].key, key)) {
+			rev = s->keys[i].mod_revision;
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+	return rev;
+}
+
+/* Set while the sync thread writes into the tree: owned entries let it through. */
+static __thread const struct etcd_sync *applying;
 
 static char *status_key(struct etcd_sync *s, const char *key)
 {
@@ -203,6 +248,8 @@ static void apply(struct etcd_sync *s, const char *key, const char *value, size_
 	 * changed in the tree behind etcd's back. */
 	if (k && !resync && k->mod_revision >= rev)
 		return;
+	if (k && resync && k->mod_revision == rev && k->refused)
+		return; /* the same value, refused already: not counted or reported twice */
 	if (len && value[len - 1] == '\n')
 		len--; /* "value\n" is how a file is written; the same value */
 	/* A string handler stops at the first newline or NUL: a value holding one
@@ -215,8 +262,11 @@ static void apply(struct etcd_sync *s, const char *key, const char *value, size_
 		if (n == (ssize_t)len + 1 && !memcmp(cur, value, len) && cur[len] == '\n')
 			goto done;
 	}
-	if (!err)
+	if (!err) {
+		applying = s;
 		err = sysctl_set(s->tree, path, value, len, &s->caller);
+		applying = NULL;
+	}
 	if (err) {
 		pthread_mutex_lock(&s->lock);
 		s->st.refused++;
@@ -234,8 +284,12 @@ static void apply(struct etcd_sync *s, const char *key, const char *value, size_
 			clear_refusal(s, k, key);
 	}
 done:
-	if (k)
+	if (k) {
+		pthread_mutex_lock(&s->lock);
 		k->mod_revision = rev;
+		k->refused = err != 0;
+		pthread_mutex_unlock(&s->lock);
+	}
 }
 
 static void set_revision(struct etcd_sync *s, int64_t rev, int64_t etcd_rev)
@@ -421,6 +475,18 @@ static void curl_init(void)
 
 static void sync_free(struct etcd_sync *s)
 {
+	while (s->owned) {
+		struct owned_table *o = s->owned;
+
+		s->owned = o->next;
+		for (size_t i = 0; i < o->count; i++)
+			free(o->owned[i].key);
+		free(o->owned);
+		free(o->rows);
+		free(o);
+	}
+	etcd_conn_free(&s->wconn);
+	pthread_mutex_destroy(&s->wlock);
 	for (size_t i = 0; i < s->n_keys; i++)
 		free(s->keys[i].key);
 	free(s->keys);
@@ -452,8 +518,8 @@ static int default_status_prefix(struct etcd_sync *s, const char *host)
 	return n < 0 ? -ENOMEM : 0;
 }
 
-int etcd_sync_start(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
-		    struct etcd_sync **out)
+int etcd_sync_new(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
+		  struct etcd_sync **out)
 {
 	struct etcd_tls tls = { opts->cacert, opts->cert, opts->key };
 	pthread_condattr_t ca;
@@ -471,6 +537,8 @@ int etcd_sync_start(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->wlock, NULL);
+	s->write_through = opts->write_through;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);
@@ -494,6 +562,8 @@ int etcd_sync_start(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 	}
 	s->prefix_len = strlen(s->prefix);
 	err = etcd_conn_init(&s->conn, opts->endpoints, &tls);
+	if (!err)
+		err = etcd_conn_init(&s->wconn, opts->endpoints, &tls);
 	if (err)
 		goto fail;
 	if (opts->status_prefix) {
@@ -506,13 +576,34 @@ int etcd_sync_start(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 	}
 	if (err)
 		goto fail;
-	err = -pthread_create(&s->thread, NULL, run, s);
-	if (err)
-		goto fail;
 	*out = s;
 	return 0;
 fail:
 	sync_free(s);
+	return err;
+}
+
+int etcd_sync_run(struct etcd_sync *s)
+{
+	int err = -pthread_create(&s->thread, NULL, run, s);
+
+	if (!err)
+		s->running = true;
+	return err;
+}
+
+int etcd_sync_start(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
+		    struct etcd_sync **out)
+{
+	int err = etcd_sync_new(tree, opts, out);
+
+	if (!err) {
+		err = etcd_sync_run(*out);
+		if (err) {
+			etcd_sync_stop(*out);
+			*out = NULL;
+		}
+	}
 	return err;
 }
 
@@ -531,7 +622,8 @@ void etcd_sync_stop(struct etcd_sync *s)
 	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&s->wake);
 	pthread_mutex_unlock(&s->lock);
-	pthread_join(s->thread, NULL);
+	if (s->running)
+		pthread_join(s->thread, NULL);
 	sync_free(s);
 }
 
@@ -604,4 +696,160 @@ int etcd_sync_register_status(struct etcd_sync *s, const char *dir,
 			.desc = status_desc[i],
 		};
 	return sysctl_register_table(s->tree, dir, s->status_table, ST_COUNT, out);
+}
+
+/* ---- entries owned by etcd ---- */
+
+/*
+ * Would the entry's handler take @value? Run it on a scratch copy of the
+ * entry's data. Called inside the tree's write of this entry (its writer
+ * lock held), so the data cannot change under the copy.
+ */
+static int check_value(const struct ctl_table *orig, const char *value, size_t len)
+{
+	struct ctl_table t = *orig;
+	struct rcustring tmp;
+	void *copy = NULL;
+	off_t pos = 0;
+	int err;
+
+	if (orig->proc_handler == proc_rcu_string) {
+		err = rcustring_init(&tmp, rcustring_maxlen(orig->data), "");
+		if (err)
+			return err;
+		t.data = &tmp;
+	} else if (orig->data && orig->maxlen > 0) {
+		copy = malloc((size_t)orig->maxlen);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, orig->data, (size_t)orig->maxlen);
+		t.data = copy;
+	}
+	err = t.proc_handler(&t, 1, (void *)value, &len, &pos);
+	if (orig->proc_handler == proc_rcu_string)
+		rcustring_destroy(&tmp);
+	free(copy);
+	return err;
+}
+
+static int write_through(struct owned_row *r, const char *buf, size_t len)
+{
+	struct etcd_sync *s = r->s;
+	int64_t expect, rev;
+	int err, done = 0;
+
+	if (len && buf[len - 1] == '\n')
+		len--;
+	if (memchr(buf, '\n', len) || memchr(buf, '\0', len))
+		return -EINVAL; /* etcd would hold a value no host can apply whole */
+	err = check_value(&r->orig, buf, len);
+	if (err)
+		return err;
+	expect = key_revision(s, r->key);
+	pthread_mutex_lock(&s->wlock);
+	err = etcd_put_if(&s->wconn, r->key, buf, len, expect, &done, &rev);
+	if (err) {
+		char where[200];
+
+		etcd_conn_name(&s->wconn, where, sizeof(where));
+		say(s, "write-through of %s: %s: %s", r->key, where, s->wconn.err);
+		etcd_conn_next(&s->wconn);
+	}
+	pthread_mutex_unlock(&s->wlock);
+	if (!err && !done)
+		err = -EAGAIN; /* someone else wrote the key since this host applied it */
+	return err;
+}
+
+static int owned_handler(const struct ctl_table *t, int write, void *buffer, size_t *lenp,
+			 off_t *ppos)
+{
+	struct owned_row *r = t->data;
+	int err;
+
+	if (!write || applying == r->s)
+		return r->orig.proc_handler(&r->orig, write, buffer, lenp, ppos);
+	if (!r->s->write_through)
+		return -EROFS; /* etcd owns the entry: change it there */
+	if (!lenp || !ppos || *ppos != 0 || (!buffer && *lenp))
+		return -EINVAL;
+	err = write_through(r, buffer, *lenp);
+	if (!err)
+		*ppos += (off_t)*lenp;
+	return err;
+}
+
+/*
+ * Keys use the tree's '/' form. A directory given in '.' form
+ * ("net.ipv4.conf.eth0/200", where '/' stands for a '.' in a name) is
+ * turned into it ("net/ipv4/conf/eth0.200"): swap the two in its @len bytes.
+ */
+static void slash_form(char *dir, size_t len)
+{
+	size_t first = strcspn(dir, "./");
+
+	if (first >= len || dir[first] != '.')
+		return;
+	for (size_t i = 0; i < len; i++)
+		dir[i] = dir[i] == '.' ? '/' : dir[i] == '/' ? '.' : dir[i];
+}
+
+int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *table,
+			size_t count, struct sysctl_table_header **out)
+{
+	struct owned_table *o = calloc(1, sizeof(*o));
+	struct sysctl_tree *check = sysctl_tree_new();
+	struct sysctl_table_header *h;
+	int err = -ENOMEM;
+	size_t i;
+
+	if (!o || !check)
+		goto fail;
+	/* The kernel's table checks run on the real rows, in a scratch tree: the
+	 * wrapped rows would hide a bad string or minmax row from them. */
+	err = sysctl_register_table(check, dir, table, count, &h);
+	if (err)
+		goto fail;
+	sysctl_unregister_table(h);
+	err = -ENOMEM;
+	o->rows = calloc(count ? count : 1, sizeof(*o->rows));
+	o->owned = calloc(count ? count : 1, sizeof(*o->owned));
+	if (!o->rows || !o->owned)
+		goto fail;
+	o->count = count;
+	for (i = 0; i < count; i++) {
+		struct owned_row *r = &o->owned[i];
+
+		r->s = s;
+		r->orig = table[i];
+		if (asprintf(&r->key, "%s%s%s%s", s->prefix, dir, *dir ? "/" : "",
+			     table[i].procname) < 0) {
+			r->key = NULL;
+			goto fail;
+		}
+		slash_form(r->key + s->prefix_len, strlen(dir));
+		o->rows[i] = table[i];
+		o->rows[i].data = r;
+		o->rows[i].proc_handler = owned_handler;
+	}
+	err = sysctl_register_table(s->tree, dir, o->rows, count, out);
+	if (err)
+		goto fail;
+	sysctl_tree_free(check);
+	pthread_mutex_lock(&s->lock);
+	o->next = s->owned;
+	s->owned = o;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+fail:
+	if (check)
+		sysctl_tree_free(check);
+	if (o) {
+		for (i = 0; o->owned && i < count; i++)
+			free(o->owned[i].key);
+		free(o->owned);
+		free(o->rows);
+		free(o);
+	}
+	return err;
 }

@@ -32,6 +32,8 @@ struct etcd_sync_opts {
 	const char *cacert, *cert, *key; /* TLS files passed to libcurl (NULL: none / system CA) */
 	const struct sysctl_caller *caller; /* whose permissions apply; NULL: uid 0 of this pid */
 	int backoff_min_ms, backoff_max_ms; /* reconnect delays (0: 100 and 5000) */
+	int write_through; /* entries of etcd_sync_own_table(): 0 refuses local writes
+			    * (-EROFS), 1 turns them into puts to etcd */
 	sysctl_log_fn *log; /* messages (NULL: stderr); never given a secret or a value */
 	void *log_arg;
 };
@@ -60,6 +62,16 @@ struct etcd_sync_status {
 int etcd_sync_start(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 		    struct etcd_sync **out);
 
+/**
+ * etcd_sync_new, etcd_sync_run - etcd_sync_start() in two steps, so that
+ * tables can be handed to etcd_sync_own_table() before the first read
+ * (which would otherwise refuse keys of entries not registered yet).
+ * After a failed etcd_sync_run(), etcd_sync_stop() frees @s.
+ */
+int etcd_sync_new(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
+		  struct etcd_sync **out);
+int etcd_sync_run(struct etcd_sync *s);
+
 /** etcd_sync_status - a copy of the counters; any thread, never waits for etcd */
 void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st);
 
@@ -72,6 +84,25 @@ void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st);
  */
 int etcd_sync_register_status(struct etcd_sync *s, const char *dir,
 			      struct sysctl_table_header **out);
+
+/**
+ * etcd_sync_own_table - register @table under @dir with etcd as its owner
+ *
+ * Like sysctl_register_table() (same checks, same errors), but a local
+ * write to one of these entries (control socket, FUSE, sysctl_set) is not
+ * applied directly. Read-only mirror: it fails with -EROFS. Write-through:
+ * the value is checked by the entry's handler on a scratch copy (a refused
+ * value fails locally and reaches nobody), then put to etcd with a compare
+ * on the key's mod_revision as this host last applied it; the tree changes
+ * when the watch delivers the put, so every host applies the same sequence.
+ * A compare that fails (another write got there first, or this host has not
+ * caught up yet) gives -EAGAIN; etcd unreachable gives -ECONNREFUSED or
+ * -ETIMEDOUT. Writes must start at position 0 (-EINVAL otherwise). Reads
+ * are the entries' own. The wrapped rows live until etcd_sync_stop();
+ * unregister with sysctl_unregister_table() before it.
+ */
+int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *table,
+			size_t count, struct sysctl_table_header **out);
 
 /** etcd_sync_stop - end the watch, join the thread, free @s (NULL: no-op) */
 void etcd_sync_stop(struct etcd_sync *s);

@@ -2,11 +2,12 @@
  * fleet-host: a small tree mirrored from etcd and served on a control
  * socket, standing for one host of a fleet in the etcd tests.
  *
- *   fleet-host --socket PATH --etcd URL[,URL] --prefix P --host NAME
+ *   fleet-host --socket PATH --etcd URL[,URL] --prefix P --host NAME [--write-through]
  *
  * Entries: kernel.core_pattern (string, 63 bytes at most), kernel.modprobe
  * (string), net.core.somaxconn (int 16..65535), vm.swappiness (int 0..100),
- * and the sync's status under etcd.*. Runs until SIGTERM/SIGINT, then stops
+ * and the sync's status under etcd.*. The first four are owned by etcd:
+ * local writes are refused, or with --write-through put to etcd. Runs until SIGTERM/SIGINT, then stops
  * and prints the audit ring, one "audit PATH OLD NEW" line per write (tab
  * separated), so a test can tell that no value was applied twice.
  */
@@ -66,6 +67,7 @@ int main(int argc, char **argv)
 		{ "etcd", required_argument, NULL, 'e' },
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "host", required_argument, NULL, 'H' },
+		{ "write-through", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct etcd_sync_opts so = { .backoff_min_ms = 50, .backoff_max_ms = 1000 };
@@ -83,6 +85,7 @@ int main(int argc, char **argv)
 		case 'e': so.endpoints = optarg; break;
 		case 'p': so.prefix = optarg; break;
 		case 'H': so.host = optarg; break;
+		case 'w': so.write_through = 1; break;
 		default: return 2;
 		}
 	}
@@ -99,29 +102,29 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	tree = sysctl_tree_new();
-	if (!tree || sysctl_register_table(tree, "kernel", kernel_table, 2, &h[0]) ||
-	    sysctl_register_table(tree, "net/core", net_table, 1, &h[1]) ||
-	    sysctl_register_table(tree, "vm", vm_table, 1, &h[2]))
+	if (!tree)
 		return 1;
-	ret = etcd_sync_start(tree, &so, &sync);
+	ret = etcd_sync_new(tree, &so, &sync);
 	if (ret) {
 		fprintf(stderr, "fleet-host: etcd: %s\n", strerror(-ret));
 		return 1;
 	}
-	ret = etcd_sync_register_status(sync, "etcd", &h[3]);
-	if (!ret)
-		ret = sysctl_socket_start(tree, sock, 0600, &srv);
+	if (etcd_sync_own_table(sync, "kernel", kernel_table, 2, &h[0]) ||
+	    etcd_sync_own_table(sync, "net.core", net_table, 1, &h[1]) ||
+	    etcd_sync_own_table(sync, "vm", vm_table, 1, &h[2]) ||
+	    etcd_sync_register_status(sync, "etcd", &h[3]) || etcd_sync_run(sync))
+		return 1;
+	ret = sysctl_socket_start(tree, sock, 0600, &srv);
 	if (ret) {
 		fprintf(stderr, "fleet-host: %s: %s\n", sock, strerror(-ret));
 		return 1;
 	}
 	sigwait(&set, &sig);
 	sysctl_socket_stop(srv);
-	sysctl_unregister_table(h[3]);
+	for (int i = 0; i < 4; i++)
+		sysctl_unregister_table(h[i]);
 	etcd_sync_stop(sync);
 	print_audit(tree);
-	for (int i = 0; i < 3; i++)
-		sysctl_unregister_table(h[i]);
 	sysctl_tree_free(tree);
 	rcustring_destroy(&core_pattern);
 	rcustring_destroy(&modprobe);

@@ -162,6 +162,11 @@ for h in a b; do
 		"$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn")"
 done
 
+# --- read-only mirror: etcd owns the entries, a local write is refused ---
+check "local write refused on a mirror" "rcusysctl: setting key \"vm.swappiness\": Read-only file system
+rc=1" "$("$cli" --socket "$tmp/a.sock" -w vm.swappiness=99 2>&1; echo "rc=$?")"
+check "local write changed nothing" 10 "$(get a vm.swappiness)"
+
 # --- etcd SIGKILLed while puts are in flight, restarted from its data dir ---
 # The putter stops at its first failed put: etcd is down from then on.
 ( for i in $(seq 11 90); do ctl put "$prefix/vm/swappiness" "$i" >/dev/null 2>&1 || break; done ) &
@@ -206,7 +211,44 @@ for h in a b; do
 	wait_value $h etcd.revision "$rev" "revision after compaction"
 done
 check "b read the prefix again" 1 "$(get b etcd.resyncs)"
+check "the re-read did not count old refusals again" 4 "$(get b etcd.refused)"
 check "a needed no re-read" 0 "$(get a etcd.resyncs)"
+
+# --- write-through: local writes become puts, every host applies etcd's order ---
+start_host_wt() {
+	"$host_bin" --socket "$tmp/$1.sock" --etcd "$url" --prefix /rcustring/api/ --host "$1" \
+		--write-through >"$tmp/$1.out" 2>>"$tmp/$1.err" &
+	host_pid[$1]=$!
+	for _ in $(seq $guard); do [ -S "$tmp/$1.sock" ] && return; sleep 0.1; done
+}
+start_host_wt c
+start_host_wt d
+for h in c d; do wait_value $h etcd.connected 1 "write-through host connected"; done
+check "write-through: a local write is accepted" "rc=0" \
+	"$("$cli" --socket "$tmp/c.sock" -q -w kernel.core_pattern=wt.%p 2>&1; echo "rc=$?")"
+check "write-through: etcd holds it" "wt.%p" \
+	"$(ctl get --print-value-only /rcustring/api/kernel/core_pattern)"
+for h in c d; do wait_value $h kernel.core_pattern "wt.%p" "write-through reaches every host"; done
+check "write-through: a refused value fails locally" "rc=1" \
+	"$("$cli" --socket "$tmp/d.sock" -q -w net.core.somaxconn=5 2>/dev/null; echo "rc=$?")"
+check "write-through: a refused value never reaches etcd" "" \
+	"$(ctl get --print-value-only /rcustring/api/net/core/somaxconn)"
+# Both hosts write at once; a write based on a value already replaced loses
+# its compare (EAGAIN). Whatever wins, every host ends with etcd's value.
+writers=()
+for h in c d; do
+	( for i in $(seq 1 15); do
+		"$cli" --socket "$tmp/$h.sock" -q -w "vm.swappiness=$([ $h = c ] && echo $((i * 2)) || echo $((i * 2 + 1)))" 2>/dev/null
+	done ) &
+	writers+=($!)
+done
+wait "${writers[@]}"
+final=$(ctl get --print-value-only /rcustring/api/vm/swappiness)
+check "write-through: concurrent writes left a value in etcd" 1 "$([ -n "$final" ] && echo 1)"
+for h in c d; do wait_value $h vm.swappiness "$final" "concurrent writes converge"; done
+for h in c d; do wait_value $h etcd.refused 0 "write-through hosts refused nothing"; done
+stop_host c
+stop_host d
 
 # --- the audit rings: every value applied once, in etcd's order ---
 stop_host a
