@@ -7,8 +7,9 @@
 # its data dir, and a host that resumes at a compacted revision. Waits are
 # bounded only as a hang guard. Skips (77) when etcd is not installed.
 set -u
-host_bin=${1:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
-cli=${2:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
+host_bin=${1:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
+cli=${2:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
+probe=${3:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
 if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
 	echo "SKIP: etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
 	exit 77
@@ -233,6 +234,19 @@ check "write-through: a refused value fails locally" "rc=1" \
 	"$("$cli" --socket "$tmp/d.sock" -q -w net.core.somaxconn=5 2>/dev/null; echo "rc=$?")"
 check "write-through: a refused value never reaches etcd" "" \
 	"$(ctl get --print-value-only /rcustring/api/net/core/somaxconn)"
+# The compare a write-through put carries: a stale mod_revision loses.
+rev=$(ctl get /rcustring/api/kernel/core_pattern -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/')
+check "compare on a stale mod_revision: no put" conflict \
+	"$("$probe" "$url" put-if /rcustring/api/kernel/core_pattern stale.%p $((rev - 1)))"
+check "compare on a missing key's revision 0: no put" conflict \
+	"$("$probe" "$url" put-if /rcustring/api/kernel/core_pattern stale.%p 0)"
+check "value unchanged by the lost compares" "wt.%p" \
+	"$(ctl get --print-value-only /rcustring/api/kernel/core_pattern)"
+check "compare on the current mod_revision: put" put \
+	"$("$probe" "$url" put-if /rcustring/api/kernel/core_pattern cas.%p "$rev")"
+for h in c d; do wait_value $h kernel.core_pattern "cas.%p" "compared put reaches every host"; done
+check "gateway client reads the prefix" "/rcustring/api/kernel/core_pattern=cas.%p" \
+	"$("$probe" "$url" range /rcustring/api/kernel/)"
 # Both hosts write at once; a write based on a value already replaced loses
 # its compare (EAGAIN). Whatever wins, every host ends with etcd's value.
 writers=()
