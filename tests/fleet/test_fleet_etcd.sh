@@ -196,10 +196,14 @@ for h in a b; do
 done
 
 # --- compaction while host b is stopped: it re-reads and converges ---
+ra=$(get a etcd.reconnects)
 kill -STOP "${host_pid[b]}"
 { kill -KILL "$etcd_pid"; wait "$etcd_pid"; } 2>/dev/null # b's stream ends while b cannot see it
 etcd_pid=
 run_etcd
+# a must be back on a watch before the compaction, or it has to re-read too.
+for _ in $(seq $guard); do [ "$(get a etcd.reconnects)" != "$ra" ] && break; sleep 0.1; done
+wait_value a etcd.connected 1 "a reconnected before the compaction"
 ctl put "$prefix/kernel/core_pattern" 'after.%p' >/dev/null
 ctl put "$prefix/vm/swappiness" 33 >/dev/null
 ctl put "$prefix/vm/swappiness" 34 >/dev/null
@@ -214,6 +218,26 @@ done
 check "b read the prefix again" 1 "$(get b etcd.resyncs)"
 check "the re-read did not count old refusals again" 4 "$(get b etcd.refused)"
 check "a needed no re-read" 0 "$(get a etcd.resyncs)"
+
+# --- rcusysctl --etcd: fleet-wide writes and what etcd and the hosts hold ---
+ecli() { "$cli" --etcd "$url" --prefix "$prefix/" "$@" 2>&1; echo "rc=$?"; }
+check "rcusysctl --etcd -w puts" "vm.swappiness = 42
+rc=0" "$(ecli -w vm.swappiness=42)"
+for h in a b; do wait_value $h vm.swappiness 42 "rcusysctl --etcd -w reaches every host"; done
+check "rcusysctl --etcd reads one" "42
+rc=0" "$(ecli -n vm.swappiness)"
+check "rcusysctl --etcd: a name etcd lacks" "rcusysctl: \"vm.nope\" is not in etcd under $prefix/
+rc=1" "$(ecli vm.nope)"
+nrev=$(ctl get "$prefix/kernel/nonexistent" -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/')
+check "rcusysctl --etcd -a: values, then the hosts' refusals" "kernel.core_pattern = after.%p
+kernel.modprobe = /sbin/modprobe.new
+kernel.nonexistent = 1
+net.core.somaxconn = 4096
+vm.swappiness = 42
+status a kernel.nonexistent = {\"revision\":$nrev,\"error\":\"ENOENT\"
+status b kernel.nonexistent = {\"revision\":$nrev,\"error\":\"ENOENT\"
+rc=0" "$(ecli -a | sed 's/\("error":"[A-Z]*"\).*/\1/')"
+check "rcusysctl --etcd needs --prefix" "rc=1" "$("$cli" --etcd "$url" -a >/dev/null 2>&1; echo "rc=$?")"
 
 # --- write-through: local writes become puts, every host applies etcd's order ---
 start_host_wt() {

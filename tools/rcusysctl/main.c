@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "dirtree.h"
+#ifdef HAVE_ETCD
+#include "etcdcli.h"
+#endif
 #include "socktree.h"
 #include "sysctl_conf.h"
 
@@ -376,6 +379,10 @@ static void usage(FILE *out, int code)
 		"      --socket PATH    rcusysd's control socket (default $RCUSYSCTL_SOCKET or\n"
 		"                       %s)\n"
 		"      --root DIR       a tree mounted at DIR instead (rcusysd's FUSE mount, /proc/sys)\n"
+		"      --etcd URL[,URL] the values a fleet mirrors, in etcd (rcustring-etcd(7)):\n"
+		"                       -w puts, -a lists them and the hosts' status keys\n"
+		"      --prefix P       the mirrored prefix (with --etcd), e.g. /rcustring/web/\n"
+		"      --cacert F, --cert F, --key F   TLS files for --etcd (passed to libcurl)\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        version\n\n"
 		"Exit status: 0 on success, 1 if any name could not be read or written or a\n"
@@ -394,8 +401,12 @@ int main(int argc, char **argv)
 		{ "pattern", required_argument, NULL, 'r' }, { "binary", no_argument, NULL, 'b' },
 		{ "root", required_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' },
 		{ "socket", required_argument, NULL, 'O' }, { "describe", no_argument, NULL, 'd' },
-		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' }, { "etcd", required_argument, NULL, 'E' },
+		{ "prefix", required_argument, NULL, 'P' }, { "cacert", required_argument, NULL, 'C' },
+		{ "cert", required_argument, NULL, 'T' }, { "key", required_argument, NULL, 'K' },
+		{ NULL, 0, NULL, 0 },
 	};
+	const char *etcd = NULL, *etcd_prefix = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
 	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
 	int opt, err;
 
@@ -415,6 +426,11 @@ int main(int argc, char **argv)
 		case 'R': o.root = optarg; break;
 		case 'O': o.socket = optarg; socket_given = true; break;
 		case 'd': o.describe = true; break;
+		case 'E': etcd = optarg; break;
+		case 'P': etcd_prefix = optarg; break;
+		case 'C': cacert = optarg; break;
+		case 'T': cert = optarg; break;
+		case 'K': key = optarg; break;
 		case 'r':
 			if (regcomp(&o.pattern, optarg, REG_EXTENDED | REG_NOSUB) != 0) {
 				fprintf(stderr, "rcusysctl: bad pattern \"%s\"\n", optarg);
@@ -426,6 +442,20 @@ int main(int argc, char **argv)
 		case 'V': printf("rcusysctl 0.1.0\n"); return 0;
 		default: usage(stderr, 1);
 		}
+	}
+	if (etcd) {
+#ifdef HAVE_ETCD
+		struct etcdcli_opts eo = { etcd, etcd_prefix, cacert, cert, key, all, write, o.quiet,
+					   o.values_only };
+
+		if (!all && optind == argc)
+			usage(stderr, 1);
+		return etcdcli_main(&eo, argc - optind, argv + optind);
+#else
+		(void)etcd_prefix, (void)cacert, (void)cert, (void)key;
+		fprintf(stderr, "rcusysctl: built without etcd support (libcurl and json-c)\n");
+		return 1;
+#endif
 	}
 	if (o.root && socket_given) {
 		fprintf(stderr, "rcusysctl: --root and --socket exclude each other\n");
