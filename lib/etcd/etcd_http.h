@@ -72,6 +72,9 @@ int etcd_put(struct etcd_conn *c, const char *key, const char *value, size_t len
  */
 int etcd_put_if(struct etcd_conn *c, const char *key, const char *value, size_t len,
 		int64_t mod_revision, int *done, int64_t *revision);
+/** etcd_put_many - put @n keys in one transaction (one revision; etcd allows 128 by default) */
+int etcd_put_many(struct etcd_conn *c, const char *const *keys, const char *const *values,
+		  size_t n);
 /** etcd_delete - delete @key (absent is not an error) */
 int etcd_delete(struct etcd_conn *c, const char *key);
 
