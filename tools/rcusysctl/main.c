@@ -18,6 +18,9 @@
 
 #include "dirtree.h"
 #include "jsonout.h"
+#ifdef HAVE_ETCD
+#include "etcdcli.h"
+#endif
 #include "socktree.h"
 #include "stream.h"
 #include "sysctl_conf.h"
@@ -544,6 +547,10 @@ static void usage(FILE *out, int code)
 		"      --socket PATH    rcusysd's control socket (default $RCUSYSCTL_SOCKET or\n"
 		"                       %s)\n"
 		"      --root DIR       a tree mounted at DIR instead (rcusysd's FUSE mount, /proc/sys)\n"
+		"      --etcd URL[,URL] the values a fleet mirrors, in etcd (rcustring-etcd(7)):\n"
+		"                       -w puts, -a lists them and the hosts' status keys\n"
+		"      --prefix P       the mirrored prefix (with --etcd), e.g. /rcustring/web/\n"
+		"      --cacert F, --cert F, --key F   TLS files for --etcd (passed to libcurl)\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        version\n\n"
 		"Names print in procps' dotted form, or as /a.b/c when the first component\n"
@@ -568,8 +575,12 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' }, { "dry-run", no_argument, NULL, 'Y' },
 		{ "generation", no_argument, NULL, 'G' },
 		{ "if-generation", required_argument, NULL, 'I' },
+		{ "etcd", required_argument, NULL, 'E' },
+		{ "prefix", required_argument, NULL, 'P' }, { "cacert", required_argument, NULL, 'C' },
+		{ "cert", required_argument, NULL, 'T' }, { "key", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *etcd = NULL, *etcd_prefix = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
 	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
 	const char *sub = NULL; /* "watch" or "audit" */
 	int opt, err;
@@ -590,6 +601,11 @@ int main(int argc, char **argv)
 		case 'R': o.root = optarg; break;
 		case 'O': o.socket = optarg; socket_given = true; break;
 		case 'd': o.describe = true; break;
+		case 'E': etcd = optarg; break;
+		case 'P': etcd_prefix = optarg; break;
+		case 'C': cacert = optarg; break;
+		case 'T': cert = optarg; break;
+		case 'K': key = optarg; break;
 		case 'D': o.deprecated = true; break;
 		case 'J': o.json = true; break;
 		case 'Y': o.dry_run = true; break;
@@ -617,6 +633,20 @@ int main(int argc, char **argv)
 		case 'V': printf("rcusysctl %s\n", RCUSYSCTL_VERSION); return 0;
 		default: usage(stderr, 1);
 		}
+	}
+	if (etcd) {
+#ifdef HAVE_ETCD
+		struct etcdcli_opts eo = { etcd, etcd_prefix, cacert, cert, key, all, write, o.quiet,
+					   o.values_only };
+
+		if (!all && optind == argc)
+			usage(stderr, 1);
+		return etcdcli_main(&eo, argc - optind, argv + optind);
+#else
+		(void)etcd_prefix, (void)cacert, (void)cert, (void)key;
+		fprintf(stderr, "rcusysctl: built without etcd support (libcurl and json-c)\n");
+		return 1;
+#endif
 	}
 	if (o.json && !json_supported()) {
 		fprintf(stderr, "rcusysctl: --json is unavailable: built without json-c\n");

@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * etcd's v3 JSON gateway over libcurl. Requests are POSTs of a JSON body;
+ * replies are JSON objects, or {"error": ...} with the gRPC status. A watch
+ * is one long POST whose reply is a stream of JSON objects, one per line.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etcd_http.h"
+
+#define REPLY_MAX (64u << 20) /* a reply larger than this is refused, not grown forever */
+#define LINE_MAX_BYTES (64u << 20)
+
+static void set_err(struct etcd_conn *c, const char *fmt, const char *detail)
+{
+	snprintf(c->err, sizeof(c->err), fmt, detail ? detail : "");
+}
+
+int etcd_conn_init(struct etcd_conn *c, const char *endpoints, const struct etcd_tls *tls)
+{
+	const char *p = endpoints;
+	size_t n = 1;
+
+	memset(c, 0, sizeof(*c));
+	c->timeout_ms = 5000;
+	if (!endpoints || !*endpoints)
+		return -EINVAL;
+	for (const char *q = endpoints; *q; q++)
+		n += *q == ',';
+	c->endpoints = calloc(n, sizeof(*c->endpoints));
+	if (!c->endpoints)
+		return -ENOMEM;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		while (len && p[len - 1] == '/')
+			len--; /* "http://h:2379/" and "http://h:2379" are one endpoint */
+		if (len) {
+			c->endpoints[c->n_endpoints] = strndup(p, len);
+			if (!c->endpoints[c->n_endpoints])
+				goto nomem;
+			c->n_endpoints++;
+		}
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+	if (!c->n_endpoints) {
+		etcd_conn_free(c);
+		return -EINVAL;
+	}
+	if (tls && ((tls->cacert && !(c->cacert = strdup(tls->cacert))) ||
+		    (tls->cert && !(c->cert = strdup(tls->cert))) ||
+		    (tls->key && !(c->key = strdup(tls->key)))))
+		goto nomem;
+	return 0;
+nomem:
+	etcd_conn_free(c);
+	return -ENOMEM;
+}
+
+void etcd_conn_free(struct etcd_conn *c)
+{
+	for (size_t i = 0; i < c->n_endpoints; i++)
+		free(c->endpoints[i]);
+	free(c->endpoints);
+	free(c->cacert);
+	free(c->cert);
+	free(c->key);
+	if (c->unary)
+		curl_easy_cleanup(c->unary);
+	memset(c, 0, sizeof(*c));
+}
+
+void etcd_conn_next(struct etcd_conn *c)
+{
+	if (c->n_endpoints)
+		c->cur = (c->cur + 1) % c->n_endpoints;
+}
+
+void etcd_conn_name(const struct etcd_conn *c, char *buf, size_t size)
+{
+	const char *url = c->n_endpoints ? c->endpoints[c->cur] : "";
+	const char *scheme = strstr(url, "://");
+	const char *host = scheme ? scheme + 3 : url;
+	const char *at = strchr(host, '@');
+
+	/* A URL may carry user:password@; messages must not. */
+	if (at && (!strchr(host, '/') || at < strchr(host, '/')))
+		snprintf(buf, size, "%.*s%s", (int)(host - url), url, at + 1);
+	else
+		snprintf(buf, size, "%s", url);
+}
+
+/* ---- base64 ---- */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int etcd_b64_encode(const void *data, size_t len, char **out)
+{
+	const unsigned char *s = data;
+	char *o = malloc((len + 2) / 3 * 4 + 1), *p = o;
+	size_t i;
+
+	if (!o)
+		return -ENOMEM;
+	for (i = 0; i + 2 < len; i += 3) {
+		*p++ = b64[s[i] >> 2];
+		*p++ = b64[(s[i] & 3) << 4 | s[i + 1] >> 4];
+		*p++ = b64[(s[i + 1] & 15) << 2 | s[i + 2] >> 6];
+		*p++ = b64[s[i + 2] & 63];
+	}
+	if (i < len) {
+		*p++ = b64[s[i] >> 2];
+		if (i + 1 < len) {
+			*p++ = b64[(s[i] & 3) << 4 | s[i + 1] >> 4];
+			*p++ = b64[(s[i + 1] & 15) << 2];
+		} else {
+			*p++ = b64[(s[i] & 3) << 4];
+			*p++ = '=';
+		}
+		*p++ = '=';
+	}
+	*p = '\0';
+	*out = o;
+	return 0;
+}
+
+static int b64_val(char ch)
+{
+	const char *p = ch ? strchr(b64, ch) : NULL;
+
+	return p ? (int)(p - b64) : -1;
+}
+
+int etcd_b64_decode(const char *text, char **out, size_t *len)
+{
+	size_t n = strlen(text), k = 0;
+	unsigned acc = 0;
+	int bits = 0;
+	char *o;
+
+	while (n && text[n - 1] == '=')
+		n--;
+	o = malloc(n * 3 / 4 + 1);
+	if (!o)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int v = b64_val(text[i]);
+
+		if (v < 0) {
+			free(o);
+			return -EBADMSG;
+		}
+		acc = acc << 6 | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			o[k++] = (char)(acc >> bits & 0xff);
+		}
+	}
+	o[k] = '\0';
+	*out = o;
+	*len = k;
+	return 0;
+}
+
+int etcd_prefix_end(const char *prefix, char **out, size_t *len)
+{
+	size_t n = strlen(prefix);
+	char *e = malloc(n + 1);
+
+	if (!e)
+		return -ENOMEM;
+	memcpy(e, prefix, n + 1);
+	/* The first key after every key that starts with @prefix: drop trailing
+	 * 0xff bytes, then add one to the last byte. All 0xff: "\0" = no end. */
+	while (n && (unsigned char)e[n - 1] == 0xff)
+		n--;
+	if (!n) {
+		e[0] = '\0';
+		*len = 1;
+	} else {
+		e[n - 1] = (char)((unsigned char)e[n - 1] + 1);
+		*len = n;
+	}
+	*out = e;
+	return 0;
+}
+
+int64_t etcd_json_i64(json_object *obj, const char *field)
+{
+	json_object *v;
+
+	if (!obj || !json_object_object_get_ex(obj, field, &v))
+		return 0;
+	if (json_object_is_type(v, json_type_string))
+		return strtoll(json_object_get_string(v), NULL, 10);
+	return json_object_get_int64(v);
+}
+
+void etcd_kvs_free(struct etcd_kv *kvs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(kvs[i].key);
+		free(kvs[i].value);
+	}
+	free(kvs);
+}
+
+/* ---- requests ---- */
+
+struct membuf {
+	char *p;
+	size_t len, cap;
+	bool too_big;
+};
+
+static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct membuf *b = arg;
+	size_t n = size * nmemb;
+
+	if (b->len + n + 1 > REPLY_MAX) {
+		b->too_big = true;
+		return 0;
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return 0;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return n;
+}
+
+static void setup(struct etcd_conn *c, CURL *h, const char *path, const char *body,
+		  struct curl_slist *hdr, char *url, size_t url_size)
+{
+	snprintf(url, url_size, "%s%s", c->endpoints[c->cur], path);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for DNS timeouts */
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (c->cacert)
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->cacert);
+	if (c->cert)
+		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert);
+	if (c->key)
+		curl_easy_setopt(h, CURLOPT_SSLKEY, c->key);
+}
+
+static int curl_errno(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_OPERATION_TIMEDOUT:
+		return -ETIMEDOUT;
+	case CURLE_OUT_OF_MEMORY:
+		return -ENOMEM;
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return -ECONNREFUSED;
+	default:
+		return -ECONNRESET;
+	}
+}
+
+/* An {"error": ...} reply (HTTP status or not): copy its message. */
+static int reply_error(struct etcd_conn *c, json_object *reply)
+{
+	json_object *e, *m;
+
+	if (!reply || !json_object_object_get_ex(reply, "error", &e))
+		return 0;
+	if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, "message", &m))
+		set_err(c, "etcd: %s", json_object_get_string(m));
+	else if (json_object_is_type(e, json_type_string))
+		set_err(c, "etcd: %s", json_object_get_string(e));
+	else
+		set_err(c, "etcd: error reply%s", NULL);
+	return -EPROTO;
+}
+
+/* POST @body to @path; *@reply gets the parsed JSON object. */
+static int request(struct etcd_conn *c, const char *path, json_object *body, json_object **reply)
+{
+	struct curl_slist *hdr;
+	struct membuf b = { 0 };
+	char url[1024];
+	long status = 0;
+	CURLcode rc;
+	int err = 0;
+
+	*reply = NULL;
+	if (!c->unary && !(c->unary = curl_easy_init()))
+		return -ENOMEM;
+	hdr = curl_slist_append(NULL, "Content-Type: application/json");
+	if (!hdr)
+		return -ENOMEM;
+	curl_easy_reset(c->unary);
+	setup(c, c->unary, path, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), hdr,
+	      url, sizeof(url));
+	curl_easy_setopt(c->unary, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	curl_easy_setopt(c->unary, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c->unary, CURLOPT_WRITEDATA, &b);
+	rc = curl_easy_perform(c->unary);
+	curl_slist_free_all(hdr);
+	if (rc != CURLE_OK) {
+		set_err(c, "%s", b.too_big ? "reply too large" : curl_easy_strerror(rc));
+		err = b.too_big ? -EMSGSIZE : curl_errno(rc);
+		goto out;
+	}
+	curl_easy_getinfo(c->unary, CURLINFO_RESPONSE_CODE, &status);
+	*reply = b.p ? json_tokener_parse(b.p) : NULL;
+	err = reply_error(c, *reply);
+	if (!err && (status != 200 || !json_object_is_type(*reply, json_type_object))) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "HTTP status %ld", status);
+		set_err(c, "etcd gateway: unexpected reply (%s)", msg);
+		err = status != 200 ? -EPROTO : -EBADMSG;
+	}
+	if (err) {
+		json_object_put(*reply);
+		*reply = NULL;
+	}
+out:
+	free(b.p);
+	return err;
+}
+
+static int add_b64(json_object *obj, const char *field, const char *data, size_t len)
+{
+	char *enc;
+	int err = etcd_b64_encode(data, len, &enc);
+
+	if (err)
+		return err;
+	json_object_object_add(obj, field, json_object_new_string(enc));
+	free(enc);
+	return 0;
+}
+
+static int add_prefix_range(json_object *obj, const char *prefix)
+{
+	char *end;
+	size_t end_len;
+	int err = add_b64(obj, "key", prefix, strlen(prefix));
+
+	if (!err)
+		err = etcd_prefix_end(prefix, &end, &end_len);
+	if (!err) {
+		err = add_b64(obj, "range_end", end, end_len);
+		free(end);
+	}
+	return err;
+}
+
+static int decode_field(json_object *obj, const char *field, char **out, size_t *len)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(obj, field, &v)) { /* empty values are left out */
+		*out = strdup("");
+		*len = 0;
+		return *out ? 0 : -ENOMEM;
+	}
+	return etcd_b64_decode(json_object_get_string(v), out, len);
+}
+
+int etcd_range_prefix(struct etcd_conn *c, const char *prefix, int64_t *revision,
+		      struct etcd_kv **kvs, size_t *n)
+{
+	json_object *body = json_object_new_object(), *reply = NULL, *arr, *hdr;
+	struct etcd_kv *v = NULL;
+	size_t count = 0, i;
+	int err;
+
+	*kvs = NULL;
+	*n = 0;
+	if (!body)
+		return -ENOMEM;
+	err = add_prefix_range(body, prefix);
+	if (!err && *revision)
+		json_object_object_add(body, "revision", json_object_new_int64(*revision));
+	if (!err)
+		err = request(c, "/v3/kv/range", body, &reply);
+	json_object_put(body);
+	if (err)
+		return err;
+	if (!json_object_object_get_ex(reply, "header", &hdr)) {
+		err = -EBADMSG;
+		goto out;
+	}
+	*revision = etcd_json_i64(hdr, "revision");
+	if (json_object_object_get_ex(reply, "kvs", &arr))
+		count = json_object_array_length(arr);
+	v = calloc(count ? count : 1, sizeof(*v));
+	if (!v) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		json_object *kv = json_object_array_get_idx(arr, i);
+		size_t klen;
+
+		err = decode_field(kv, "key", &v[i].key, &klen);
+		if (!err)
+			err = decode_field(kv, "value", &v[i].value, &v[i].value_len);
+		if (err) {
+			etcd_kvs_free(v, i + 1);
+			v = NULL;
+			goto out;
+		}
+		v[i].mod_revision = etcd_json_i64(kv, "mod_revision");
+	}
+	*kvs = v;
+	*n = count;
+out:
+	json_object_put(reply);
+	return err;
+}
+
+int etcd_put(struct etcd_conn *c, const char *key, const char *value, size_t len,
+	     int64_t *revision)
+{
+	json_object *body = json_object_new_object(), *reply = NULL, *hdr;
+	int err;
+
+	if (!body)
+		return -ENOMEM;
+	err = add_b64(body, "key", key, strlen(key));
+	if (!err)
+		err = add_b64(body, "value", value, len);
+	if (!err)
+		err = request(c, "/v3/kv/put", body, &reply);
+	json_object_put(body);
+	if (!err && revision)
+		*revision = json_object_object_get_ex(reply, "header", &hdr) ?
+				    etcd_json_i64(hdr, "revision") : 0;
+	json_object_put(reply);
+	return err;
+}
+
+int etcd_put_if(struct etcd_conn *c, const char *key, const char *value, size_t len,
+		int64_t mod_revision, int *done, int64_t *revision)
+{
+	json_object *body = json_object_new_object(), *cmp = json_object_new_object(),
+		    *put = json_object_new_object(), *op = json_object_new_object();
+	json_object *cmps = json_object_new_array(), *ops = json_object_new_array();
+	json_object *reply = NULL, *hdr, *ok;
+	int err = -ENOMEM;
+
+	if (!body || !cmp || !put || !op || !cmps || !ops) {
+		json_object_put(body);
+		json_object_put(cmp);
+		json_object_put(put);
+		json_object_put(op);
+		json_object_put(cmps);
+		json_object_put(ops);
+		return -ENOMEM;
+	}
+	/* compare mod_revision == N; mod_revision 0 is how a missing key compares */
+	json_object_object_add(cmp, "target", json_object_new_string("MOD"));
+	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
+	json_object_object_add(cmp, "mod_revision", json_object_new_int64(mod_revision));
+	json_object_array_add(cmps, cmp);
+	json_object_object_add(op, "request_put", put);
+	json_object_array_add(ops, op);
+	json_object_object_add(body, "compare", cmps);
+	json_object_object_add(body, "success", ops);
+	err = add_b64(cmp, "key", key, strlen(key));
+	if (!err)
+		err = add_b64(put, "key", key, strlen(key));
+	if (!err)
+		err = add_b64(put, "value", value, len);
+	if (!err)
+		err = request(c, "/v3/kv/txn", body, &reply);
+	json_object_put(body);
+	if (!err) {
+		*done = json_object_object_get_ex(reply, "succeeded", &ok) &&
+			json_object_get_boolean(ok);
+		if (revision)
+			*revision = json_object_object_get_ex(reply, "header", &hdr) ?
+					    etcd_json_i64(hdr, "revision") : 0;
+	}
+	json_object_put(reply);
+	return err;
+}
+
+int etcd_put_many(struct etcd_conn *c, const char *const *keys, const char *const *values,
+		  size_t n)
+{
+	json_object *body = json_object_new_object(), *ops = json_object_new_array(), *reply = NULL;
+	int err = body && ops ? 0 : -ENOMEM;
+
+	if (!err)
+		json_object_object_add(body, "success", ops);
+	else
+		json_object_put(ops);
+	for (size_t i = 0; !err && i < n; i++) {
+		json_object *op = json_object_new_object(), *put = json_object_new_object();
+
+		if (!op || !put) {
+			json_object_put(op);
+			json_object_put(put);
+			err = -ENOMEM;
+			break;
+		}
+		json_object_object_add(op, "request_put", put);
+		json_object_array_add(ops, op);
+		err = add_b64(put, "key", keys[i], strlen(keys[i]));
+		if (!err)
+			err = add_b64(put, "value", values[i], strlen(values[i]));
+	}
+	if (!err)
+		err = request(c, "/v3/kv/txn", body, &reply);
+	json_object_put(body);
+	json_object_put(reply);
+	return err;
+}
+
+int etcd_delete(struct etcd_conn *c, const char *key)
+{
+	json_object *body = json_object_new_object(), *reply = NULL;
+	int err;
+
+	if (!body)
+		return -ENOMEM;
+	err = add_b64(body, "key", key, strlen(key));
+	if (!err)
+		err = request(c, "/v3/kv/deleterange", body, &reply);
+	json_object_put(body);
+	json_object_put(reply);
+	return err;
+}
+
+/* ---- watch ---- */
+
+struct watch_ctx {
+	struct etcd_conn *c;
+	struct membuf line;
+	etcd_watch_fn *fn;
+	void *arg;
+	int (*stop)(void *arg);
+	int result; /* why the stream was cut short by us */
+};
+
+/* One complete line of the stream: {"result": {...}} or {"error": {...}}. */
+static int watch_line(struct watch_ctx *w, const char *text)
+{
+	json_object *msg = json_tokener_parse(text), *res;
+	int ret;
+
+	if (!msg || !json_object_is_type(msg, json_type_object)) {
+		json_object_put(msg);
+		set_err(w->c, "watch: %s", "a message that is not JSON");
+		return -EBADMSG;
+	}
+	ret = reply_error(w->c, msg);
+	if (!ret) {
+		if (json_object_object_get_ex(msg, "result", &res))
+			ret = w->fn(w->arg, res);
+		else
+			ret = -EBADMSG;
+	}
+	json_object_put(msg);
+	return ret;
+}
+
+static size_t watch_data(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct watch_ctx *w = arg;
+	size_t n = size * nmemb, start = 0, i;
+
+	if (w->stop(w->arg)) {
+		w->result = -ECANCELED;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (data[i] != '\n')
+			continue;
+		if (collect(data + start, 1, i - start, &w->line) != i - start) {
+			w->result = -ENOMEM;
+			return 0;
+		}
+		start = i + 1;
+		if (w->line.len) {
+			int ret = watch_line(w, w->line.p);
+
+			w->line.len = 0;
+			if (ret) {
+				w->result = ret;
+				return 0; /* ends the transfer */
+			}
+		}
+	}
+	if (start < n && (w->line.len + n - start > LINE_MAX_BYTES ||
+			  collect(data + start, 1, n - start, &w->line) != n - start)) {
+		w->result = -ENOMEM;
+		return 0;
+	}
+	return n;
+}
+
+static int watch_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct watch_ctx *w = arg;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	if (w->stop(w->arg)) {
+		w->result = -ECANCELED;
+		return 1;
+	}
+	return 0;
+}
+
+int etcd_watch(struct etcd_conn *c, const char *prefix, int64_t start_revision,
+	       etcd_watch_fn *fn, void *arg, int (*stop)(void *arg))
+{
+	json_object *body = json_object_new_object(), *create = json_object_new_object();
+	struct watch_ctx w = { .c = c, .fn = fn, .arg = arg, .stop = stop };
+	struct curl_slist *hdr = NULL;
+	char url[1024];
+	CURLcode rc;
+	CURL *h = NULL;
+	int err;
+
+	if (!body || !create) {
+		json_object_put(body);
+		json_object_put(create);
+		return -ENOMEM;
+	}
+	json_object_object_add(body, "create_request", create);
+	err = add_prefix_range(create, prefix);
+	if (err)
+		goto out;
+	json_object_object_add(create, "start_revision", json_object_new_int64(start_revision));
+	h = curl_easy_init();
+	hdr = curl_slist_append(NULL, "Content-Type: application/json");
+	if (!h || !hdr) {
+		err = -ENOMEM;
+		goto out;
+	}
+	setup(c, h, "/v3/watch", json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), hdr,
+	      url, sizeof(url));
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, watch_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, watch_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &w);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	rc = curl_easy_perform(h);
+	if (w.result) {
+		err = w.result;
+	} else if (rc == CURLE_OK) {
+		set_err(c, "watch: %s", "etcd closed the stream");
+		err = -ECONNRESET;
+	} else {
+		/* A cut chunked stream is how a killed or restarted etcd looks. */
+		set_err(c, "watch: %s", rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR ?
+					       "the stream was cut" : curl_easy_strerror(rc));
+		err = curl_errno(rc);
+	}
+out:
+	json_object_put(body);
+	curl_slist_free_all(hdr);
+	if (h)
+		curl_easy_cleanup(h);
+	free(w.line.p);
+	return err;
+}

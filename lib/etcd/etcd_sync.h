@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Mirror a prefix of etcd into a sysctl tree, etcd being the source of
+ * truth for a fleet of hosts (rcustring-etcd(7)).
+ *
+ * A sync reads the whole prefix at one revision, applies it, then watches
+ * the prefix from that revision + 1. Each key maps to a tree path (the key
+ * less the prefix: "/rcustring/web/kernel/core_pattern" with prefix
+ * "/rcustring/web/" is "kernel/core_pattern") and each value is written
+ * through the entry's handler as a local write would be, with the same
+ * validation and permission check. A value the handler refuses changes
+ * nothing; it is logged, counted and reported into etcd under
+ * STATUS_PREFIX + the key less the prefix. All network work runs on the
+ * sync's own thread: readers of the tree never wait for etcd.
+ */
+#ifndef RCUSTRING_ETCD_SYNC_H
+#define RCUSTRING_ETCD_SYNC_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "rcustring/sysctl.h"
+
+struct etcd_sync;
+
+struct etcd_sync_opts {
+	const char *endpoints;     /* "http://127.0.0.1:2379[,URL...]" (required) */
+	const char *prefix;        /* "/rcustring/web/" (required; a final '/' is added if missing) */
+	const char *host;          /* name in status keys; NULL: gethostname() */
+	const char *status_prefix; /* NULL: "/rcustring-status/SERVICE/HOST/", SERVICE being
+				    * the last component of @prefix */
+	const char *cacert, *cert, *key; /* TLS files passed to libcurl (NULL: none / system CA) */
+	const struct sysctl_caller *caller; /* whose permissions apply; NULL: uid 0 of this pid */
+	int backoff_min_ms, backoff_max_ms; /* reconnect delays (0: 100 and 5000) */
+	int write_through; /* entries of etcd_sync_own_table(): 0 refuses local writes
+			    * (-EROFS), 1 turns them into puts to etcd */
+	sysctl_log_fn *log; /* messages (NULL: stderr); never given a secret or a value */
+	void *log_arg;
+};
+
+struct etcd_sync_status {
+	int connected;        /* a watch stream is established */
+	int64_t revision;     /* etcd revision the tree holds everything up to */
+	int64_t etcd_revision; /* newest revision etcd reported */
+	uint64_t applied;     /* values written into the tree */
+	uint64_t refused;     /* values a handler (or the key mapping) refused */
+	uint64_t reconnects;  /* watch streams lost and started again */
+	uint64_t resyncs;     /* whole-prefix reads after a compaction */
+	struct timespec last_applied; /* CLOCK_REALTIME of the last write (0 if none) */
+	char last_error[256]; /* last connection or etcd error, "" if none */
+};
+
+/**
+ * etcd_sync_start - start mirroring @opts->prefix into @tree
+ *
+ * Returns at once; the first read and every reconnect happen on the sync's
+ * thread, so a host starts (with its defaults) while etcd is down. @tree
+ * must outlive the sync.
+ * Return: 0, -EINVAL (missing endpoints or prefix, bad URL), -ENOMEM, or
+ * the error of pthread_create.
+ */
+int etcd_sync_start(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
+		    struct etcd_sync **out);
+
+/**
+ * etcd_sync_new, etcd_sync_run - etcd_sync_start() in two steps, so that
+ * tables can be handed to etcd_sync_own_table() before the first read
+ * (which would otherwise refuse keys of entries not registered yet).
+ * After a failed etcd_sync_run(), etcd_sync_stop() frees @s.
+ */
+int etcd_sync_new(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
+		  struct etcd_sync **out);
+int etcd_sync_run(struct etcd_sync *s);
+
+/** etcd_sync_status - a copy of the counters; any thread, never waits for etcd */
+void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st);
+
+/**
+ * etcd_sync_register_status - publish the status as read-only entries
+ * @dir: directory in the sync's tree ("etcd" gives etcd.connected,
+ *       etcd.revision, etcd.lag, etcd.applied, etcd.refused, etcd.reconnects,
+ *       etcd.resyncs, etcd.last_error)
+ * Unregister with sysctl_unregister_table() before etcd_sync_stop().
+ */
+int etcd_sync_register_status(struct etcd_sync *s, const char *dir,
+			      struct sysctl_table_header **out);
+
+/**
+ * etcd_sync_own_table - register @table under @dir with etcd as its owner
+ *
+ * Like sysctl_register_table() (same checks, same errors), but a local
+ * write to one of these entries (control socket, FUSE, sysctl_set) is not
+ * applied directly. Read-only mirror: it fails with -EROFS. Write-through:
+ * the value is checked by the entry's handler on a scratch copy (a refused
+ * value fails locally and reaches nobody), then put to etcd with a compare
+ * on the key's mod_revision as this host last applied it; the tree changes
+ * when the watch delivers the put, so every host applies the same sequence.
+ * A compare that fails (another write got there first, or this host has not
+ * caught up yet) gives -EAGAIN; etcd unreachable gives -ECONNREFUSED or
+ * -ETIMEDOUT. Writes must start at position 0 (-EINVAL otherwise). Reads
+ * are the entries' own. The wrapped rows live until etcd_sync_stop();
+ * unregister with sysctl_unregister_table() before it.
+ */
+int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *table,
+			size_t count, struct sysctl_table_header **out);
+
+/** etcd_sync_stop - end the watch, join the thread, free @s (NULL: no-op) */
+void etcd_sync_stop(struct etcd_sync *s);
+
+#endif /* RCUSTRING_ETCD_SYNC_H */

@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# Two hosts (fleet-host) mirror one etcd prefix from a real single-node etcd
+# on 127.0.0.1 (free ports, data dir under a temporary folder), read back
+# through their control sockets with rcusysctl. Covers: the first read, a
+# put reaching both, refused values (old value kept, status key written,
+# a later valid put applies), etcd SIGKILLed during puts and restarted from
+# its data dir, and a host that resumes at a compacted revision. Waits are
+# bounded only as a hang guard. Skips (77) when etcd is not installed.
+set -u
+host_bin=${1:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
+cli=${2:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
+probe=${3:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
+if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
+	echo "SKIP: etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
+	exit 77
+fi
+. "$(dirname "$0")/../check.sh"
+
+tmp=$(mktemp -d)
+etcd_pid=
+declare -A host_pid
+cleanup() {
+	for h in "${!host_pid[@]}"; do
+		kill -CONT "${host_pid[$h]}" 2>/dev/null
+		kill "${host_pid[$h]}" 2>/dev/null && wait "${host_pid[$h]}" 2>/dev/null
+	done
+	[ -n "$etcd_pid" ] && kill "$etcd_pid" 2>/dev/null && wait "$etcd_pid" 2>/dev/null
+	if [ "$failed" -gt 0 ] || [ -n "${FLEET_TEST_LOGS:-}" ]; then
+		for f in "$tmp"/*.err; do echo "--- $f"; cat "$f"; done
+		echo "--- etcd.log (tail)"
+		tail -20 "$tmp/etcd.log"
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+prefix=/rcustring/web
+guard=200 # tenths of a second: a hang guard, not a timing assertion
+
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+ctl() { ETCDCTL_API=3 etcdctl --endpoints "$url" --dial-timeout=2s --command-timeout=5s "$@"; }
+
+# Start (or restart, same ports and data dir) etcd; 0 once it answers.
+run_etcd() {
+	etcd --name fleet --data-dir "$tmp/etcd" \
+		--listen-client-urls "$url" --advertise-client-urls "$url" \
+		--listen-peer-urls "http://127.0.0.1:$peer_port" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+		--initial-cluster "fleet=http://127.0.0.1:$peer_port" >>"$tmp/etcd.log" 2>&1 &
+	etcd_pid=$!
+	for _ in $(seq $guard); do
+		ctl endpoint health >/dev/null 2>&1 && return 0
+		kill -0 "$etcd_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$etcd_pid" 2>/dev/null
+	wait "$etcd_pid" 2>/dev/null
+	etcd_pid=
+	return 1
+}
+
+for _ in 1 2 3; do # another program may take a port between the check and etcd's bind
+	client_port=$(free_port)
+	peer_port=$(free_port)
+	url=http://127.0.0.1:$client_port
+	rm -rf "$tmp/etcd"
+	run_etcd && break
+done
+if [ -z "$etcd_pid" ]; then
+	echo "FAIL: etcd did not start"
+	tail -20 "$tmp/etcd.log"
+	exit 1
+fi
+
+start_host() {
+	"$host_bin" --socket "$tmp/$1.sock" --etcd "$url" --prefix "$prefix/" --host "$1" \
+		>"$tmp/$1.out" 2>>"$tmp/$1.err" &
+	host_pid[$1]=$!
+	for _ in $(seq $guard); do [ -S "$tmp/$1.sock" ] && return; sleep 0.1; done
+}
+stop_host() {
+	kill "${host_pid[$1]}"
+	wait "${host_pid[$1]}"
+	check "$1 stopped cleanly" 0 "$?"
+	unset "host_pid[$1]"
+}
+get() { "$cli" --socket "$tmp/$1.sock" -n "$2" 2>&1; }
+# Wait until host $1's entry $2 reads $3 (or the guard runs out), then check it.
+wait_value() {
+	local v
+	for _ in $(seq $guard); do
+		v=$(get "$1" "$2")
+		[ "$v" == "$3" ] && break
+		sleep 0.1
+	done
+	check "$4 ($1 $2)" "$3" "$v"
+}
+wait_status_key() {
+	for _ in $(seq $guard); do
+		[ -n "$(ctl get --print-value-only "$1")" ] && return
+		sleep 0.1
+	done
+}
+
+# --- first read, then a put reaching both hosts ---
+ctl put "$prefix/kernel/modprobe" /usr/sbin/modprobe >/dev/null
+ctl put "$prefix/net/core/somaxconn" 128 >/dev/null # the tree's default: nothing to write
+start_host a
+start_host b
+for h in a b; do
+	wait_value $h kernel.modprobe /usr/sbin/modprobe "first read"
+	wait_value $h etcd.connected 1 "connected"
+done
+ctl put "$prefix/kernel/core_pattern" '/var/core/%e.%p' >/dev/null
+ctl put "$prefix/vm/swappiness" 10 >/dev/null
+for h in a b; do
+	wait_value $h kernel.core_pattern '/var/core/%e.%p' "put reaches"
+	wait_value $h vm.swappiness 10 "put reaches"
+done
+rev=$(ctl get "$prefix/vm/swappiness" -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/')
+for h in a b; do
+	wait_value $h etcd.revision "$rev" "revision shown"
+done
+
+# --- refused values: the old value stays, the status key says why ---
+long=$(printf 'x%.0s' $(seq 100)) # core_pattern holds 63 bytes at most
+ctl put "$prefix/kernel/core_pattern" "$long" >/dev/null
+ctl put "$prefix/net/core/somaxconn" 5 >/dev/null # below its minimum, 16
+ctl put "$prefix/kernel/nonexistent" 1 >/dev/null
+# A string handler would keep what comes before the newline: refused whole.
+ctl put "$prefix/kernel/modprobe" "$(printf '/half\napplied')" >/dev/null
+for h in a b; do
+	for k in kernel/core_pattern net/core/somaxconn kernel/nonexistent kernel/modprobe; do
+		wait_status_key "/rcustring-status/web/$h/$k"
+	done
+	wait_value $h etcd.refused 4 "refusals counted"
+	check "over-long refused, old value kept ($h)" '/var/core/%e.%p' "$(get $h kernel.core_pattern)"
+	check "out of range refused, old value kept ($h)" 128 "$(get $h net.core.somaxconn)"
+	check "status key: over-long ($h)" '"error":"EMSGSIZE"' \
+		"$(ctl get --print-value-only "/rcustring-status/web/$h/kernel/core_pattern" | grep -o '"error":"[A-Z]*"')"
+	check "status key: out of range ($h)" '"error":"EINVAL"' \
+		"$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn" | grep -o '"error":"[A-Z]*"')"
+	check "status key: no such entry ($h)" '"error":"ENOENT"' \
+		"$(ctl get --print-value-only "/rcustring-status/web/$h/kernel/nonexistent" | grep -o '"error":"[A-Z]*"')"
+	check "value with a newline refused whole ($h)" /usr/sbin/modprobe "$(get $h kernel.modprobe)"
+done
+ctl put "$prefix/kernel/core_pattern" 'core.%p' >/dev/null
+ctl put "$prefix/net/core/somaxconn" 4096 >/dev/null
+for h in a b; do
+	wait_value $h kernel.core_pattern 'core.%p' "later valid put applies"
+	wait_value $h net.core.somaxconn 4096 "later valid put applies"
+	for _ in $(seq $guard); do
+		[ -z "$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn")" ] && break
+		sleep 0.1
+	done
+	check "status key cleared once a valid value applies ($h)" "" \
+		"$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn")"
+done
+
+# --- read-only mirror: etcd owns the entries, a local write is refused ---
+check "local write refused on a mirror" "rcusysctl: setting key \"vm.swappiness\": Read-only file system
+rc=1" "$("$cli" --socket "$tmp/a.sock" -w vm.swappiness=99 2>&1; echo "rc=$?")"
+check "local write changed nothing" 10 "$(get a vm.swappiness)"
+
+# --- etcd SIGKILLed while puts are in flight, restarted from its data dir ---
+# The putter stops at its first failed put: etcd is down from then on.
+( for i in $(seq 11 90); do ctl put "$prefix/vm/swappiness" "$i" >/dev/null 2>&1 || break; done ) &
+putter=$!
+for _ in $(seq $guard); do
+	[ "$(get a vm.swappiness)" -ge 20 ] 2>/dev/null && break
+	sleep 0.05
+done
+{ kill -KILL "$etcd_pid"; wait "$etcd_pid"; } 2>/dev/null
+etcd_pid=
+wait "$putter"
+for h in a b; do
+	wait_value $h etcd.connected 0 "etcd down seen"
+	# Readers are served from the tree while etcd is away.
+	check "read while etcd is down ($h)" "core.%p" "$(get $h kernel.core_pattern)"
+done
+run_etcd
+check "etcd restarted from its data dir" 1 "$([ -n "$etcd_pid" ] && echo 1)"
+ctl put "$prefix/kernel/modprobe" /sbin/modprobe.new >/dev/null
+final=$(ctl get --print-value-only "$prefix/vm/swappiness")
+for h in a b; do
+	wait_value $h etcd.connected 1 "reconnected"
+	wait_value $h kernel.modprobe /sbin/modprobe.new "put after restart"
+	check "holds etcd's final value ($h)" "$final" "$(get $h vm.swappiness)"
+	check "one reconnect at least ($h)" 1 "$([ "$(get $h etcd.reconnects)" -ge 1 ] && echo 1)"
+done
+
+# --- compaction while host b is stopped: it re-reads and converges ---
+ra=$(get a etcd.reconnects)
+kill -STOP "${host_pid[b]}"
+{ kill -KILL "$etcd_pid"; wait "$etcd_pid"; } 2>/dev/null # b's stream ends while b cannot see it
+etcd_pid=
+run_etcd
+# a must be back on a watch before the compaction, or it has to re-read too.
+for _ in $(seq $guard); do [ "$(get a etcd.reconnects)" != "$ra" ] && break; sleep 0.1; done
+wait_value a etcd.connected 1 "a reconnected before the compaction"
+ctl put "$prefix/kernel/core_pattern" 'after.%p' >/dev/null
+ctl put "$prefix/vm/swappiness" 33 >/dev/null
+ctl put "$prefix/vm/swappiness" 34 >/dev/null
+rev=$(ctl get "$prefix/vm/swappiness" -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/')
+ctl compact "$rev" >/dev/null
+kill -CONT "${host_pid[b]}"
+for h in a b; do
+	wait_value $h vm.swappiness 34 "converges after compaction"
+	wait_value $h kernel.core_pattern 'after.%p' "converges after compaction"
+	wait_value $h etcd.revision "$rev" "revision after compaction"
+done
+check "b read the prefix again" 1 "$(get b etcd.resyncs)"
+check "the re-read did not count old refusals again" 4 "$(get b etcd.refused)"
+check "a needed no re-read" 0 "$(get a etcd.resyncs)"
+
+# --- rcusysctl --etcd: fleet-wide writes and what etcd and the hosts hold ---
+ecli() { "$cli" --etcd "$url" --prefix "$prefix/" "$@" 2>&1; echo "rc=$?"; }
+check "rcusysctl --etcd -w puts" "vm.swappiness = 42
+rc=0" "$(ecli -w vm.swappiness=42)"
+for h in a b; do wait_value $h vm.swappiness 42 "rcusysctl --etcd -w reaches every host"; done
+check "rcusysctl --etcd reads one" "42
+rc=0" "$(ecli -n vm.swappiness)"
+check "rcusysctl --etcd: a name etcd lacks" "rcusysctl: \"vm.nope\" is not in etcd under $prefix/
+rc=1" "$(ecli vm.nope)"
+nrev=$(ctl get "$prefix/kernel/nonexistent" -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/')
+check "rcusysctl --etcd -a: values, then the hosts' refusals" "kernel.core_pattern = after.%p
+kernel.modprobe = /sbin/modprobe.new
+kernel.nonexistent = 1
+net.core.somaxconn = 4096
+vm.swappiness = 42
+status a kernel.nonexistent = {\"revision\":$nrev,\"error\":\"ENOENT\"
+status b kernel.nonexistent = {\"revision\":$nrev,\"error\":\"ENOENT\"
+rc=0" "$(ecli -a | sed 's/\("error":"[A-Z]*"\).*/\1/')"
+check "rcusysctl --etcd needs --prefix" "rc=1" "$("$cli" --etcd "$url" -a >/dev/null 2>&1; echo "rc=$?")"
+
+# --- write-through: local writes become puts, every host applies etcd's order ---
+start_host_wt() {
+	"$host_bin" --socket "$tmp/$1.sock" --etcd "$url" --prefix /rcustring/api/ --host "$1" \
+		--write-through >"$tmp/$1.out" 2>>"$tmp/$1.err" &
+	host_pid[$1]=$!
+	for _ in $(seq $guard); do [ -S "$tmp/$1.sock" ] && return; sleep 0.1; done
+}
+start_host_wt c
+start_host_wt d
+for h in c d; do wait_value $h etcd.connected 1 "write-through host connected"; done
+check "write-through: a local write is accepted" "rc=0" \
+	"$("$cli" --socket "$tmp/c.sock" -q -w kernel.core_pattern=wt.%p 2>&1; echo "rc=$?")"
+check "write-through: etcd holds it" "wt.%p" \
+	"$(ctl get --print-value-only /rcustring/api/kernel/core_pattern)"
+for h in c d; do wait_value $h kernel.core_pattern "wt.%p" "write-through reaches every host"; done
+check "write-through: a refused value fails locally" "rc=1" \
+	"$("$cli" --socket "$tmp/d.sock" -q -w net.core.somaxconn=5 2>/dev/null; echo "rc=$?")"
+check "write-through: a refused value never reaches etcd" "" \
+	"$(ctl get --print-value-only /rcustring/api/net/core/somaxconn)"
+# The compare a write-through put carries: a stale mod_revision loses.
+rev=$(ctl get /rcustring/api/kernel/core_pattern -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/')
+check "compare on a stale mod_revision: no put" conflict \
+	"$("$probe" "$url" put-if /rcustring/api/kernel/core_pattern stale.%p $((rev - 1)))"
+check "compare on a missing key's revision 0: no put" conflict \
+	"$("$probe" "$url" put-if /rcustring/api/kernel/core_pattern stale.%p 0)"
+check "value unchanged by the lost compares" "wt.%p" \
+	"$(ctl get --print-value-only /rcustring/api/kernel/core_pattern)"
+check "compare on the current mod_revision: put" put \
+	"$("$probe" "$url" put-if /rcustring/api/kernel/core_pattern cas.%p "$rev")"
+for h in c d; do wait_value $h kernel.core_pattern "cas.%p" "compared put reaches every host"; done
+check "gateway client reads the prefix" "/rcustring/api/kernel/core_pattern=cas.%p" \
+	"$("$probe" "$url" range /rcustring/api/kernel/)"
+# Both hosts write at once; a write based on a value already replaced loses
+# its compare (EAGAIN). Whatever wins, every host ends with etcd's value.
+writers=()
+for h in c d; do
+	( for i in $(seq 1 15); do
+		"$cli" --socket "$tmp/$h.sock" -q -w "vm.swappiness=$([ $h = c ] && echo $((i * 2)) || echo $((i * 2 + 1)))" 2>/dev/null
+	done ) &
+	writers+=($!)
+done
+wait "${writers[@]}"
+final=$(ctl get --print-value-only /rcustring/api/vm/swappiness)
+check "write-through: concurrent writes left a value in etcd" 1 "$([ -n "$final" ] && echo 1)"
+for h in c d; do wait_value $h vm.swappiness "$final" "concurrent writes converge"; done
+for h in c d; do wait_value $h etcd.refused 0 "write-through hosts refused nothing"; done
+stop_host c
+stop_host d
+
+# --- the audit rings: every value applied once, in etcd's order ---
+stop_host a
+stop_host b
+for h in a b; do
+	check "no swappiness value applied twice or out of order ($h)" "" \
+		"$(awk -F'\t' '$1 == "audit" && $2 ~ /swappiness/ { v = $4 + 0; if (v <= last) print "again or back: " v; last = v }' "$tmp/$h.out")"
+	# The re-read applied only what differed: modprobe was written twice (first
+	# read, then the put after the restart), not once more by the re-read.
+	check "re-read applied only differences ($h)" 2 "$(grep -c 'modprobe' "$tmp/$h.out")"
+	check "first read skipped the value the tree already held ($h)" 1 "$(grep -c 'somaxconn' "$tmp/$h.out")"
+	check "no value logged ($h)" "" "$(grep -e "$long" -e 'after\.%p' "$tmp/$h.err")"
+done
+kill "$etcd_pid"
+wait "$etcd_pid"
+etcd_pid=
+finish fleet-etcd

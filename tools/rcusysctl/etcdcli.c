@@ -1,0 +1,187 @@
+/*
+ * rcusysctl --etcd URL --prefix P: the fleet's values as etcd holds them.
+ *   -w name=value   put PREFIX/name (every mirroring host applies it, or
+ *                   reports its refusal under the status prefix)
+ *   name ...        print what etcd holds for name
+ *   -a              every value under the prefix, then each host's status
+ *                   keys ("status HOST name = {...}")
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dirtree.h"
+#include "etcd_http.h"
+#include "etcdcli.h"
+#include "sysctl_conf.h"
+
+static char *join(const char *prefix, const char *name)
+{
+	char key[4096], *out;
+	size_t plen = strlen(prefix);
+
+	snprintf(key, sizeof(key), "%s", name);
+	sysctl_conf_normalize_key(key); /* "kernel.core_pattern" -> "kernel/core_pattern" */
+	if (asprintf(&out, "%s%s%s", prefix, plen && prefix[plen - 1] == '/' ? "" : "/", key) < 0)
+		return NULL;
+	return out;
+}
+
+static void print(const struct etcdcli_opts *o, const char *lead, const char *key, const char *value)
+{
+	char name[4096];
+
+	dirtree_display_name(key, name, sizeof(name));
+	if (o->values_only)
+		printf("%s\n", value);
+	else
+		printf("%s%s = %s\n", lead, name, value);
+}
+
+static int fail(struct etcd_conn *c, const char *what, const char *name, int err)
+{
+	fprintf(stderr, "rcusysctl: %s \"%s\": %s%s%s\n", what, name, strerror(-err),
+		c->err[0] ? ": " : "", c->err);
+	return 1;
+}
+
+/* "/rcustring/web/" -> "/rcustring-status/web/", as the hosts write it. */
+static char *status_prefix(const char *prefix)
+{
+	size_t n = strlen(prefix);
+	const char *end, *start;
+	char *out;
+
+	while (n && prefix[n - 1] == '/')
+		n--;
+	end = prefix + n;
+	start = end;
+	while (start > prefix && start[-1] != '/')
+		start--;
+	if (asprintf(&out, "/rcustring-status/%.*s/", (int)(end - start), start) < 0)
+		return NULL;
+	return out;
+}
+
+static int list_all(const struct etcdcli_opts *o, struct etcd_conn *c, const char *prefix)
+{
+	struct etcd_kv *kvs;
+	int64_t rev = 0;
+	size_t n, plen = strlen(prefix);
+	char *sp = status_prefix(o->prefix);
+	int err = etcd_range_prefix(c, prefix, &rev, &kvs, &n);
+
+	if (err || !sp) {
+		free(sp);
+		return fail(c, "listing", prefix, err ? err : -ENOMEM);
+	}
+	for (size_t i = 0; i < n; i++)
+		print(o, "", kvs[i].key + plen, kvs[i].value);
+	etcd_kvs_free(kvs, n);
+	rev = 0;
+	err = etcd_range_prefix(c, sp, &rev, &kvs, &n);
+	if (err) {
+		fail(c, "listing", sp, err);
+		free(sp);
+		return 1;
+	}
+	for (size_t i = 0; i < n && !o->values_only; i++) {
+		const char *host = kvs[i].key + strlen(sp), *slash = strchr(host, '/');
+		char lead[300];
+
+		if (!slash)
+			continue;
+		snprintf(lead, sizeof(lead), "status %.*s ", (int)(slash - host), host);
+		print(o, lead, slash + 1, kvs[i].value);
+	}
+	etcd_kvs_free(kvs, n);
+	free(sp);
+	return 0;
+}
+
+static int read_one(const struct etcdcli_opts *o, struct etcd_conn *c, const char *prefix,
+		    const char *name)
+{
+	char *key = join(prefix, name);
+	struct etcd_kv *kvs;
+	int64_t rev = 0;
+	size_t n;
+	int err, found = 0;
+
+	if (!key)
+		return 1;
+	err = etcd_range_prefix(c, key, &rev, &kvs, &n);
+	if (err) {
+		free(key);
+		return fail(c, "reading key", name, err);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(kvs[i].key, key)) { /* a prefix read also finds "name2" */
+			print(o, "", key + strlen(prefix), kvs[i].value);
+			found = 1;
+		}
+	etcd_kvs_free(kvs, n);
+	free(key);
+	if (!found) {
+		fprintf(stderr, "rcusysctl: \"%s\" is not in etcd under %s\n", name, prefix);
+		return 1;
+	}
+	return 0;
+}
+
+static int write_one(const struct etcdcli_opts *o, struct etcd_conn *c, const char *prefix,
+		     const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char name[4096], *key;
+	int err;
+
+	if (!eq || eq == arg) {
+		fprintf(stderr, "rcusysctl: \"%s\" must be of the form name=value\n", arg);
+		return 1;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+	key = join(prefix, name);
+	if (!key)
+		return 1;
+	err = etcd_put(c, key, eq + 1, strlen(eq + 1), NULL);
+	if (!err && !o->quiet)
+		print(o, "", key + strlen(prefix), eq + 1);
+	free(key);
+	return err ? fail(c, "setting key", name, err) : 0;
+}
+
+int etcdcli_main(const struct etcdcli_opts *o, int argc, char **argv)
+{
+	struct etcd_tls tls = { o->cacert, o->cert, o->key };
+	struct etcd_conn c;
+	char *prefix;
+	int code = 0, err;
+
+	if (!o->prefix || !*o->prefix) {
+		fprintf(stderr, "rcusysctl: --etcd needs --prefix (the mirrored prefix, e.g. /rcustring/web/)\n");
+		return 1;
+	}
+	if (asprintf(&prefix, "%s%s", o->prefix, o->prefix[strlen(o->prefix) - 1] == '/' ? "" : "/") < 0)
+		return 1;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	err = etcd_conn_init(&c, o->endpoints, &tls);
+	if (err) {
+		fprintf(stderr, "rcusysctl: --etcd: %s\n", strerror(-err));
+		free(prefix);
+		return 1;
+	}
+	if (o->all)
+		code |= list_all(o, &c, prefix);
+	for (int i = 0; i < argc; i++) {
+		if (o->write || strchr(argv[i], '='))
+			code |= write_one(o, &c, prefix, argv[i]);
+		else
+			code |= read_one(o, &c, prefix, argv[i]);
+	}
+	etcd_conn_free(&c);
+	curl_global_cleanup();
+	free(prefix);
+	return code;
+}
