@@ -8,15 +8,15 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
-BENCH_SECONDS ?= 2
+BENCH_SECONDS ?= 0.5
 FUZZ_SECONDS  ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 
 # What the programs and the demo need (build and run)...
-RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev meson ninja-build pkg-config \
-                   procps util-linux
+RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl-dev meson \
+                   ninja-build pkg-config procps util-linux
 # ...and what only the tests need (make check, fuzz).
-TEST_PACKAGES = libcmocka-dev valgrind clang libclang-rt-14-dev
+TEST_PACKAGES = libcmocka-dev valgrind clang libclang-rt-14-dev etcd-server etcd-client
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz bench fuzz clean
@@ -26,7 +26,7 @@ all: build
 # Install the Debian packages only when a check says something is missing.
 deps-runtime:
 	@missing=0; \
-	for pc in liburcu-bp liburcu-cds fuse3 json-c; do \
+	for pc in liburcu-bp liburcu-cds fuse3 json-c libcurl; do \
 	  pkg-config --exists $$pc 2>/dev/null || missing=1; done; \
 	for cmd in meson ninja pkg-config sysctl unshare fusermount3; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
@@ -38,7 +38,7 @@ deps-runtime:
 deps: deps-runtime
 	@missing=0; \
 	pkg-config --exists cmocka 2>/dev/null || missing=1; \
-	for cmd in valgrind clang; do \
+	for cmd in valgrind clang etcd etcdctl; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
 	[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] || \
 	  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing=1; \
@@ -98,6 +98,7 @@ bench: build
 	./$(BUILD)/bench/rcustring-tree-bench --seconds $(BENCH_SECONDS)
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
+	tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
