@@ -1015,14 +1015,28 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 		err = -errno;
 		goto fail;
 	}
-	if (bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+	/*
+	 * The file bind() makes takes the socket's mode less the umask: set it
+	 * first, so no chmod by path is needed in the common case. Where the
+	 * umask took bits away, put them back without following a symlink
+	 * swapped in meanwhile, and check that the path is still a socket.
+	 * Before listen() nobody can connect, so the umask's mode never serves.
+	 */
+	if (fchmod(s->listen_fd, mode & 07777) != 0 ||
+	    bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
 		err = -errno;
 		goto fail;
 	}
-	/* Before listen() nobody can connect, so the umask's mode never serves. */
-	if (chmod(path, mode & 07777) != 0 || stat(path, &st) != 0) {
+	if (lstat(path, &st) != 0 ||
+	    ((st.st_mode & 07777) != (mode & 07777) &&
+	     (fchmodat(AT_FDCWD, path, mode & 07777, AT_SYMLINK_NOFOLLOW) != 0 ||
+	      lstat(path, &st) != 0))) {
 		err = -errno;
 		unlink(path);
+		goto fail;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		err = -EEXIST;
 		goto fail;
 	}
 	s->dev = st.st_dev;
@@ -1073,7 +1087,7 @@ void sysctl_socket_stop(struct sysctl_socket *s)
 	pthread_join(s->acceptor, NULL);
 	/* shutdown() wakes threads blocked in recv() or send(). */
 	reap(s, true);
-	if (stat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+	if (lstat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
 		unlink(s->path);
 	close(s->listen_fd);
 	close(s->wake[0]);

@@ -879,6 +879,61 @@ static void test_non_root(void **state)
 	fx_free(f);
 }
 
+/*
+ * bind() that lets a test swap a symlink in for the socket file right after
+ * it is made: the window a local user races for in a directory they can
+ * write.
+ */
+int __real_bind(int fd, const struct sockaddr *addr, socklen_t len);
+static const char *swap_victim;
+
+int __wrap_bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	int ret = __real_bind(fd, addr, len);
+	const struct sockaddr_un *un = (const struct sockaddr_un *)addr;
+
+	if (ret == 0 && swap_victim && addr->sa_family == AF_UNIX) {
+		assert_int_equal(unlink(un->sun_path), 0);
+		assert_int_equal(symlink(swap_victim, un->sun_path), 0);
+	}
+	return ret;
+}
+
+/* The mode is set without following a symlink swapped in after bind(). */
+static void test_start_symlink_swap(void **state)
+{
+	struct fixture *f = fx_new(NULL);
+	struct sysctl_socket *s2 = NULL;
+	char victim[128], other[128];
+	mode_t old_umask;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	snprintf(victim, sizeof(victim), "%s/victim", f->dir);
+	snprintf(other, sizeof(other), "%s/swapped.sock", f->dir);
+	fd = open(victim, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	/* Whatever the umask, the mode asked for is the mode the file gets... */
+	old_umask = umask(077);
+	assert_int_equal(sysctl_socket_start(f->tree, other, 0666, &s2), 0);
+	assert_int_equal(lstat(other, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0666);
+	sysctl_socket_stop(s2);
+	/* ...and never reaches the file a symlink swapped in points to. */
+	swap_victim = victim;
+	assert_true(sysctl_socket_start(f->tree, other, 0666, &s2) < 0);
+	swap_victim = NULL;
+	umask(old_umask);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	unlink(other);
+	unlink(victim);
+	fx_free(f);
+}
+
 static void test_start_rules(void **state)
 {
 	struct fixture *f = fx_new(NULL);
@@ -945,7 +1000,8 @@ int main(void)
 		cmocka_unit_test(test_malformed_clients),  cmocka_unit_test(test_client_limit),
 		cmocka_unit_test(test_idle_timeout),	   cmocka_unit_test(test_out_of_fds),
 		cmocka_unit_test(test_concurrent_readers), cmocka_unit_test(test_non_root),
-		cmocka_unit_test(test_start_rules),	   cmocka_unit_test(test_stop_with_clients),
+		cmocka_unit_test(test_start_rules),	   cmocka_unit_test(test_start_symlink_swap),
+		cmocka_unit_test(test_stop_with_clients),
 		cmocka_unit_test(test_setif),		   cmocka_unit_test(test_setif_concurrent),
 	};
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
