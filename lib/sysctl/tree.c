@@ -51,7 +51,7 @@ static void entry_free(struct sysctl_entry *e)
 	rcs_sysctl_entry_fini_notify(e);
 	if (e->dir) {
 		/* No reader left: the last reference goes after a grace period. */
-		free(e->dir->hash);
+		free(e->children_hash);
 		free(e->dir->old);
 		free(e->dir);
 	}
@@ -61,7 +61,7 @@ static void entry_free(struct sysctl_entry *e)
 		free(e->name);
 	free(e->path);
 	free(e->desc);
-	free(e);
+	free(e->mem);
 	if (h)
 		header_put(h);
 }
@@ -106,7 +106,7 @@ static uint32_t name_hash(const char *name, size_t len)
 /* The child @name of @dir, under RCU or the tree lock; NULL if none. */
 static struct sysctl_entry *find_child(struct sysctl_entry *dir, const char *name, size_t len)
 {
-	struct sysctl_child_hash *ht = rcu_dereference(dir->dir->hash);
+	struct sysctl_child_hash *ht = rcu_dereference(dir->children_hash);
 	uint32_t h = name_hash(name, len);
 	struct sysctl_entry *c;
 
@@ -130,7 +130,7 @@ static struct sysctl_entry *find_child(struct sysctl_entry *dir, const char *nam
 static int dir_reserve(struct sysctl_entry *dir, size_t more)
 {
 	struct sysctl_dir *d = dir->dir;
-	struct sysctl_child_hash *cur = d->hash, *nh;
+	struct sysctl_child_hash *cur = dir->children_hash, *nh;
 	size_t size = cur ? cur->mask + 1 : 0, want = d->count + more, nsize = size ? size : 8;
 	struct sysctl_entry *c;
 
@@ -156,7 +156,7 @@ static int dir_reserve(struct sysctl_entry *dir, size_t more)
 		*b = c;
 	}
 	/* Publishes the chains built above (a release store). */
-	rcu_assign_pointer(d->hash, nh);
+	rcu_assign_pointer(dir->children_hash, nh);
 	d->old = cur;
 	return 0;
 }
@@ -211,7 +211,7 @@ static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *nam
 static void entry_unlink(struct sysctl_entry *e)
 {
 	struct sysctl_entry *dir = e->parent, *pred[SYSCTL_SKIP_LEVELS], **pp;
-	struct sysctl_child_hash *ht = dir->dir->hash;
+	struct sysctl_child_hash *ht = dir->children_hash;
 
 	__atomic_store_n(&e->live, 0, __ATOMIC_SEQ_CST);
 	skip_find(dir, e->name, pred);
@@ -275,15 +275,21 @@ static int data_lock_init(pthread_rwlock_t *lock)
 static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *parent_path,
 					const char *name, size_t namelen, bool is_dir)
 {
-	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
-	struct sysctl_entry *e = malloc(sizeof(*e));
+	/*
+	 * malloc, not calloc or aligned_alloc: tests fail it on purpose
+	 * through --wrap=malloc. The entry starts on a cache line (see tree.h).
+	 */
+	void *mem = malloc(sizeof(struct sysctl_entry) + 48);
+	struct sysctl_entry *e;
 	int err;
 
-	if (!e) {
+	if (!mem) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	e = (struct sysctl_entry *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
 	memset(e, 0, sizeof(*e));
+	e->mem = mem;
 	e->tree = tree;
 	e->is_dir = is_dir;
 	e->mode = 0555;
@@ -325,7 +331,7 @@ free_names:
 	if (e->name != e->iname)
 		free(e->name);
 	free(e->path);
-	free(e);
+	free(e->mem);
 	errno = err;
 	return NULL;
 }
@@ -337,7 +343,7 @@ free_names:
 static void entry_link(struct sysctl_entry *dir, struct sysctl_entry *child)
 {
 	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS], **b;
-	struct sysctl_child_hash *ht = dir->dir->hash;
+	struct sysctl_child_hash *ht = dir->children_hash;
 	struct cds_list_head *pos = skip_find(dir, child->name, pred);
 
 	child->parent = dir;

@@ -75,7 +75,7 @@ struct sysctl_child_hash {
 };
 
 struct sysctl_dir {
-	struct sysctl_child_hash *hash; /* RCU; NULL until a child comes */
+	/* The current table is the directory's children_hash (hot). */
 	struct sysctl_child_hash *old;  /* replaced, freed after a grace period */
 	size_t count;                   /* children linked (under tree->lock) */
 	struct sysctl_entry *skip_head[SYSCTL_SKIP_LEVELS]; /* under tree->lock */
@@ -83,20 +83,25 @@ struct sysctl_dir {
 
 struct sysctl_entry {
 	/*
-	 * What a lookup touches, first and in 64 bytes: chain, hash, name
-	 * (inline when short), reference and liveness, so that finding an
-	 * entry in a large directory costs about one cache miss for it.
+	 * What a lookup touches, first and in one aligned 64-byte line: chain,
+	 * hash, name (inline when short), reference, liveness and, for a
+	 * directory, its children's table, so that finding an entry in a
+	 * large directory costs about one cache miss for it and one for its
+	 * bucket.
 	 */
 	struct sysctl_entry *hnext[2]; /* hash chains of the parent's index; RCU */
 	uint32_t hash;                 /* of name */
-	uint32_t namelen;
-	int is_dir;
-	int live;  /* atomic; 0 once unlinked */
-	long refs; /* atomic: 1 while linked (dropped after a grace period) + users */
-	char *name; /* iname, or allocated when longer */
+	uint16_t namelen;
+	uint8_t is_dir;
+	uint8_t live; /* atomic; 0 once unlinked */
+	long refs;    /* atomic: 1 while linked (dropped after a grace period) + users */
+	char *name;   /* iname, or allocated when longer */
+	/* Directories: the children's hash table; RCU, NULL until a child comes. */
+	struct sysctl_child_hash *children_hash;
 	char iname[16];
 
-	struct sysctl_dir *dir; /* directories only: index of the children */
+	void *mem;              /* what malloc returned (the entry is aligned in it) */
+	struct sysctl_dir *dir; /* directories only: the rest of the children's index */
 
 	struct cds_list_head sibling;  /* in parent->children, sorted by name; RCU */
 	struct cds_list_head children; /* directories only; RCU */
