@@ -9,7 +9,8 @@
  * existing paths in random order (sysctl_lookup + put; the path is formatted
  * into a stack buffer first, as a front end receives it), a walk of the
  * whole subtree (ns per entry; the order is checked) and unregistration.
- * Each figure is the median of --reps runs, in CPU time of the thread.
+ * Each figure is the median of --reps runs, in CPU time of the thread. A
+ * reference line gives the cost of one cache miss at that working set.
  *
  * Usage: rcustring-tree-scale-bench [--sizes 1000,10000,100000] [--reps R]
  *                                   [--lookups L]
@@ -241,6 +242,41 @@ static struct result run_once(long n, int spread, char **names, int *data, long 
 	return r;
 }
 
+/*
+ * Reference: ns per dependent load from a random cache line of @mib MiB
+ * (a pointer chase through one random cycle), what one cache miss costs
+ * at the working set of the largest tree. No lookup can cost less than
+ * the misses it must take.
+ */
+static double miss_ns(size_t mib, long loads)
+{
+	size_t lines = mib * 1024 * 1024 / 64, stride = 64 / sizeof(size_t);
+	size_t *mem = malloc(lines * 64), *perm = malloc(lines * sizeof(*perm)), at = 0;
+	double t0;
+
+	if (!mem || !perm)
+		die("malloc", ENOMEM);
+	for (size_t i = 0; i < lines; i++)
+		perm[i] = i;
+	for (size_t i = lines - 1; i > 0; i--) {
+		size_t j = (size_t)(xorshift() % (i + 1)), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t i = 0; i < lines; i++)
+		mem[perm[i] * stride] = perm[(i + 1) % lines] * stride;
+	free(perm);
+	t0 = now_s();
+	for (long k = 0; k < loads; k++)
+		at = mem[at];
+	t0 = now_s() - t0;
+	if (at == (size_t)-1) /* keeps the chase */
+		puts("");
+	free(mem);
+	return t0 * 1e9 / (double)loads;
+}
+
 int main(int argc, char **argv)
 {
 	long sizes[MAX_SIZES] = { 1000, 10000, 100000 }, lookups = 200000, maxn = 0;
@@ -318,6 +354,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	printf("reference: one dependent load from a random line of 64 MiB: %.0f ns\n",
+	       miss_ns(64, lookups));
 	printf("(medians of %d runs, thread CPU time; %ld random lookups per run over all N, then\n"
 	       " over the same %d paths (hot_ns); spread: %d entries per directory)\n", reps,
 	       lookups, HOT_SET, PER_DIR);
