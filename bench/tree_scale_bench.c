@@ -6,8 +6,10 @@
  *   spread  N/100 tables of 100 entries, one per directory, the
  *           directories side by side under one parent;
  * and measures registration (seconds in all and ns per entry), lookups of
- * existing paths in random order (sysctl_lookup + put; the path is formatted
- * into a stack buffer first, as a front end receives it), a walk of the
+ * existing paths in random order over all N (lookup_ns: sysctl_lookup + put;
+ * the path is formatted into a stack buffer first, as a front end receives
+ * it), then over the same 1000 paths again and again (hot_ns: the working
+ * set no longer grows with N, so what is left is the structure), a walk of the
  * whole subtree (ns per entry; the order is checked) and unregistration.
  * Each figure is the median of --reps runs, in CPU time of the thread. A
  * reference line gives the cost of one cache miss at that working set.
