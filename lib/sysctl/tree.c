@@ -61,7 +61,7 @@ static void entry_free(struct sysctl_entry *e)
 		free(e->name);
 	free(e->path);
 	free(e->desc);
-	free(e->mem);
+	free(e);
 	if (h)
 		header_put(h);
 }
@@ -275,21 +275,15 @@ static int data_lock_init(pthread_rwlock_t *lock)
 static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *parent_path,
 					const char *name, size_t namelen, bool is_dir)
 {
-	/*
-	 * malloc, not calloc or aligned_alloc: tests fail it on purpose
-	 * through --wrap=malloc. The entry starts on a cache line (see tree.h).
-	 */
-	void *mem = malloc(sizeof(struct sysctl_entry) + 48);
-	struct sysctl_entry *e;
+	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
+	struct sysctl_entry *e = malloc(sizeof(*e));
 	int err;
 
-	if (!mem) {
+	if (!e) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	e = (struct sysctl_entry *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
 	memset(e, 0, sizeof(*e));
-	e->mem = mem;
 	e->tree = tree;
 	e->is_dir = is_dir;
 	e->mode = 0555;
@@ -331,7 +325,7 @@ free_names:
 	if (e->name != e->iname)
 		free(e->name);
 	free(e->path);
-	free(e->mem);
+	free(e);
 	errno = err;
 	return NULL;
 }

@@ -83,11 +83,12 @@ struct sysctl_dir {
 
 struct sysctl_entry {
 	/*
-	 * What a lookup touches, first and in one aligned 64-byte line: chain,
-	 * hash, name (inline when short), reference, liveness and, for a
-	 * directory, its children's table, so that finding an entry in a
-	 * large directory costs about one cache miss for it and one for its
-	 * bucket.
+	 * What a lookup touches, first and in 64 bytes: chain, hash, name
+	 * (inline when short), reference, liveness and, for a directory, its
+	 * children's table, so that finding an entry in a large directory
+	 * costs one or two cache misses for it and one for its bucket.
+	 * (Aligning entries to a cache line was measured: the padding cost
+	 * more than it saved.)
 	 */
 	struct sysctl_entry *hnext[2]; /* hash chains of the parent's index; RCU */
 	uint32_t hash;                 /* of name */
@@ -100,11 +101,13 @@ struct sysctl_entry {
 	struct sysctl_child_hash *children_hash;
 	char iname[16];
 
-	void *mem;              /* what malloc returned (the entry is aligned in it) */
+	/* What a walk touches too, in the next line: the list and the path. */
+	struct cds_list_head sibling;  /* in parent->children, sorted by name; RCU */
+	char *path;                    /* dotted */
+	struct cds_list_head children; /* directories only; RCU */
+	mode_t mode;
 	struct sysctl_dir *dir; /* directories only: the rest of the children's index */
 
-	struct cds_list_head sibling;  /* in parent->children, sorted by name; RCU */
-	struct cds_list_head children; /* directories only; RCU */
 	/* Levels 1.. of the parent's skip list (level 0 is sibling). */
 	struct sysctl_entry *skip[SYSCTL_SKIP_LEVELS];
 	int skip_levels;               /* how many of skip[] it is in */
@@ -112,9 +115,7 @@ struct sysctl_entry {
 	struct sysctl_tree *tree;
 	struct sysctl_table_header *header; /* NULL for directories */
 	const struct ctl_table *table;      /* NULL for directories */
-	char *path; /* dotted */
 	char *desc; /* copied: the table may be freed after unregister */
-	mode_t mode;
 	long pins;  /* directories: tables registered right here (under tree->lock) */
 
 	/* Serializes writes so that the audit's old/new pair is consistent. */
