@@ -4,15 +4,15 @@
  *
  * Nodes (entries and directories) hang in sorted RCU lists; each directory
  * also indexes its children (a hash table for lookups, a writers' skip list
- * for the sorted insert position, see tree.h), so that registering,
- * finding and listing cost O(1) or O(log n) per entry however large a
- * directory grows. Lookups run under rcu_read_lock and take a reference; register/unregister are
- * serialized by the tree mutex. A node unlinked from the tree keeps its
- * "linked" reference until a grace period has passed (call_rcu), so a
- * reader that found it can still take a reference; it is freed when the
- * last reference goes. Handlers run outside every RCU section (they may
- * sleep) with their table's in-flight count raised, which unregister
- * drains.
+ * for the sorted insert position, see tree.h), so that registering, finding
+ * and listing cost O(1) or O(log n) per entry however large a directory
+ * grows. Lookups run under rcu_read_lock and take a reference;
+ * register/unregister are serialized by the tree mutex. A node unlinked
+ * from the tree keeps its "linked" reference until a grace period has
+ * passed (call_rcu), so a reader that found it can still take a reference;
+ * it is freed when the last reference goes. Handlers run outside every RCU
+ * section (they may sleep) with their table's in-flight count raised, which
+ * unregister drains.
  */
 #define _LGPL_SOURCE
 #include <errno.h>
@@ -145,6 +145,10 @@ static int dir_reserve(struct sysctl_entry *dir, size_t more)
 	nh->mask = nsize - 1;
 	nh->slot = cur ? !cur->slot : 0;
 	if (d->old) {
+		/*
+		 * Under the tree lock: fine, no reader takes it inside a
+		 * read-side section (register's context excludes callers in one).
+		 */
 		synchronize_rcu();
 		free(d->old);
 		d->old = NULL;
@@ -292,7 +296,7 @@ static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *pa
 	CDS_INIT_LIST_HEAD(&e->children);
 	CDS_INIT_LIST_HEAD(&e->sibling);
 	e->hash = name_hash(name, namelen);
-	e->namelen = (uint32_t)namelen;
+	e->namelen = (uint16_t)namelen; /* at most NAME_MAX_LEN */
 	if (namelen < sizeof(e->iname)) {
 		memcpy(e->iname, name, namelen);
 		e->iname[namelen] = '\0';
