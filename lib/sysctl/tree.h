@@ -56,8 +56,9 @@ struct sysctl_table_header {
 };
 
 /*
- * A directory's index of its children, so that no operation walks the
- * children one by one (the kernel keeps an rb-tree per directory):
+ * A directory's index of its children, so that neither a lookup nor an
+ * insert walks the children one by one (the kernel keeps an rb-tree per
+ * directory); listings walk the sorted list, one step per entry:
  *   - a hash table for lookups, read under RCU: chains through the
  *     children's hnext[slot]. Growing it builds a new table through the
  *     other hnext slot while readers still follow the old one, publishes
