@@ -96,6 +96,7 @@ fuzz: deps $(FUZZ_BUILD)/build.ninja
 bench: build
 	./$(BUILD)/bench/rcustring-bench --seconds $(BENCH_SECONDS)
 	./$(BUILD)/bench/rcustring-tree-bench --seconds $(BENCH_SECONDS)
+	./$(BUILD)/bench/rcustring-tree-scale-bench
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
 	tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench

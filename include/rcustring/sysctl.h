@@ -186,7 +186,9 @@ RCUSTRING_API void sysctl_tree_free(struct sysctl_tree *tree);
  * unchecked), maxlen not a multiple of the element (exactly one for the
  * uint, u8 and bool handlers), bitmap without data or bits. One NULL bound
  * is allowed and leaves that side unchecked (tcp_rmem has only a minimum).
- * Context: any thread, not inside a handler or callback of this tree.
+ * Context: any thread, not inside a handler or callback of this tree nor
+ * inside an RCU read-side section of the caller's (growing a directory's
+ * index may wait for a grace period).
  * Return: 0, -EINVAL (bad table), -EEXIST (name taken), -ENOMEM. On error
  * nothing is registered; a message naming the entry is logged through
  * the tree's log function.

@@ -22,6 +22,7 @@ struct sysctl_tree {
 	struct cds_list_head headers; /* registered tables, under lock */
 	sysctl_log_fn *log;
 	void *log_arg;
+	uint64_t skip_rng; /* skip list levels (under lock) */
 
 	/* Waiters of sysctl_entry_wait() on any entry of this tree. */
 	pthread_mutex_t notify_lock;
@@ -54,21 +55,69 @@ struct sysctl_table_header {
 	pthread_cond_t drain_cond;
 };
 
+/*
+ * A directory's index of its children, so that neither a lookup nor an
+ * insert walks the children one by one (the kernel keeps an rb-tree per
+ * directory); listings walk the sorted list, one step per entry:
+ *   - a hash table for lookups, read under RCU: chains through the
+ *     children's hnext[slot]. Growing it builds a new table through the
+ *     other hnext slot while readers still follow the old one, publishes
+ *     it, and frees the old one after a grace period;
+ *   - a skip list over the sorted children list, for writers only (under
+ *     tree->lock): finds the insert position in O(log n), so the children
+ *     list stays sorted for readers' walks at no cost to them.
+ */
+#define SYSCTL_SKIP_LEVELS 12 /* one in 4 nodes goes up a level: 4^12 = 16M */
+
+struct sysctl_child_hash {
+	unsigned int slot; /* the hnext[] index its chains use */
+	size_t mask;       /* buckets - 1 (a power of two) */
+	struct sysctl_entry *bucket[];
+};
+
+struct sysctl_dir {
+	/* The current table is the directory's children_hash (hot). */
+	struct sysctl_child_hash *old;  /* replaced, freed after a grace period */
+	size_t count;                   /* children linked (under tree->lock) */
+	struct sysctl_entry *skip_head[SYSCTL_SKIP_LEVELS]; /* under tree->lock */
+};
+
 struct sysctl_entry {
+	/*
+	 * What a lookup touches, first and in 64 bytes: chain, hash, name
+	 * (inline when short), reference, liveness and, for a directory, its
+	 * children's table, so that finding an entry in a large directory
+	 * costs one or two cache misses for it and one for its bucket.
+	 * (Aligning entries to a cache line was measured: the padding cost
+	 * more than it saved.)
+	 */
+	struct sysctl_entry *hnext[2]; /* hash chains of the parent's index; RCU */
+	uint32_t hash;                 /* of name */
+	uint16_t namelen;
+	uint8_t is_dir;
+	uint8_t live; /* atomic; 0 once unlinked */
+	long refs;    /* atomic: 1 while linked (dropped after a grace period) + users */
+	char *name;   /* iname, or allocated when longer */
+	/* Directories: the children's hash table; RCU, NULL until a child comes. */
+	struct sysctl_child_hash *children_hash;
+	char iname[16];
+
+	/* What a walk touches too, in the next line: the list and the path. */
 	struct cds_list_head sibling;  /* in parent->children, sorted by name; RCU */
+	char *path;                    /* dotted */
 	struct cds_list_head children; /* directories only; RCU */
+	mode_t mode;
+	struct sysctl_dir *dir; /* directories only: the rest of the children's index */
+
+	/* Levels 1.. of the parent's skip list (level 0 is sibling). */
+	struct sysctl_entry *skip[SYSCTL_SKIP_LEVELS];
+	int skip_levels;               /* how many of skip[] it is in */
 	struct sysctl_entry *parent;   /* under tree->lock while linked */
 	struct sysctl_tree *tree;
 	struct sysctl_table_header *header; /* NULL for directories */
 	const struct ctl_table *table;      /* NULL for directories */
-	char *name;
-	char *path; /* dotted */
 	char *desc; /* copied: the table may be freed after unregister */
-	mode_t mode;
-	int is_dir;
-	int live;   /* atomic; 0 once unlinked */
 	long pins;  /* directories: tables registered right here (under tree->lock) */
-	long refs;  /* atomic: 1 while linked (dropped after a grace period) + users */
 
 	/* Serializes writes so that the audit's old/new pair is consistent. */
 	pthread_mutex_t write_lock;
