@@ -14,18 +14,36 @@ bad() { # name, file content, expected message[, the tree's own line]
 }rcusysd: $dir/bad.conf:$3
 rc=1" "$("$rcusysd" --no-fuse -d "$dir/run" -t "$dir/bad.conf" 2>&1; echo "rc=$?")"
 }
-bad "default too long" 'x.y string maxlen=4 default="toolong"' "1: default longer than maxlen - 1"
+bad "default too long" 'x.y string maxlen=4 default="toolong"' '1: default="toolong": value longer than 3 bytes'
 bad "string without maxlen" '# c
 x.y string' "2: string needs maxlen=1..65536"
-bad "unknown type" 'x.y float' "1: type must be string, int, uint, ulong or bool"
-bad "unknown field" 'x.y int colour=red' "1: unknown field (maxlen, mode, min, max, default, desc)"
+bad "unknown type" 'x.y float' "1: type must be one of string, int, uint, u8, ulong, bool, bitmap, jiffies, userhz_jiffies, ms_jiffies, ulong_ms_jiffies"
+bad "unknown field" 'x.y int colour=red' "1: unknown field (maxlen, bits, mode, min, max, default, desc)"
 bad "half bounds" 'x.y int min=1' "1: give both min= and max="
-bad "bad mode" 'x.y int mode=0999' "1: mode must be octal, at most 0777"
-bad "number out of type" 'x.y uint default=-1' "1: bad number for this type"
+bad "bad mode" 'x.y int mode=0999' "1: mode must be octal read/write bits, at most 0666"
+bad "mode above 0666" 'x.y int mode=0777' "1: mode must be octal read/write bits, at most 0666"
+bad "number out of type" 'x.y uint default=-1' '1: default="-1": invalid value'
+bad "min above max" 'x.y int min=64 max=1' "1: min=64 is above max=1: no value could be written"
+bad "default above max, checked by the handler" 'x.y int min=1 max=64 default=100' \
+	'1: default="100": invalid value (integers 1..64)'
+bad "default of a vector checked element by element" 'x.y int[2] min=0 max=9 default="1 10"' \
+	'1: default="1 10": invalid value (integers 0..9)'
+bad "u8 bound beyond 255" 'x.y u8 max=300' "1: max=300: out of the type's range"
+bad "unterminated quote" 'x.y string maxlen=8 desc="oops' "1: unterminated quote"
+bad "empty path component" 'app..x int' "1: empty path component"
+bad "empty last component" 'app.x. int' "1: empty path component"
+bad "vector of a single-value kind" 'x.y bool[2]' "1: bool cannot be a vector"
+bad "bitmap without bits" 'x.y bitmap' "1: bitmap needs bits=1..65536"
+bad "leaf that is also a directory" 'app.x int
+app.x.y int' "2: app/x is a tunable (line 1) and a directory (line 2)"
+bad "directory that is also a leaf" '# c
+app.x.y int
+app.x int' "3: app/x is a tunable (line 3) and a directory (line 2)"
+bad "below a subsystem entry" 'kernel.modprobe.x int' "1: kernel.modprobe is an entry, so it cannot be a directory too"
+bad "a subsystem directory" 'kernel int' "1: a directory of the tree already has this name"
 bad "duplicate" 'x.y int
-x.y int' "2: already registered" "sysctl: register x/y: name already registered"
-bad "clash with a subsystem" 'kernel.modprobe int' "1: already registered" \
-	"sysctl: register kernel/modprobe: name already registered"
+x.y int' "2: already declared on line 1"
+bad "clash with a subsystem" 'kernel.modprobe int' "1: already registered"
 
 cat > "$dir/tunables.conf" <<'CONF'
 app.greeting  string maxlen=16 default="hello world" desc="a greeting"
@@ -34,6 +52,12 @@ app.secret    int    mode=0600
 eth0.200/forwarding int default=1
 net.conf.eth0/400.mtu int default=1400
 /vlan/eth0.300/mtu int default=1300
+app.ports     int[3] default="80 443 8080"
+app.level     u8     max=9 default=3
+app.timeout   ms_jiffies default=1000
+app.interval  jiffies default=5
+app.cpus      bitmap bits=64 default=0-3,8
+app.big       ulong  default=18446744073709551615
 CONF
 printf 'app.workers = 8\neth0.200/forwarding = 7\nnet/conf/eth0.400/mtu = 9000\n' > "$dir/settings.conf"
 printf '#!/bin/sh\nkill -SEGV $$\n' > "$dir/crash"
@@ -49,6 +73,13 @@ check "description" "app.workers = worker threads" "$("$cli" "${S[@]}" -d app.wo
 check "over the bound refused" "1" "$("$cli" "${S[@]}" -q -w app.workers=65 >/dev/null 2>&1; echo $?)"
 check "old value kept" "8" "$("$cli" "${S[@]}" -n app.workers)"
 check "too long refused" "1" "$("$cli" "${S[@]}" -q -w app.greeting=0123456789abcdefg >/dev/null 2>&1; echo $?)"
+check "vector default" "80	443	8080" "$("$cli" "${S[@]}" -n app.ports)"
+check "u8 default" "3" "$("$cli" "${S[@]}" -n app.level)"
+check "u8 bound from max=" "1" "$("$cli" "${S[@]}" -q -w app.level=10 >/dev/null 2>&1; echo $?)"
+check "ms_jiffies default" "1000" "$("$cli" "${S[@]}" -n app.timeout)"
+check "jiffies default" "5" "$("$cli" "${S[@]}" -n app.interval)"
+check "bitmap default" "0-3,8" "$("$cli" "${S[@]}" -n app.cpus)"
+check "ulong without bounds takes its whole range" "18446744073709551615" "$("$cli" "${S[@]}" -n app.big)"
 check "subsystem entries" "/sbin/modprobe" "$("$cli" "${S[@]}" -n kernel.modprobe)"
 # A declared path reaches the same entry as a setting or a query of that path.
 check "paths: first separator decides, as for settings" "eth0.200/forwarding = 7
