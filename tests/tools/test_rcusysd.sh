@@ -8,11 +8,14 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/../check.sh"
 
+# Log lines start with the local time; the level and the message are what is checked.
+untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ //'; }
 bad() { # name, file content, expected message[, the tree's own line]
 	printf '%s\n' "$2" > "$dir/bad.conf"
 	check "$1" "${4:+$4
-}rcusysd: $dir/bad.conf:$3
-rc=1" "$("$rcusysd" --no-fuse -d "$dir/run" -t "$dir/bad.conf" 2>&1; echo "rc=$?")"
+}err rcusysd: $dir/bad.conf:$3
+rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$dir/run" -t "$dir/bad.conf" 2>&1 | untime
+	echo "rc=${PIPESTATUS[0]}")"
 }
 bad "default too long" 'x.y string maxlen=4 default="toolong"' '1: default="toolong": value longer than 3 bytes'
 bad "string without maxlen" '# c
@@ -59,11 +62,12 @@ app.interval  jiffies default=5
 app.cpus      bitmap bits=64 default=0-3,8
 app.big       ulong  default=18446744073709551615
 CONF
-printf 'app.workers = 8\neth0.200/forwarding = 7\nnet/conf/eth0.400/mtu = 9000\n' > "$dir/settings.conf"
+printf 'app.workers = 8\neth0.200/forwarding = 7\nnet/conf/eth0.400/mtu = 9000\napp.workers = 99\napp.nonexistent = 1\n' > "$dir/settings.conf"
 printf '#!/bin/sh\nkill -SEGV $$\n' > "$dir/crash"
 printf '#!/bin/sh\ncat > /dev/null\nexit 3\n' > "$dir/core-helper"
 chmod 755 "$dir/crash" "$dir/core-helper"
-"$rcusysd" --no-fuse -d "$dir/run" -t "$dir/tunables.conf" -c "$dir/settings.conf" 2> "$dir/log" &
+"$rcusysd" --no-fuse --no-persist --log-level debug -d "$dir/run" -t "$dir/tunables.conf" \
+	-c "$dir/settings.conf" 2> "$dir/log" &
 pid=$!
 for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
 S=(--socket "$dir/run/control.sock")
@@ -87,20 +91,52 @@ net.conf.eth0/400.mtu = 9000
 vlan.eth0/300.mtu = 1300" "$("$cli" "${S[@]}" -a | grep -E '^(eth0|net|vlan)')"
 check "paths: '/' form reaches a dotted name" "7" "$("$cli" "${S[@]}" -n /eth0/200.forwarding)"
 check "event: empty hotplug runs nothing" "OK 0" "$("$rcusysd" -d "$dir/run" -e "UEVENT block add /devices/x")"
-check "event: unknown" "ERR 22 Invalid argument" "$("$rcusysd" -d "$dir/run" -e "NOPE")"
+check "event: unknown, the known ones named" \
+	"ERR 22 unknown event: known events are MODULE, UEVENT, POWEROFF, OCFS2_LEAVE, RUN" \
+	"$("$rcusysd" -d "$dir/run" -e "NOPE")"
+check "event: wrong arguments" "ERR 22 usage: MODULE NAME" "$("$rcusysd" -d "$dir/run" -e "MODULE")"
+check "event: POWEROFF refused without --allow-poweroff" \
+	"ERR 1 POWEROFF is refused: rcusysd was started without --allow-poweroff" \
+	"$("$rcusysd" -d "$dir/run" -e "POWEROFF")"
+check "failed start-up settings reported at start with the reason" \
+	"err rcusysd: $dir/settings.conf:4: setting app/workers: invalid value (integers 1..64)
+err rcusysd: $dir/settings.conf:5: setting app/nonexistent: no such entry" \
+	"$(grep "settings.conf" "$dir/log" | untime)"
 check "event: missing modprobe" "ERR 2 No such file or directory" \
 	"$("$cli" "${S[@]}" -q -w kernel.modprobe=/nonexistent/modprobe; "$rcusysd" -d "$dir/run" -e "MODULE foo")"
+"$cli" "${S[@]}" -q -w kernel.modprobe=/bin/true
+"$rcusysd" -d "$dir/run" -e "MODULE bar" > /dev/null
 "$cli" "${S[@]}" -q -w "kernel.core_pattern=|$dir/core-helper"
 "$rcusysd" -d "$dir/run" -e "RUN $dir/crash" > /dev/null
 for _ in $(seq 200); do grep -q "crash record" "$dir/log" && break; sleep 0.05; done
 check "a core-pipe helper's exit status is reported" \
-	"rcusysd: $dir/crash (pid N) killed by signal 11: crash record helper exited with status 3" \
-	"$(grep "crash record" "$dir/log" | sed 's/(pid [0-9]*)/(pid N)/')"
+	"warning rcusysd: $dir/crash (pid N) killed by signal 11: crash record helper exited with status 3" \
+	"$(grep "crash record" "$dir/log" | untime | sed 's/(pid [0-9]*)/(pid N)/')"
 kill -TERM "$pid"
 wait "$pid"
-check "exit 0 on SIGTERM" "0" "$?"
+check "exit 0 on SIGTERM, though a start-up setting failed" "0" "$?"
 check "sockets removed" "no" "$([ -e "$dir/run/control.sock" ] || [ -e "$dir/run/events.sock" ] && echo yes || echo no)"
-grep -q "helper /nonexistent/modprobe" "$dir/log"
-check "helper call logged" "0" "$?"
+check "failed helper call logged as a warning" \
+	"warning rcusysd: helper /nonexistent/modprobe [/nonexistent/modprobe -q -- foo] -> -2" \
+	"$(grep "helper /nonexistent/modprobe" "$dir/log" | untime)"
+check "helper call logged at debug level" "debug rcusysd: helper /bin/true [/bin/true -q -- bar] -> 0" \
+	"$(grep "helper /bin/true" "$dir/log" | untime)"
+check "one line per event, each with a time and a level" "" \
+	"$(grep -vE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ (err|warning|notice|info|debug) rcusysd: ' "$dir/log")"
+
+# Under systemd (JOURNAL_STREAM set) the journal's priority prefixes replace the time.
+JOURNAL_STREAM=8:1 "$rcusysd" --no-fuse --no-persist -d "$dir/run" -t "$dir/bad.conf" 2> "$dir/jlog"
+check "journal priority prefix under systemd" "<3>rcusysd: $dir/bad.conf:1: already registered" "$(cat "$dir/jlog")"
+# Helper calls are debug lines, not shown at the default level.
+"$rcusysd" --no-fuse --no-persist -d "$dir/run" 2> "$dir/log2" &
+pid=$!
+for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
+"$cli" "${S[@]}" -q -w kernel.modprobe=/bin/true
+check "helper call at the default level" "OK 0" "$("$rcusysd" -d "$dir/run" -e "MODULE foo")"
+kill -TERM "$pid"
+wait "$pid"
+check "helper calls hidden at the default level" "" "$(grep helper "$dir/log2")"
+check "--version" "rcusysd $(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$(dirname "$0")/../../meson.build" | head -1)" \
+	"$("$rcusysd" --version)"
 
 finish rcusysd
