@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -322,7 +323,7 @@ int main(int argc, char **argv)
 	bool use_fuse = true, allow_poweroff = false;
 	mode_t old_umask;
 	sigset_t stop;
-	struct stat st;
+	struct statx stx;
 	int err;
 
 	log_init();
@@ -441,7 +442,12 @@ int main(int argc, char **argv)
 	run_dir = canon;
 	snprintf(mountpoint, sizeof(mountpoint), "%s/sys", run_dir);
 	if (use_fuse) {
-		if (fstatat(dirfd, "sys", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOTCONN) {
+		/*
+		 * The kernel may answer a plain stat from its attribute cache;
+		 * a forced sync asks the FUSE server, and a dead one gives ENOTCONN.
+		 */
+		if (statx(dirfd, "sys", AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC, STATX_TYPE, &stx) < 0 &&
+		    errno == ENOTCONN) {
 			if (!stale_mount_is_ours(mountpoint)) {
 				rlog(LOG_ERR, "%s: a dead FUSE mount that is not rcusysd's; not touching it",
 				     mountpoint);
