@@ -273,6 +273,13 @@ static void reload(struct sysctl_tree *tree, struct files *f, struct persist *pe
 	rlog(failures ? LOG_WARNING : LOG_INFO, "reloaded%s", failures ? " with errors (see above)" : "");
 }
 
+/* The tree's registration messages, as log lines like ours. */
+static void tree_log(void *arg, const char *message)
+{
+	(void)arg;
+	rlog(LOG_ERR, "sysctl: %s", message);
+}
+
 static void usage(FILE *out, int code)
 {
 	fprintf(out,
@@ -390,6 +397,7 @@ int main(int argc, char **argv)
 		rlog(LOG_ERR, "out of memory");
 		return 1;
 	}
+	sysctl_tree_set_log(tree, tree_log, NULL);
 	umh_set_log(log_helper, NULL);
 	if (subsys_register_all(tree) != 0) {
 		rlog(LOG_ERR, "cannot register the subsystems");

@@ -354,9 +354,12 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 		t->min.ul = 0;
 		t->table.extra1 = &t->min;
 	}
-	if (asprintf(&t->sig, "%s[%u] maxlen=%d mode=%o min=%s max=%s desc=%s", t->type->name,
-		     t->count, t->table.maxlen, (unsigned)t->table.mode, min_s ? min_s : "",
-		     max_s ? max_s : "", t->desc) < 0) {
+	/* The declaration as it would be written, without the default: what a reload compares. */
+	if (asprintf(&t->sig, "%s%s%.0u%s%s%s%s%s%s%s mode=%04o%s%s%s", t->type->name, bracket ? "[" : "",
+		     bracket ? t->count : 0, bracket ? "]" : "",
+		     maxlen_s ? " maxlen=" : bits_s ? " bits=" : "", maxlen_s ? maxlen_s : bits_s ? bits_s : "",
+		     min_s ? " min=" : "", min_s ? min_s : "", max_s ? " max=" : "", max_s ? max_s : "",
+		     (unsigned)t->table.mode, *t->desc ? " desc=\"" : "", t->desc, *t->desc ? "\"" : "") < 0) {
 		t->sig = NULL;
 		return -ENOMEM;
 	}
