@@ -73,4 +73,24 @@ kill -TERM "$pid"
 wait "$pid"
 check "clean exit after reloads" "0" "$?"
 pid=
+
+# A user who may not open /dev/fuse is told so (the library says only ENODEV).
+if command -v setpriv > /dev/null && command -v mknod > /dev/null; then
+	chmod 755 "$dir"
+	mknod "$dir/fuse" c 10 229 && chmod 600 "$dir/fuse" && mount --bind "$dir/fuse" /dev/fuse
+	mkdir "$dir/urun" && chown 65534:65534 "$dir/urun"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$rcusysd" -d "$dir/urun" --no-persist \
+		2> "$dir/ulog" &
+	pid=$!
+	for _ in $(seq 200); do [ -S "$dir/urun/events.sock" ] && break; sleep 0.05; done
+	kill -TERM "$pid"
+	wait "$pid"
+	pid=
+	umount /dev/fuse
+	check "no permission for /dev/fuse is said so" \
+		"warning rcusysd: FUSE unavailable (no permission to open /dev/fuse): the tree is not mounted" \
+		"$(grep FUSE "$dir/ulog" | untime)"
+else
+	echo "SKIP: setpriv or mknod missing: the /dev/fuse permission message is not checked"
+fi
 finish rcusysd-restart

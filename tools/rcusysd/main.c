@@ -221,6 +221,26 @@ static int detach_stale(const char *mountpoint)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
 }
 
+/*
+ * Why a mount failed, in the operator's terms: the library reports most
+ * failures as ENODEV, whatever the cause, so /dev/fuse is probed again.
+ */
+static void fuse_why(int err, char *buf, size_t size)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		snprintf(buf, size, "%s", err == -ENOTCONN ? "a dead mount is in the way" : strerror(-err));
+	} else if (errno == ENOENT) {
+		snprintf(buf, size, "/dev/fuse is missing: no FUSE in this kernel or container");
+	} else if (errno == EACCES || errno == EPERM) {
+		snprintf(buf, size, "no permission to open /dev/fuse");
+	} else {
+		snprintf(buf, size, "cannot open /dev/fuse: %s", strerror(errno));
+	}
+}
+
 struct files {
 	const char *tunables[MAX_FILES], *configs[MAX_FILES];
 	struct tunables *declared[MAX_FILES];
@@ -480,14 +500,8 @@ int main(int argc, char **argv)
 		if (!err && pthread_create(&fuse_tid, NULL, fuse_thread, fs) != 0)
 			err = -EAGAIN;
 		if (err) {
-			const char *hint = err == -EACCES || err == -EPERM ?
-						   ": no permission to open /dev/fuse or to mount" :
-					   err == -ENODEV || err == -ENOENT ?
-						   ": no FUSE here (/dev/fuse missing, module fuse not loaded)" :
-					   err == -ENOTCONN ? ": a dead mount is in the way" : "";
-
-			rlog(LOG_WARNING, "FUSE unavailable (%s%s): the tree is not mounted",
-			     strerror(-err), hint);
+			fuse_why(err, why, sizeof(why));
+			rlog(LOG_WARNING, "FUSE unavailable (%s): the tree is not mounted", why);
 			if (fs)
 				sysctl_fuse_unmount(fs);
 			fs = NULL;
