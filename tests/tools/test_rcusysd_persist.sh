@@ -102,5 +102,24 @@ start -c "$dir/settings.conf"
 check "state applied after the -c files" "from-client" "$("$cli" "${S[@]}" -n app.s)"
 kill -TERM "$pid"
 wait "$pid"
+
+# A reload applies the -c files again; their values stay the files' business:
+# only what clients write is persisted. A removed tunable's line is dropped.
+rm -rf "$dir/state"
+printf 'app.s string maxlen=128 default=initial\napp.t int\napp.u int\n' > "$dir/tunables.conf"
+printf 'app.t = 3\n' > "$dir/settings.conf"
+start -c "$dir/settings.conf"
+"$cli" "${S[@]}" -q -w app.u=7
+printf 'app.t = 4\n' > "$dir/settings.conf"
+printf 'app.s string maxlen=128 default=initial\napp.t int\n' > "$dir/tunables.conf"
+kill -HUP "$pid"
+for _ in $(seq 200); do grep -q "reloaded" "$dir/log" && break; sleep 0.05; done
+check "reload applied the -c file" "4" "$("$cli" "${S[@]}" -n app.t)"
+"$cli" "${S[@]}" -q -w app.s=after-reload
+check "state: client writes only, the removed tunable dropped" "app.s = after-reload" \
+	"$(cat "$dir/state/state.conf")"
+kill -TERM "$pid"
+wait "$pid"
+check "clean exit after a reload" "0" "$?"
 pid=
 finish rcusysd-persist
