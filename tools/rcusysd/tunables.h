@@ -42,14 +42,16 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
 		  char *err, size_t errsize);
 
 /*
- * Reload: parses @text as tunables_load() does, without registering, and
- * compares it with @old (what the same file declared before, may be NULL).
- * Declarations that are new are registered, those gone are unregistered,
- * and an unchanged declaration keeps its live entry and value. A declaration
- * that changes a live entry's type, size, bounds or mode is refused: @report
- * is called with the line and the reason, and the old entry stays. On a
- * parse error nothing changes and -EINVAL comes back with @err filled.
- * On success *@out replaces @old (which is freed or absorbed).
+ * Reload: parses @text as tunables_load() does and compares it with @old
+ * (what the same file declared before, may be NULL). Declarations that are
+ * new are registered with their defaults, those gone are unregistered, and
+ * an unchanged declaration keeps its live entry and value (its default is
+ * not written again). A declaration that would change a live entry (type,
+ * size, bounds, mode, description) is refused: @report gets the line and
+ * the reason, and the live entry stays. A new declaration the tree refuses
+ * is reported the same way and left out. On a parse error nothing changes
+ * and a negative errno comes back with @err filled. On success *@out
+ * replaces @old, which must not be used again.
  */
 int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *text, size_t len,
 		    struct tunables **out, void (*report)(void *arg, unsigned line, const char *msg),
