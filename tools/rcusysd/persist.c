@@ -79,6 +79,8 @@ int persist_open(struct sysctl_tree *tree, const char *path, struct persist **ou
 		return err;
 	}
 	free(copy), free(base);
+	/* A daemon killed between writing and renaming leaves its temporary file. */
+	unlinkat(p->dirfd, p->tmp_name, 0);
 	*out = p;
 	return 0;
 }
