@@ -97,6 +97,9 @@ long=$dir/$(printf 'x%.0s' $(seq 110))
 check "an over-long socket path says the limit" \
 	"err rcusysd: cannot serve $long/control.sock: File name too long (a socket path is at most 107 bytes)
 rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$long" 2>&1 | untime; echo "rc=${PIPESTATUS[0]}")"
+check "event: no daemon there, said so" \
+	"rcusysd: cannot connect to $dir/none/events.sock: No such file or directory (no rcusysd serves this run directory; see -d)" \
+	"$("$rcusysd" -d "$dir/none" -e "MODULE x" 2>&1)"
 check "event: empty hotplug runs nothing" "OK 0" "$("$rcusysd" -d "$dir/run" -e "UEVENT block add /devices/x")"
 check "event: unknown, the known ones named" \
 	"ERR 22 unknown event: known events are MODULE, UEVENT, POWEROFF, OCFS2_LEAVE, RUN" \

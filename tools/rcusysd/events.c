@@ -596,7 +596,11 @@ int events_send(const char *path, const char *line)
 	strcpy(addr.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-		fprintf(stderr, "rcusysd: cannot connect to %s: %s\n", path, strerror(errno));
+		int e = errno;
+
+		fprintf(stderr, "rcusysd: cannot connect to %s: %s%s\n", path, strerror(e),
+			e == ENOENT || e == ECONNREFUSED ? " (no rcusysd serves this run directory; see -d)" :
+			e == EACCES ? " (events are for the daemon's user only: the socket is 0600)" : "");
 		return 1;
 	}
 	/* Even if the daemon hung up at once (too many clients), read what it said. */
