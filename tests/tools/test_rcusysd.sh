@@ -91,7 +91,7 @@ net.conf.eth0/400.mtu = 9000
 vlan.eth0/300.mtu = 1300" "$("$cli" "${S[@]}" -a | grep -E '^(eth0|net|vlan)')"
 check "paths: '/' form reaches a dotted name" "7" "$("$cli" "${S[@]}" -n /eth0/200.forwarding)"
 check "a second rcusysd says why it cannot serve" \
-	"err rcusysd: cannot serve $dir/run/control.sock: Address already in use (another rcusysd is serving this run directory)
+	"err rcusysd: cannot serve $dir/run/control.sock: another rcusysd is serving this run directory
 rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$dir/run" 2>&1 | untime; echo "rc=${PIPESTATUS[0]}")"
 long=$dir/$(printf 'x%.0s' $(seq 110))
 check "an over-long socket path says the limit" \

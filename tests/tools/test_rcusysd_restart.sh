@@ -37,6 +37,11 @@ check "the restart says what it did" "notice rcusysd: $dir/run/sys: detached the
 check "the restart mounts the tree again" "info rcusysd: tree mounted at $dir/run/sys" \
 	"$(grep "mounted at" "$dir/log" | untime)"
 check "one mount there, not one stacked on the dead one" "1" "$(grep -c " $dir/run/sys " /proc/self/mountinfo)"
+timeout 20 "$rcusysd" -d "$dir/run" --no-persist 2> "$dir/second.log"
+check "a second rcusysd on the same run directory stops before mounting" \
+	"1 err rcusysd: cannot serve $dir/run/control.sock: another rcusysd is serving this run directory" \
+	"$? $(untime < "$dir/second.log")"
+check "and leaves the first one's mount alone" "1" "$(grep -c " $dir/run/sys " /proc/self/mountinfo)"
 check "FUSE works after the restart" "/sbin/modprobe" "$(cat "$dir/run/sys/kernel/modprobe" 2>&1)"
 kill -TERM "$pid"
 wait "$pid"

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -239,6 +241,24 @@ static void fuse_why(int err, char *buf, size_t size)
 	} else {
 		snprintf(buf, size, "cannot open /dev/fuse: %s", strerror(errno));
 	}
+}
+
+/* Does a server accept connections at @path? */
+static bool socket_answers(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	bool answers;
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return false;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	answers = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	close(fd);
+	return answers;
 }
 
 struct files {
@@ -469,6 +489,13 @@ int main(int argc, char **argv)
 	}
 	run_dir = canon;
 	snprintf(mountpoint, sizeof(mountpoint), "%s/sys", run_dir);
+	/* Before mounting over a live daemon's tree: is one serving here? */
+	snprintf(path, sizeof(path), "%s/control.sock", run_dir);
+	if (socket_answers(path)) {
+		rlog(LOG_ERR, "cannot serve %s: another rcusysd is serving this run directory", path);
+		status = 1;
+		goto out;
+	}
 	if (use_fuse) {
 		/*
 		 * The kernel may answer a plain stat from its attribute cache;
