@@ -59,7 +59,7 @@ gone() { ! alive "$1"; }
 start() {
 	local run=$1
 	shift
-	"$rcusysd" -d "$run" "$@" 2> "$run.log" &
+	"$rcusysd" -d "$run" --no-persist "$@" 2> "$run.log" &
 	pid=$!
 	daemons+=("$pid")
 	if ! wait_for 20 test -S "$run/events.sock"; then
@@ -150,7 +150,7 @@ rundir)
 	try_start() {
 		local run=$1 p
 		shift
-		"$rcusysd" -d "$run" "$@" > "$dir/refused.out" 2>&1 &
+		"$rcusysd" -d "$run" --no-persist "$@" > "$dir/refused.out" 2>&1 &
 		p=$!
 		if wait_for 20 gone "$p"; then
 			wait "$p"
@@ -270,7 +270,7 @@ signals)
 	mkfifo "$dir/err.fifo"
 	head -n 1 < "$dir/err.fifo" > /dev/null &
 	reader=$!
-	"$rcusysd" -d "$run" --no-fuse 2> "$dir/err.fifo" &
+	"$rcusysd" -d "$run" --no-fuse --no-persist 2> "$dir/err.fifo" &
 	pid=$!
 	daemons+=("$pid")
 	wait_for 20 test -S "$run/events.sock"
@@ -285,7 +285,7 @@ signals)
 
 	# SIGCHLD ignored by whoever started us.
 	run=$dir/c
-	"$helper" exec -i 17 -- "$rcusysd" -d "$run" --no-fuse 2> "$run.log" &
+	"$helper" exec -i 17 -- "$rcusysd" -d "$run" --no-fuse --no-persist 2> "$run.log" &
 	pid=$!
 	daemons+=("$pid")
 	wait_for 20 test -S "$run/events.sock"
@@ -302,7 +302,7 @@ signals)
 
 	# What a supervised program inherits: started with stray descriptors open.
 	run=$dir/k
-	"$rcusysd" -d "$run" --no-fuse 2> "$run.log" 8< /dev/null 9> "$dir/stray" &
+	"$rcusysd" -d "$run" --no-fuse --no-persist 2> "$run.log" 8< /dev/null 9> "$dir/stray" &
 	pid=$!
 	daemons+=("$pid")
 	wait_for 20 test -S "$run/events.sock"
@@ -356,7 +356,7 @@ fds)
 
 	# Out of descriptors: a pending events connection must not make the acceptor spin.
 	run=$dir/m
-	(ulimit -n 24 && exec "$rcusysd" -d "$run" --no-fuse 2> "$run.log") &
+	(ulimit -n 24 && exec "$rcusysd" -d "$run" --no-fuse --no-persist 2> "$run.log") &
 	pid=$!
 	daemons+=("$pid")
 	wait_for 20 test -S "$run/events.sock" || { cat "$run.log"; exit 1; }

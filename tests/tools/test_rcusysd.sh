@@ -8,24 +8,45 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/../check.sh"
 
+# Log lines start with the local time; the level and the message are what is checked.
+untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ //'; }
 bad() { # name, file content, expected message[, the tree's own line]
 	printf '%s\n' "$2" > "$dir/bad.conf"
 	check "$1" "${4:+$4
-}rcusysd: $dir/bad.conf:$3
-rc=1" "$("$rcusysd" --no-fuse -d "$dir/run" -t "$dir/bad.conf" 2>&1; echo "rc=$?")"
+}err rcusysd: $dir/bad.conf:$3
+rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$dir/run" -t "$dir/bad.conf" 2>&1 | untime
+	echo "rc=${PIPESTATUS[0]}")"
 }
-bad "default too long" 'x.y string maxlen=4 default="toolong"' "1: default longer than maxlen - 1"
+bad "default too long" 'x.y string maxlen=4 default="toolong"' '1: default="toolong": value longer than 3 bytes'
 bad "string without maxlen" '# c
 x.y string' "2: string needs maxlen=1..65536"
-bad "unknown type" 'x.y float' "1: type must be string, int, uint, ulong or bool"
-bad "unknown field" 'x.y int colour=red' "1: unknown field (maxlen, mode, min, max, default, desc)"
+bad "unknown type" 'x.y float' "1: type must be one of string, int, uint, u8, ulong, bool, bitmap, jiffies, userhz_jiffies, ms_jiffies, ulong_ms_jiffies"
+bad "unknown field" 'x.y int colour=red' "1: unknown field (maxlen, bits, mode, min, max, default, desc)"
 bad "half bounds" 'x.y int min=1' "1: give both min= and max="
-bad "bad mode" 'x.y int mode=0999' "1: mode must be octal, at most 0777"
-bad "number out of type" 'x.y uint default=-1' "1: bad number for this type"
+bad "bad mode" 'x.y int mode=0999' "1: mode must be octal read/write bits, at most 0666"
+bad "mode above 0666" 'x.y int mode=0777' "1: mode must be octal read/write bits, at most 0666"
+bad "number out of type" 'x.y uint default=-1' '1: default="-1": invalid value'
+bad "min above max" 'x.y int min=64 max=1' "1: min=64 is above max=1: no value could be written"
+bad "default above max, checked by the handler" 'x.y int min=1 max=64 default=100' \
+	'1: default="100": invalid value (integers 1..64)'
+bad "default of a vector checked element by element" 'x.y int[2] min=0 max=9 default="1 10"' \
+	'1: default="1 10": invalid value (integers 0..9)'
+bad "u8 bound beyond 255" 'x.y u8 max=300' "1: max=300: out of the type's range"
+bad "unterminated quote" 'x.y string maxlen=8 desc="oops' "1: unterminated quote"
+bad "empty path component" 'app..x int' "1: empty path component"
+bad "empty last component" 'app.x. int' "1: empty path component"
+bad "vector of a single-value kind" 'x.y bool[2]' "1: bool cannot be a vector"
+bad "bitmap without bits" 'x.y bitmap' "1: bitmap needs bits=1..65536"
+bad "leaf that is also a directory" 'app.x int
+app.x.y int' "2: app/x is a tunable (line 1) and a directory (line 2)"
+bad "directory that is also a leaf" '# c
+app.x.y int
+app.x int' "3: app/x is a tunable (line 3) and a directory (line 2)"
+bad "below a subsystem entry" 'kernel.modprobe.x int' "1: kernel.modprobe is an entry, so it cannot be a directory too"
+bad "a subsystem directory" 'kernel int' "1: a directory of the tree already has this name"
 bad "duplicate" 'x.y int
-x.y int' "2: already registered" "sysctl: register x/y: name already registered"
-bad "clash with a subsystem" 'kernel.modprobe int' "1: already registered" \
-	"sysctl: register kernel/modprobe: name already registered"
+x.y int' "2: already declared on line 1"
+bad "clash with a subsystem" 'kernel.modprobe int' "1: already registered"
 
 cat > "$dir/tunables.conf" <<'CONF'
 app.greeting  string maxlen=16 default="hello world" desc="a greeting"
@@ -34,12 +55,19 @@ app.secret    int    mode=0600
 eth0.200/forwarding int default=1
 net.conf.eth0/400.mtu int default=1400
 /vlan/eth0.300/mtu int default=1300
+app.ports     int[3] default="80 443 8080"
+app.level     u8     max=9 default=3
+app.timeout   ms_jiffies default=1000
+app.interval  jiffies default=5
+app.cpus      bitmap bits=64 default=0-3,8
+app.big       ulong  default=18446744073709551615
 CONF
-printf 'app.workers = 8\neth0.200/forwarding = 7\nnet/conf/eth0.400/mtu = 9000\n' > "$dir/settings.conf"
+printf 'app.workers = 8\neth0.200/forwarding = 7\nnet/conf/eth0.400/mtu = 9000\napp.workers = 99\napp.nonexistent = 1\n' > "$dir/settings.conf"
 printf '#!/bin/sh\nkill -SEGV $$\n' > "$dir/crash"
 printf '#!/bin/sh\ncat > /dev/null\nexit 3\n' > "$dir/core-helper"
 chmod 755 "$dir/crash" "$dir/core-helper"
-"$rcusysd" --no-fuse -d "$dir/run" -t "$dir/tunables.conf" -c "$dir/settings.conf" 2> "$dir/log" &
+"$rcusysd" --no-fuse --no-persist --log-level debug -d "$dir/run" -t "$dir/tunables.conf" \
+	-c "$dir/settings.conf" 2> "$dir/log" &
 pid=$!
 for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
 S=(--socket "$dir/run/control.sock")
@@ -49,27 +77,76 @@ check "description" "app.workers = worker threads" "$("$cli" "${S[@]}" -d app.wo
 check "over the bound refused" "1" "$("$cli" "${S[@]}" -q -w app.workers=65 >/dev/null 2>&1; echo $?)"
 check "old value kept" "8" "$("$cli" "${S[@]}" -n app.workers)"
 check "too long refused" "1" "$("$cli" "${S[@]}" -q -w app.greeting=0123456789abcdefg >/dev/null 2>&1; echo $?)"
+check "vector default" "80	443	8080" "$("$cli" "${S[@]}" -n app.ports)"
+check "u8 default" "3" "$("$cli" "${S[@]}" -n app.level)"
+check "u8 bound from max=" "1" "$("$cli" "${S[@]}" -q -w app.level=10 >/dev/null 2>&1; echo $?)"
+check "ms_jiffies default" "1000" "$("$cli" "${S[@]}" -n app.timeout)"
+check "jiffies default" "5" "$("$cli" "${S[@]}" -n app.interval)"
+check "bitmap default" "0-3,8" "$("$cli" "${S[@]}" -n app.cpus)"
+check "ulong without bounds takes its whole range" "18446744073709551615" "$("$cli" "${S[@]}" -n app.big)"
 check "subsystem entries" "/sbin/modprobe" "$("$cli" "${S[@]}" -n kernel.modprobe)"
 # A declared path reaches the same entry as a setting or a query of that path.
 check "paths: first separator decides, as for settings" "eth0.200/forwarding = 7
 net.conf.eth0/400.mtu = 9000
 vlan.eth0/300.mtu = 1300" "$("$cli" "${S[@]}" -a | grep -E '^(eth0|net|vlan)')"
 check "paths: '/' form reaches a dotted name" "7" "$("$cli" "${S[@]}" -n /eth0/200.forwarding)"
+check "a second rcusysd says why it cannot serve" \
+	"err rcusysd: cannot serve $dir/run/control.sock: another rcusysd is serving this run directory
+rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$dir/run" 2>&1 | untime; echo "rc=${PIPESTATUS[0]}")"
+long=$dir/$(printf 'x%.0s' $(seq 110))
+check "an over-long socket path says the limit" \
+	"err rcusysd: cannot serve $long/control.sock: File name too long (a socket path is at most 107 bytes)
+rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$long" 2>&1 | untime; echo "rc=${PIPESTATUS[0]}")"
+check "event: no daemon there, said so" \
+	"rcusysd: cannot connect to $dir/none/events.sock: No such file or directory (no rcusysd serves this run directory; see -d)" \
+	"$("$rcusysd" -d "$dir/none" -e "MODULE x" 2>&1)"
 check "event: empty hotplug runs nothing" "OK 0" "$("$rcusysd" -d "$dir/run" -e "UEVENT block add /devices/x")"
-check "event: unknown" "ERR 22 Invalid argument" "$("$rcusysd" -d "$dir/run" -e "NOPE")"
+check "event: unknown, the known ones named" \
+	"ERR 22 unknown event: known events are MODULE, UEVENT, POWEROFF, OCFS2_LEAVE, RUN" \
+	"$("$rcusysd" -d "$dir/run" -e "NOPE")"
+check "event: wrong arguments" "ERR 22 usage: MODULE NAME" "$("$rcusysd" -d "$dir/run" -e "MODULE")"
+check "event: POWEROFF refused without --allow-poweroff" \
+	"ERR 1 POWEROFF is refused: rcusysd was started without --allow-poweroff" \
+	"$("$rcusysd" -d "$dir/run" -e "POWEROFF")"
+check "failed start-up settings reported at start with the reason" \
+	"err rcusysd: $dir/settings.conf:4: setting app/workers: invalid value (integers 1..64)
+err rcusysd: $dir/settings.conf:5: setting app/nonexistent: no such entry" \
+	"$(grep "settings.conf" "$dir/log" | untime)"
 check "event: missing modprobe" "ERR 2 No such file or directory" \
 	"$("$cli" "${S[@]}" -q -w kernel.modprobe=/nonexistent/modprobe; "$rcusysd" -d "$dir/run" -e "MODULE foo")"
+"$cli" "${S[@]}" -q -w kernel.modprobe=/bin/true
+"$rcusysd" -d "$dir/run" -e "MODULE bar" > /dev/null
 "$cli" "${S[@]}" -q -w "kernel.core_pattern=|$dir/core-helper"
 "$rcusysd" -d "$dir/run" -e "RUN $dir/crash" > /dev/null
 for _ in $(seq 200); do grep -q "crash record" "$dir/log" && break; sleep 0.05; done
 check "a core-pipe helper's exit status is reported" \
-	"rcusysd: $dir/crash (pid N) killed by signal 11: crash record helper exited with status 3" \
-	"$(grep "crash record" "$dir/log" | sed 's/(pid [0-9]*)/(pid N)/')"
+	"warning rcusysd: $dir/crash (pid N) killed by signal 11: crash record helper exited with status 3" \
+	"$(grep "crash record" "$dir/log" | untime | sed 's/(pid [0-9]*)/(pid N)/')"
 kill -TERM "$pid"
 wait "$pid"
-check "exit 0 on SIGTERM" "0" "$?"
+check "exit 0 on SIGTERM, though a start-up setting failed" "0" "$?"
 check "sockets removed" "no" "$([ -e "$dir/run/control.sock" ] || [ -e "$dir/run/events.sock" ] && echo yes || echo no)"
-grep -q "helper /nonexistent/modprobe" "$dir/log"
-check "helper call logged" "0" "$?"
+check "failed helper call logged as a warning" \
+	"warning rcusysd: helper /nonexistent/modprobe [/nonexistent/modprobe -q -- foo] -> -2" \
+	"$(grep "helper /nonexistent/modprobe" "$dir/log" | untime)"
+check "helper call logged at debug level" "debug rcusysd: helper /bin/true [/bin/true -q -- bar] -> 0" \
+	"$(grep "helper /bin/true" "$dir/log" | untime)"
+check "one line per event, each with a time and a level" "" \
+	"$(grep -vE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ (err|warning|notice|info|debug) rcusysd: ' "$dir/log")"
+
+# Under systemd (JOURNAL_STREAM set) the journal's priority prefixes replace the time.
+JOURNAL_STREAM=8:1 "$rcusysd" --no-fuse --no-persist -d "$dir/run" -t "$dir/bad.conf" 2> "$dir/jlog"
+check "journal priority prefix under systemd" "<3>rcusysd: $dir/bad.conf:1: already registered" "$(cat "$dir/jlog")"
+# Helper calls are debug lines, not shown at the default level.
+"$rcusysd" --no-fuse --no-persist -d "$dir/run" 2> "$dir/log2" &
+pid=$!
+for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
+"$cli" "${S[@]}" -q -w kernel.modprobe=/bin/true
+check "helper call at the default level" "OK 0" "$("$rcusysd" -d "$dir/run" -e "MODULE foo")"
+kill -TERM "$pid"
+wait "$pid"
+check "helper calls hidden at the default level" "" "$(grep helper "$dir/log2")"
+check "--version" "rcusysd $(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$(dirname "$0")/../../meson.build" | head -1)" \
+	"$("$rcusysd" --version)"
 
 finish rcusysd

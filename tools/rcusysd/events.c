@@ -19,6 +19,7 @@
 
 #include "children.h"
 #include "events.h"
+#include "log.h"
 #include "subsys.h"
 
 #define LINE_MAX_BYTES 1024
@@ -41,6 +42,7 @@ struct events {
 	int busy;                       /* connection and supervisor threads still running */
 	int conns[EVENTS_MAX_CLIENTS];  /* client fds (-1: free slot), shut down at stop */
 	bool stopping;                  /* deaths from here on are our own SIGTERM/SIGKILL */
+	bool allow_poweroff;            /* set before serving; read only afterwards */
 };
 
 struct supervised {
@@ -89,7 +91,7 @@ static void log_crash_record(const struct supervised *s, int sig, int err)
 			 strsignal(WTERMSIG(err)));
 	else
 		snprintf(result, sizeof(result), "helper ended with wait status %#x", (unsigned)err);
-	fprintf(stderr, "rcusysd: %s (pid %d) killed by signal %d: crash record %s\n", s->path, s->pid, sig,
+	rlog(LOG_WARNING, "%s (pid %d) killed by signal %d: crash record %s", s->path, s->pid, sig,
 		result);
 }
 
@@ -105,10 +107,10 @@ static void *supervise(void *arg)
 		;
 	if (r < 0) {
 		/* ECHILD: someone else reaped it; there is no status to report. */
-		fprintf(stderr, "rcusysd: %s (pid %d): cannot wait for it: %s\n", s->path, s->pid,
+		rlog(LOG_ERR, "%s (pid %d): cannot wait for it: %s", s->path, s->pid,
 			strerror(errno));
 	} else if (WIFSIGNALED(status) && stopping(s->ev)) {
-		fprintf(stderr, "rcusysd: %s (pid %d) stopped at shutdown by signal %d\n", s->path, s->pid,
+		rlog(LOG_NOTICE, "%s (pid %d) stopped at shutdown by signal %d", s->path, s->pid,
 			WTERMSIG(status));
 	} else if (WIFSIGNALED(status)) {
 		const char *base = strrchr(s->path, '/');
@@ -207,8 +209,13 @@ static int run_supervised(struct events *ev, char **argv, char *reply, size_t si
 	return 0;
 }
 
-/* Runs one request line; fills @reply with the result on success. */
-static int handle(struct events *ev, char *line, char *reply, size_t size)
+#define EVENT_NAMES "MODULE, UEVENT, POWEROFF, OCFS2_LEAVE, RUN"
+
+/*
+ * Runs one request line; fills @reply with the result on success, or points
+ * @why at a text saying what was wrong (NULL: strerror of the result).
+ */
+static int handle(struct events *ev, char *line, char *reply, size_t size, const char **why)
 {
 	char *argv[MAX_ARGS + 1], *save = NULL;
 	int argc = 0, ret;
@@ -219,8 +226,12 @@ static int handle(struct events *ev, char *line, char *reply, size_t size)
 		argv[argc++] = tok;
 	}
 	argv[argc] = NULL;
+	*why = NULL;
 	if (argc == 0)
-		return -EINVAL;
+		return (*why = "empty line: known events are " EVENT_NAMES), -EINVAL;
+	if (!strcmp(argv[0], "POWEROFF") && !ev->allow_poweroff)
+		return (*why = "POWEROFF is refused: rcusysd was started without --allow-poweroff"),
+		       -EPERM;
 	if (!strcmp(argv[0], "MODULE") && argc == 2)
 		ret = request_module("%s", argv[1]);
 	else if (!strcmp(argv[0], "UEVENT") && argc == 4)
@@ -231,8 +242,18 @@ static int handle(struct events *ev, char *line, char *reply, size_t size)
 		ret = ocfs2_leave_group(argv[1]);
 	else if (!strcmp(argv[0], "RUN") && argc >= 2)
 		return run_supervised(ev, argv + 1, reply, size);
+	else if (!strcmp(argv[0], "MODULE"))
+		return (*why = "usage: MODULE NAME"), -EINVAL;
+	else if (!strcmp(argv[0], "UEVENT"))
+		return (*why = "usage: UEVENT SUBSYSTEM ACTION DEVPATH"), -EINVAL;
+	else if (!strcmp(argv[0], "POWEROFF"))
+		return (*why = "usage: POWEROFF [force]"), -EINVAL;
+	else if (!strcmp(argv[0], "OCFS2_LEAVE"))
+		return (*why = "usage: OCFS2_LEAVE GROUP"), -EINVAL;
+	else if (!strcmp(argv[0], "RUN"))
+		return (*why = "usage: RUN ABSOLUTE-PATH [ARGS...]"), -EINVAL;
 	else
-		return -EINVAL;
+		return (*why = "unknown event: known events are " EVENT_NAMES), -EINVAL;
 	if (ret >= 0)
 		snprintf(reply, size, "%d", ret);
 	return ret < 0 ? ret : 0;
@@ -301,10 +322,11 @@ static void *serve_client(void *arg)
 		*nl = '\0';
 		if (nl > line && nl[-1] == '\r')
 			nl[-1] = '\0';
-		int err = handle(ev, line, result, sizeof(result));
+		const char *why = NULL;
+		int err = handle(ev, line, result, sizeof(result), &why);
 
 		if (err)
-			snprintf(reply, sizeof(reply), "ERR %d %s\n", -err, strerror(-err));
+			snprintf(reply, sizeof(reply), "ERR %d %s\n", -err, why ? why : strerror(-err));
 		else
 			snprintf(reply, sizeof(reply), "OK %s\n", result);
 		if (send(fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)
@@ -424,7 +446,7 @@ static int clear_stale(const char *path)
 	return unlink(path) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
-int events_start(const char *path, int core_dirfd, struct events **out)
+int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct events **out)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	pthread_condattr_t cattr;
@@ -438,6 +460,7 @@ int events_start(const char *path, int core_dirfd, struct events **out)
 	if (!ev)
 		return -ENOMEM;
 	strcpy(addr.sun_path, path);
+	ev->allow_poweroff = allow_poweroff;
 	ev->stop_pipe[0] = ev->stop_pipe[1] = -1;
 	for (int i = 0; i < EVENTS_MAX_CLIENTS; i++)
 		ev->conns[i] = -1;
@@ -573,7 +596,11 @@ int events_send(const char *path, const char *line)
 	strcpy(addr.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-		fprintf(stderr, "rcusysd: cannot connect to %s: %s\n", path, strerror(errno));
+		int e = errno;
+
+		fprintf(stderr, "rcusysd: cannot connect to %s: %s%s\n", path, strerror(e),
+			e == ENOENT || e == ECONNREFUSED ? " (no rcusysd serves this run directory; see -d)" :
+			e == EACCES ? " (events are for the daemon's user only: the socket is 0600)" : "");
 		return 1;
 	}
 	/* Even if the daemon hung up at once (too many clients), read what it said. */

@@ -19,6 +19,8 @@
 #ifndef RCUSYSD_EVENTS_H
 #define RCUSYSD_EVENTS_H
 
+#include <stdbool.h>
+
 struct events;
 
 /* Concurrent events connections; beyond it a client gets ERR EAGAIN. */
@@ -27,9 +29,11 @@ struct events;
 /*
  * Listens on @path (created with the caller's umask, which should leave it
  * 0600); crash records with relative names go under the directory @core_dirfd
- * (duplicated, the caller keeps its own).
+ * (duplicated, the caller keeps its own). POWEROFF is answered ERR 1
+ * unless @allow_poweroff: it runs kernel.poweroff_cmd, /sbin/poweroff by
+ * default, so one stray line would turn the machine off.
  */
-int events_start(const char *path, int core_dirfd, struct events **out);
+int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct events **out);
 
 /*
  * Stops listening, closes every connection (idle or not), then waits for

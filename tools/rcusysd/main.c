@@ -3,9 +3,10 @@
  * subsystems and operator-declared tunables, mounts it with FUSE and serves
  * the control socket under its run directory, takes events (module
  * requests, uevents, power-off, ocfs2, supervised programs) on an events
- * socket, loads sysctl.d-style files at start, and exits cleanly on
- * SIGTERM/SIGINT/SIGHUP within a bound. It refuses a run directory anyone
- * else could change (rundir.c).
+ * socket, loads sysctl.d-style files and its state file at start, persists
+ * every write (persist.c), reloads its files on SIGHUP, and exits cleanly on
+ * SIGTERM/SIGINT within a bound. It refuses a run directory anyone else
+ * could change (rundir.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,7 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <rcustring/sysctl_fuse.h>
@@ -24,25 +30,18 @@
 #include <rcustring/umh.h>
 
 #include "events.h"
+#include "log.h"
+#include "notify.h"
+#include "persist.h"
 #include "rundir.h"
 #include "subsys.h"
 #include "sysctl_conf.h"
 #include "tunables.h"
 
 #define DEFAULT_RUN_DIR "/run/rcusysd"
+#define DEFAULT_STATE "/var/lib/rcusysd/state.conf"
 #define DEFAULT_STOP_GRACE 5
 #define MAX_FILES 32
-
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("rcusysd: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 static char *read_file(const char *path, size_t *len)
 {
@@ -65,7 +64,21 @@ struct conf_ctx {
 	struct sysctl_tree *tree;
 	const char *file;
 	int failures;
+	bool reload; /* apply only values that differ from the live ones */
 };
+
+/* The live value of @key equals @value (as sysctl.d compares: trailing newline aside)? */
+static bool same_value(struct sysctl_tree *tree, const char *key, const char *value)
+{
+	static char buf[65536 + 2];
+	ssize_t n = sysctl_get(tree, key, buf, sizeof(buf));
+
+	if (n < 0)
+		return false;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	return (size_t)n == strlen(value) && !memcmp(buf, value, (size_t)n);
+}
 
 static int apply_setting(const struct sysctl_conf_item *it, void *arg)
 {
@@ -73,13 +86,26 @@ static int apply_setting(const struct sysctl_conf_item *it, void *arg)
 	int err;
 
 	if (it->glob) {
-		say("%s:%u: globs are not supported at start-up, ignoring %s", c->file, it->line, it->key);
+		rlog(LOG_WARNING, "%s:%u: globs are not supported at start-up, ignoring %s", c->file,
+		     it->line, it->key);
 		return 0;
 	}
+	if (c->reload && same_value(c->tree, it->key, it->value))
+		return 0;
 	err = sysctl_set(c->tree, it->key, it->value, strlen(it->value), NULL);
 	if (err && !it->ignore_failure) {
-		say("%s:%u: setting %s: %s", c->file, it->line, it->key, strerror(-err));
+		struct sysctl_entry *e = sysctl_lookup(c->tree, it->key);
+		char reason[160];
+
+		if (!e || sysctl_entry_explain(e, err, reason, sizeof(reason)) < 0)
+			snprintf(reason, sizeof(reason), "%s",
+				 err == -ENOENT ? "no such entry" : strerror(-err));
+		if (e)
+			sysctl_entry_put(e);
+		rlog(LOG_ERR, "%s:%u: setting %s: %s", c->file, it->line, it->key, reason);
 		c->failures++;
+	} else if (!err && c->reload) {
+		rlog(LOG_INFO, "%s:%u: %s = %s", c->file, it->line, it->key, it->value);
 	}
 	return 0;
 }
@@ -88,19 +114,23 @@ static void conf_error(unsigned line, const char *message, void *arg)
 {
 	struct conf_ctx *c = arg;
 
-	say("%s:%u: %s", c->file, line, message);
+	rlog(LOG_ERR, "%s:%u: %s", c->file, line, message);
 	c->failures++;
 }
 
-/* sysctl.d-style settings applied through the tree at start. */
-static int load_settings(struct sysctl_tree *tree, const char *path)
+/*
+ * sysctl.d-style settings applied through the tree at start (and at
+ * reload, only where they differ). A failed line is reported and the rest
+ * applied, as systemd-sysctl does.
+ */
+static int load_settings(struct sysctl_tree *tree, const char *path, bool reload)
 {
-	struct conf_ctx c = { tree, path, 0 };
+	struct conf_ctx c = { tree, path, 0, reload };
 	size_t len;
 	char *text = read_file(path, &len);
 
 	if (!text) {
-		say("cannot read %s: %s", path, strerror(errno));
+		rlog(LOG_ERR, "cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}
 	sysctl_conf_parse(text, len, apply_setting, conf_error, &c);
@@ -113,11 +143,11 @@ static void *fuse_thread(void *arg)
 	int err = sysctl_fuse_loop(arg);
 
 	if (err)
-		say("FUSE loop ended: %s", strerror(-err));
+		rlog(LOG_ERR, "FUSE loop ended: %s", strerror(-err));
 	return NULL;
 }
 
-/* Every helper call goes to the log. */
+/* Every helper call goes to the log, at debug level: a busy system makes many. */
 static void log_helper(void *arg, const char *path, char *const argv[], int result)
 {
 	char line[1024];
@@ -127,7 +157,167 @@ static void log_helper(void *arg, const char *path, char *const argv[], int resu
 	for (int i = 0; argv && argv[i] && len < sizeof(line) - 1; i++)
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", i ? " " : "", argv[i]);
 	line[len < sizeof(line) ? len : sizeof(line) - 1] = '\0';
-	say("helper %s [%s] -> %d", path, line, result);
+	rlog(result < 0 ? LOG_WARNING : LOG_DEBUG, "helper %s [%s] -> %d", path, line, result);
+}
+
+/*
+ * A FUSE mount left by a daemon killed with SIGKILL answers every stat
+ * with ENOTCONN. Ours is recognised in mountinfo by its file system
+ * ("fuse.sysctl", source "rcustring") at exactly @mountpoint; anything
+ * else is left alone.
+ */
+static bool stale_mount_is_ours(const char *mountpoint)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192], point[4096], fstype[256], source[256];
+	bool ours = false;
+
+	if (!f)
+		return false;
+	while (!ours && fgets(line, sizeof(line), f)) {
+		char *dash = strstr(line, " - ");
+		char *out = point;
+
+		/* Field 5 is the mount point, with ' ', '\t', '\n', '\\' as octal escapes. */
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
+		    sscanf(dash + 3, "%255s %255s", fstype, source) != 2)
+			continue;
+		for (const char *in = point; *in; in++) {
+			unsigned c;
+
+			if (in[0] == '\\' && sscanf(in + 1, "%3o", &c) == 1) {
+				*out++ = (char)c;
+				in += 3;
+			} else {
+				*out++ = *in;
+			}
+		}
+		*out = '\0';
+		ours = !strcmp(point, mountpoint) && !strcmp(fstype, "fuse.sysctl") &&
+		       !strcmp(source, "rcustring");
+	}
+	fclose(f);
+	return ours;
+}
+
+/* Detaches a stale mount: umount2 as root, fusermount3 -uz for a user (FUSE's setuid helper). */
+static int detach_stale(const char *mountpoint)
+{
+	int status;
+	pid_t pid;
+
+	if (umount2(mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+		return 0;
+	if (errno != EPERM)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execlp("fusermount3", "fusermount3", "-uz", "--", mountpoint, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
+}
+
+/*
+ * Why a mount failed, in the operator's terms: the library reports most
+ * failures as ENODEV, whatever the cause, so /dev/fuse is probed again.
+ */
+static void fuse_why(int err, char *buf, size_t size)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		snprintf(buf, size, "%s", err == -ENOTCONN ? "a dead mount is in the way" : strerror(-err));
+	} else if (errno == ENOENT) {
+		snprintf(buf, size, "/dev/fuse is missing: no FUSE in this kernel or container");
+	} else if (errno == EACCES || errno == EPERM) {
+		snprintf(buf, size, "no permission to open /dev/fuse");
+	} else {
+		snprintf(buf, size, "cannot open /dev/fuse: %s", strerror(errno));
+	}
+}
+
+/* Does a server accept connections at @path? */
+static bool socket_answers(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	bool answers;
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return false;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	answers = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	close(fd);
+	return answers;
+}
+
+struct files {
+	const char *tunables[MAX_FILES], *configs[MAX_FILES];
+	struct tunables *declared[MAX_FILES];
+	int ntunables, nconfigs;
+};
+
+static void reload_report(void *arg, unsigned line, const char *msg)
+{
+	rlog(LOG_ERR, "%s:%u: %s", (const char *)arg, line, msg);
+}
+
+/*
+ * SIGHUP: the tunables files again (new declarations registered, removed
+ * ones unregistered, a changed live declaration refused), then the -c
+ * files where they differ from the live values, then the state file's
+ * watch over new entries.
+ */
+static void reload(struct sysctl_tree *tree, struct files *f, struct persist *persist)
+{
+	int failures = 0;
+
+	for (int i = 0; i < f->ntunables; i++) {
+		char err[512] = "";
+		size_t len;
+		char *text = read_file(f->tunables[i], &len);
+		int ret;
+
+		if (!text) {
+			rlog(LOG_ERR, "reload: cannot read %s: %s (its tunables are kept)", f->tunables[i],
+			     strerror(errno));
+			failures++;
+			continue;
+		}
+		ret = tunables_reload(tree, f->declared[i], text, len, &f->declared[i], reload_report,
+				      (void *)f->tunables[i], err, sizeof(err));
+		free(text);
+		if (ret) {
+			rlog(LOG_ERR, "reload: %s:%s (its tunables are kept)", f->tunables[i],
+			     *err ? err : strerror(-ret));
+			failures++;
+		}
+	}
+	persist_set_applying_files(true);
+	for (int i = 0; i < f->nconfigs; i++)
+		if (load_settings(tree, f->configs[i], true))
+			failures++;
+	persist_set_applying_files(false);
+	if (persist && persist_watch(persist))
+		rlog(LOG_ERR, "reload: cannot watch the new entries for the state file");
+	rlog(failures ? LOG_WARNING : LOG_INFO, "reloaded%s", failures ? " with errors (see above)" : "");
+}
+
+/* The tree's registration messages, as log lines like ours. */
+static void tree_log(void *arg, const char *message)
+{
+	(void)arg;
+	rlog(LOG_ERR, "sysctl: %s", message);
 }
 
 static void usage(FILE *out, int code)
@@ -139,12 +329,18 @@ static void usage(FILE *out, int code)
 		"                        else (see rcusysd(8)); the tree is mounted at DIR/sys\n"
 		"  -t, --tunables FILE   declare tunables (see rcusysd(8)); repeatable\n"
 		"  -c, --config FILE     apply sysctl.d-style settings at start; repeatable\n"
+		"  -s, --state FILE      persist every write there, applied at start after the\n"
+		"                        -c files (default %s)\n"
+		"      --no-persist      keep no state file\n"
 		"      --no-fuse         do not mount the tree\n"
 		"      --stop-grace SECS at shutdown, helpers and supervised programs get SIGTERM,\n"
 		"                        then SIGKILL after SECS seconds (default %d)\n"
+		"      --allow-poweroff  accept POWEROFF events (refused otherwise)\n"
+		"      --log-level LEVEL err, warning, notice, info (default) or debug (helper calls)\n"
 		"  -e, --event LINE      send one event to a running rcusysd and print the reply\n"
+		"  -V, --version         print the version\n"
 		"  -h, --help            this help\n",
-		DEFAULT_RUN_DIR, DEFAULT_STOP_GRACE);
+		DEFAULT_RUN_DIR, DEFAULT_STATE, DEFAULT_STOP_GRACE);
 	exit(code);
 }
 
@@ -154,45 +350,61 @@ int main(int argc, char **argv)
 		{ "run-dir", required_argument, NULL, 'd' }, { "tunables", required_argument, NULL, 't' },
 		{ "config", required_argument, NULL, 'c' },  { "no-fuse", no_argument, NULL, 'F' },
 		{ "event", required_argument, NULL, 'e' },   { "help", no_argument, NULL, 'h' },
-		{ "stop-grace", required_argument, NULL, 'G' }, { NULL, 0, NULL, 0 },
+		{ "stop-grace", required_argument, NULL, 'G' }, { "state", required_argument, NULL, 's' },
+		{ "no-persist", no_argument, NULL, 'P' },    { "version", no_argument, NULL, 'V' },
+		{ "allow-poweroff", no_argument, NULL, 'A' }, { "log-level", required_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 },
 	};
-	const char *run_dir = DEFAULT_RUN_DIR, *tunable_files[MAX_FILES], *config_files[MAX_FILES];
-	int ntunables = 0, nconfigs = 0, opt, status = 0, sig, grace = DEFAULT_STOP_GRACE, killed, dirfd = -1;
-	struct tunables *declared[MAX_FILES] = { 0 };
+	const char *run_dir = DEFAULT_RUN_DIR, *state = DEFAULT_STATE;
+	int opt, status = 0, sig, grace = DEFAULT_STOP_GRACE, killed, dirfd = -1, level;
+	struct files files = { .ntunables = 0 };
 	struct sysctl_fuse *fs = NULL;
 	struct sysctl_socket *sock = NULL;
 	struct events *events = NULL;
+	struct persist *persist = NULL;
 	const char *event = NULL;
 	char path[4096], canon[2048], why[512], *end;
 	struct sysctl_tree *tree;
 	char mountpoint[4096];
 	pthread_t fuse_tid;
-	bool use_fuse = true;
+	bool use_fuse = true, allow_poweroff = false;
 	mode_t old_umask;
 	sigset_t stop;
+	struct statx stx;
 	int err;
 
-	while ((opt = getopt_long(argc, argv, "d:t:c:e:h", opts, NULL)) != -1) {
+	log_init();
+	while ((opt = getopt_long(argc, argv, "d:t:c:e:s:hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'e': event = optarg; break;
 		case 'd': run_dir = optarg; break;
 		case 't':
-			if (ntunables == MAX_FILES)
+			if (files.ntunables == MAX_FILES)
 				usage(stderr, 2);
-			tunable_files[ntunables++] = optarg;
+			files.tunables[files.ntunables++] = optarg;
 			break;
 		case 'c':
-			if (nconfigs == MAX_FILES)
+			if (files.nconfigs == MAX_FILES)
 				usage(stderr, 2);
-			config_files[nconfigs++] = optarg;
+			files.configs[files.nconfigs++] = optarg;
 			break;
+		case 's': state = optarg; break;
+		case 'P': state = NULL; break;
 		case 'F': use_fuse = false; break;
+		case 'A': allow_poweroff = true; break;
+		case 'L':
+			level = log_level_from_name(optarg);
+			if (level < 0)
+				usage(stderr, 2);
+			log_set_level(level);
+			break;
 		case 'G':
 			errno = 0;
 			grace = (int)strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || grace < 0 || grace > 3600)
 				usage(stderr, 2);
 			break;
+		case 'V': printf("rcusysd %s\n", RCUSYSD_VERSION); return 0;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}
@@ -222,48 +434,91 @@ int main(int argc, char **argv)
 
 	tree = sysctl_tree_new();
 	if (!tree) {
-		say("out of memory");
+		rlog(LOG_ERR, "out of memory");
 		return 1;
 	}
+	sysctl_tree_set_log(tree, tree_log, NULL);
 	umh_set_log(log_helper, NULL);
 	if (subsys_register_all(tree) != 0) {
-		say("cannot register the subsystems");
+		rlog(LOG_ERR, "cannot register the subsystems");
 		status = 1;
 		goto out;
 	}
-	for (int i = 0; i < ntunables; i++) {
-		char err[256] = "";
+	for (int i = 0; i < files.ntunables; i++) {
+		char err[512] = "";
 		size_t len;
-		char *text = read_file(tunable_files[i], &len);
-		int ret = text ? tunables_load(tree, text, len, &declared[i], err, sizeof(err)) : -errno;
+		char *text = read_file(files.tunables[i], &len);
+		int ret = text ? tunables_load(tree, text, len, &files.declared[i], err, sizeof(err)) : -errno;
 
 		free(text);
 		if (ret) {
-			say("%s:%s", tunable_files[i], *err ? err : strerror(-ret));
+			rlog(LOG_ERR, "%s:%s", files.tunables[i], *err ? err : strerror(-ret));
 			status = 1;
 			goto out;
 		}
 	}
-	for (int i = 0; i < nconfigs; i++)
-		if (load_settings(tree, config_files[i]))
-			status = 1; /* reported; keep serving what did apply */
+	/* A failed setting is reported now and the rest applied; it does not fail the run. */
+	for (int i = 0; i < files.nconfigs; i++)
+		load_settings(tree, files.configs[i], false);
+	if (state) {
+		err = persist_open(tree, state, &persist, why, sizeof(why));
+		if (err) {
+			rlog(LOG_ERR, "state file %s: %s", state, why);
+			status = 1;
+			goto out;
+		}
+		err = persist_apply(persist);
+		if (err)
+			rlog(LOG_ERR, "cannot read the state file %s: %s (starting without it)", state,
+			     strerror(-err));
+		err = persist_watch(persist);
+		if (err) {
+			rlog(LOG_ERR, "state file %s: cannot watch the entries: %s", state, strerror(-err));
+			status = 1;
+			goto out;
+		}
+	}
 
 	dirfd = rundir_open(run_dir, canon, sizeof(canon), why, sizeof(why));
 	if (dirfd < 0) {
 		bool unsafe = dirfd == -EPERM || dirfd == -ELOOP || dirfd == -ENOTDIR || dirfd == -EAGAIN;
 
-		say("%s run directory %s: %s", unsafe ? "unsafe" : "cannot use", run_dir, why);
+		rlog(LOG_ERR, "%s run directory %s: %s", unsafe ? "unsafe" : "cannot use", run_dir, why);
 		status = 1;
 		goto out;
 	}
 	run_dir = canon;
 	snprintf(mountpoint, sizeof(mountpoint), "%s/sys", run_dir);
+	/* Before mounting over a live daemon's tree: is one serving here? */
+	snprintf(path, sizeof(path), "%s/control.sock", run_dir);
+	if (socket_answers(path)) {
+		rlog(LOG_ERR, "cannot serve %s: another rcusysd is serving this run directory", path);
+		status = 1;
+		goto out;
+	}
 	if (use_fuse) {
+		/*
+		 * The kernel may answer a plain stat from its attribute cache;
+		 * a forced sync asks the FUSE server, and a dead one gives ENOTCONN.
+		 */
+		if (statx(dirfd, "sys", AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC, STATX_TYPE, &stx) < 0 &&
+		    errno == ENOTCONN) {
+			if (!stale_mount_is_ours(mountpoint)) {
+				rlog(LOG_ERR, "%s: a dead FUSE mount that is not rcusysd's; not touching it",
+				     mountpoint);
+			} else if ((err = detach_stale(mountpoint)) != 0) {
+				rlog(LOG_ERR, "%s: cannot detach the dead mount of an earlier rcusysd: %s",
+				     mountpoint, strerror(-err));
+			} else {
+				rlog(LOG_NOTICE, "%s: detached the dead mount of an earlier rcusysd",
+				     mountpoint);
+			}
+		}
 		err = rundir_subdir(dirfd, "sys", why, sizeof(why));
 
 		if (err == -ELOOP || err == -ENOTDIR || err == -EPERM) {
 			/* Mounting there would cover whatever it points at. */
-			say("unsafe mount point %s: %s", mountpoint, why);
+			rlog(LOG_ERR, "unsafe mount point %s: %s", mountpoint, why);
 			status = 1;
 			goto out;
 		}
@@ -272,12 +527,13 @@ int main(int argc, char **argv)
 		if (!err && pthread_create(&fuse_tid, NULL, fuse_thread, fs) != 0)
 			err = -EAGAIN;
 		if (err) {
-			say("FUSE unavailable (%s): the tree is not mounted", strerror(-err));
+			fuse_why(err, why, sizeof(why));
+			rlog(LOG_WARNING, "FUSE unavailable (%s): the tree is not mounted", why);
 			if (fs)
 				sysctl_fuse_unmount(fs);
 			fs = NULL;
 		} else {
-			say("tree mounted at %s", mountpoint);
+			rlog(LOG_INFO, "tree mounted at %s", mountpoint);
 		}
 	}
 	/*
@@ -291,7 +547,9 @@ int main(int argc, char **argv)
 	/* Anyone may connect: each request is checked against the entry's mode. */
 	err = sysctl_socket_start(tree, path, 0666, &sock);
 	if (err) {
-		say("cannot serve %s: %s", path, strerror(-err));
+		rlog(LOG_ERR, "cannot serve %s: %s%s", path, strerror(-err),
+		     err == -EADDRINUSE ? " (another rcusysd is serving this run directory)" :
+		     err == -ENAMETOOLONG ? " (a socket path is at most 107 bytes)" : "");
 		umask(old_umask);
 		status = 1;
 		goto stop;
@@ -299,25 +557,38 @@ int main(int argc, char **argv)
 	/* Events run programs: root only. */
 	umask(0177);
 	snprintf(path, sizeof(path), "%s/events.sock", run_dir);
-	err = events_start(path, dirfd, &events);
+	err = events_start(path, dirfd, allow_poweroff, &events);
 	umask(old_umask);
 	if (err) {
-		say("cannot serve %s: %s", path, strerror(-err));
+		rlog(LOG_ERR, "cannot serve %s: %s%s", path, strerror(-err),
+		     err == -EADDRINUSE ? " (another rcusysd is serving this run directory)" :
+		     err == -ENAMETOOLONG ? " (a socket path is at most 107 bytes)" : "");
 		status = 1;
 		goto stop;
 	}
-	say("ready: control socket %s/control.sock, events %s", run_dir, path);
-	if (sigwait(&stop, &sig) == 0)
-		say("%s: shutting down", strsignal(sig));
+	rlog(LOG_INFO, "ready: control socket %s/control.sock, events %s", run_dir, path);
+	notify("READY=1");
+	while (sigwait(&stop, &sig) == 0) {
+		if (sig != SIGHUP) {
+			rlog(LOG_INFO, "%s: shutting down", strsignal(sig));
+			break;
+		}
+		rlog(LOG_INFO, "%s: reloading", strsignal(sig));
+		notify_reloading();
+		reload(tree, &files, persist);
+		notify("READY=1");
+	}
+	notify("STOPPING=1");
 stop:
 	/* Bounded: helpers get SIGTERM, then SIGKILL after the grace period. */
 	if (events_stop(events, grace, &killed) != 0) {
-		say("requests still running %d s after SIGKILL: exiting without cleanup", grace > 1 ? grace : 1);
+		rlog(LOG_ERR, "requests still running %d s after SIGKILL: exiting without cleanup",
+		     grace > 1 ? grace : 1);
 		fflush(stderr);
 		_exit(1);
 	}
 	if (killed)
-		say("%d helper(s) outlived the %d s grace period: killed", killed, grace);
+		rlog(LOG_WARNING, "%d helper(s) outlived the %d s grace period: killed", killed, grace);
 	if (sock)
 		sysctl_socket_stop(sock);
 	if (fs) {
@@ -328,8 +599,9 @@ stop:
 out:
 	if (dirfd >= 0)
 		close(dirfd);
-	for (int i = 0; i < ntunables; i++)
-		tunables_free(declared[i]);
+	persist_close(persist);
+	for (int i = 0; i < files.ntunables; i++)
+		tunables_free(files.declared[i]);
 	subsys_unregister_all();
 	sysctl_tree_free(tree);
 	rcustring_barrier();

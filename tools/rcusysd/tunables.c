@@ -1,24 +1,63 @@
+/*
+ * The tunables file: one typed table (types[]) maps each keyword to the
+ * library's handler kinds, and one set path (sysctl_set) applies default=,
+ * so a default is checked exactly as a client's write would be.
+ */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tunables.h"
 
+/* One keyword of the file: the element type and unit of a handler kind. */
+struct type {
+	const char *name; /* as written in the file */
+	const char *elem; /* struct sysctl_handler_info.type */
+	const char *unit; /* struct sysctl_handler_info.unit */
+};
+
+static const struct type types[] = {
+	{ "string", "string", "" },
+	{ "int", "int", "" },
+	{ "uint", "uint", "" },
+	{ "u8", "u8", "" },
+	{ "ulong", "ulong", "" },
+	{ "bool", "bool", "" },
+	{ "bitmap", "bitmap", "" },
+	{ "jiffies", "int", "s" },
+	{ "userhz_jiffies", "int", "1/100 s" },
+	{ "ms_jiffies", "int", "ms" },
+	{ "ulong_ms_jiffies", "ulong", "ms" },
+};
+#define TYPE_NAMES "string, int, uint, u8, ulong, bool, bitmap, jiffies, userhz_jiffies, ms_jiffies, " \
+		   "ulong_ms_jiffies"
+#define MAX_VECTOR 64
+
+union bound {
+	int i;
+	unsigned int u;
+	unsigned long ul;
+};
+
 struct tunable {
 	struct ctl_table table;
 	struct sysctl_table_header *header;
+	const struct sysctl_handler_info *info;
+	const struct type *type;
 	struct rcustring str;
-	bool is_string;
-	union {
-		int i;
-		unsigned int u;
-		unsigned long ul;
-		bool b;
-	} value, min, max;
-	char *name, *desc, *default_value;
+	bool has_str;
+	void *data;             /* elements, or the bitmap */
+	unsigned long *bitmap;  /* table.data points here for a bitmap */
+	union bound min, max;
+	unsigned count;         /* elements (1 unless TYPE[N]) */
+	char *dir, *name, *desc, *default_value;
+	char *path;             /* '/' form with a leading '/', for sysctl_set */
+	char *sig;              /* what must not change across a reload */
+	unsigned line;
 	struct tunable *next;
 };
 
@@ -26,27 +65,31 @@ struct tunables {
 	struct tunable *list;
 };
 
-/* Next whitespace-separated token; "..." quotes allow spaces. */
-static char *next_token(char **cursor)
+/* Next whitespace-separated token; "..." quotes allow spaces. -EINVAL: a quote left open. */
+static int next_token(char **cursor, char **tok)
 {
-	char *p = *cursor, *tok, *out;
+	char *p = *cursor, *out;
+	bool quoted = false;
 
-	while (*p == ' ' || *p == '\t')
+	while (*p == ' ' || *p == '\t' || *p == '\r')
 		p++;
+	*tok = NULL;
 	if (!*p)
-		return NULL;
-	tok = out = p;
-	for (bool quoted = false; *p && (quoted || (*p != ' ' && *p != '\t')); p++) {
+		return 0;
+	*tok = out = p;
+	for (; *p && (quoted || (*p != ' ' && *p != '\t' && *p != '\r')); p++) {
 		if (*p == '"')
 			quoted = !quoted;
 		else
 			*out++ = *p;
 	}
+	if (quoted)
+		return -EINVAL;
 	if (*p)
 		p++;
 	*out = '\0';
 	*cursor = p;
-	return tok;
+	return 0;
 }
 
 /*
@@ -84,11 +127,16 @@ static void tunable_free(struct tunable *t)
 {
 	if (t->header)
 		sysctl_unregister_table(t->header);
-	if (t->is_string)
+	if (t->has_str)
 		rcustring_destroy(&t->str);
+	free(t->data);
+	free(t->bitmap);
+	free(t->dir);
 	free(t->name);
 	free(t->desc);
 	free(t->default_value);
+	free(t->path);
+	free(t->sig);
 	free(t);
 }
 
@@ -105,184 +153,461 @@ void tunables_free(struct tunables *ts)
 	free(ts);
 }
 
-/* Stores a number in the tunable's slot for its type. Returns -ERANGE if it cannot fit. */
-static int store(const char *type, unsigned long v, void *slot)
+/*
+ * The handler kind for @type: the minmax one when bounds are asked for (or
+ * when the kind has no other, as ulong and u8), else the plain one; for
+ * strings the RCU one, so readers never lock.
+ */
+static const struct sysctl_handler_info *pick_handler(const struct type *type, bool bounds)
 {
-	long sv = (long)v;
+	const struct sysctl_handler_info *plain = NULL, *minmax = NULL, *info;
 
-	if (strcmp(type, "int") == 0) {
-		if (sv < INT_MIN || sv > INT_MAX)
+	for (size_t i = 0; (info = sysctl_handler_info_at(i)); i++) {
+		if (strcmp(info->type, type->elem) || strcmp(info->unit, type->unit))
+			continue;
+		if ((info->flags & SYSCTL_HF_STRING) && !(info->flags & SYSCTL_HF_RCU))
+			continue;
+		if (info->flags & SYSCTL_HF_MINMAX)
+			minmax = minmax ? minmax : info;
+		else
+			plain = plain ? plain : info;
+	}
+	return bounds ? minmax : plain ? plain : minmax;
+}
+
+/* Parses a bound into the handler's bound type; ms bounds become jiffies as the handler stores them. */
+static int parse_bound(const struct tunable *t, const char *s, union bound *b, long double *cmp)
+{
+	bool is_signed = t->info->flags & SYSCTL_HF_SIGNED;
+	unsigned long v;
+
+	if (parse_number(s, is_signed, &v))
+		return -EINVAL;
+	*cmp = is_signed ? (long double)(long)v : (long double)v;
+	if (t->info->bound_size == sizeof(int) && is_signed) {
+		if ((long)v < INT_MIN || (long)v > INT_MAX)
 			return -ERANGE;
-		*(int *)slot = (int)sv;
-	} else if (strcmp(type, "uint") == 0) {
-		if (v > UINT_MAX)
+		b->i = (int)(long)v;
+	} else if (t->info->bound_size == sizeof(unsigned int)) {
+		if (v > (t->info->elem_size == 1 ? 255UL : UINT_MAX))
 			return -ERANGE;
-		*(unsigned int *)slot = (unsigned int)v;
-	} else if (strcmp(type, "bool") == 0) {
-		*(bool *)slot = v != 0;
+		b->u = (unsigned int)v;
+	} else if (!strcmp(t->info->unit, "ms")) {
+		if (v > ULONG_MAX / SYSCTL_HZ)
+			return -ERANGE;
+		b->ul = v * SYSCTL_HZ / 1000;
 	} else {
-		*(unsigned long *)slot = v;
+		b->ul = v;
 	}
 	return 0;
 }
 
-static int parse_line(struct sysctl_tree *tree, char *line, struct tunable **out, const char **why)
+#define FAIL(msg) return (*why = (msg)), -EINVAL
+
+/*
+ * Parses one declaration into @t (not registered yet). @why points to a
+ * static text or to @buf (size @bufsize).
+ */
+static int parse_line(char *line, struct tunable *t, const char **why, char *buf, size_t bufsize)
 {
-	char *cursor = line, *path = next_token(&cursor), *type = next_token(&cursor), *tok, *dot, *dir = NULL;
-	char *maxlen_s = NULL, *mode_s = NULL, *min_s = NULL, *max_s = NULL, *def_s = NULL, *desc_s = NULL;
-	struct tunable *t;
+	char *cursor = line, *path, *type_s, *tok, *slash, *bracket;
+	char *maxlen_s = NULL, *bits_s = NULL, *mode_s = NULL, *min_s = NULL, *max_s = NULL;
+	char *def_s = NULL, *desc_s = NULL;
+	long double lo = 0, hi = 0;
 	unsigned long v;
-	bool is_signed;
-	int err = 0;
+	size_t size;
 
-	if (!type)
-		return (*why = "expected: PATH TYPE [key=value ...]"), -EINVAL;
-	while ((tok = next_token(&cursor))) {
-		char *eq = strchr(tok, '=');
-		char **slot = NULL;
+	if (next_token(&cursor, &path) || next_token(&cursor, &type_s))
+		FAIL("unterminated quote");
+	if (!type_s)
+		FAIL("expected: PATH TYPE [key=value ...]");
+	for (;;) {
+		char *eq, **slot = NULL;
 
+		if (next_token(&cursor, &tok))
+			FAIL("unterminated quote");
+		if (!tok)
+			break;
+		eq = strchr(tok, '=');
 		if (eq) {
 			*eq = '\0';
-			slot = !strcmp(tok, "maxlen") ? &maxlen_s : !strcmp(tok, "mode") ? &mode_s :
-			       !strcmp(tok, "min") ? &min_s : !strcmp(tok, "max") ? &max_s :
-			       !strcmp(tok, "default") ? &def_s : !strcmp(tok, "desc") ? &desc_s : NULL;
+			slot = !strcmp(tok, "maxlen") ? &maxlen_s : !strcmp(tok, "bits") ? &bits_s :
+			       !strcmp(tok, "mode") ? &mode_s : !strcmp(tok, "min") ? &min_s :
+			       !strcmp(tok, "max") ? &max_s : !strcmp(tok, "default") ? &def_s :
+			       !strcmp(tok, "desc") ? &desc_s : NULL;
 		}
 		if (!slot)
-			return (*why = "unknown field (maxlen, mode, min, max, default, desc)"), -EINVAL;
+			FAIL("unknown field (maxlen, bits, mode, min, max, default, desc)");
 		*slot = eq + 1;
 	}
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	*out = t;
-	/*
-	 * The tree's (systemd's) rule: the first separator decides the form.
-	 * Split in '/' form; a directory whose first separator is a dot goes
-	 * to the tree with a leading '/', so "eth0.200" stays one level.
-	 */
+
+	/* The path: no empty component ("app..x", "app.", "a//b"). */
 	slash_form(path);
-	dot = strrchr(path, '/');
-	t->name = strdup(dot ? dot + 1 : path);
-	t->desc = strdup(desc_s ? desc_s : "");
-	if (!t->name || !t->desc)
+	for (const char *p = *path == '/' ? path + 1 : path;; p++) {
+		if (*p == '/' || *p == '\0')
+			FAIL("empty path component");
+		p = strchr(p, '/');
+		if (!p)
+			break;
+	}
+	if (asprintf(&t->path, "%s%s", *path == '/' ? "" : "/", path) < 0)
 		return -ENOMEM;
-	t->table = (struct ctl_table){ .procname = t->name, .mode = 0644, .desc = t->desc };
+	slash = strrchr(t->path, '/');
+	t->name = strdup(slash + 1);
+	t->dir = strndup(t->path, (size_t)(slash - t->path));
+	t->desc = strdup(desc_s ? desc_s : "");
+	t->default_value = def_s ? strdup(def_s) : NULL;
+	if (!t->name || !t->dir || !t->desc || (def_s && !t->default_value))
+		return -ENOMEM;
+
+	/* The type: TYPE or TYPE[N]. */
+	t->count = 1;
+	bracket = strchr(type_s, '[');
+	if (bracket) {
+		char *close = strchr(bracket, ']');
+
+		if (!close || close[1])
+			FAIL("vector size: TYPE[N], N from 1 to 64");
+		*close = '\0';
+		if (parse_number(bracket + 1, false, &v) || v < 1 || v > MAX_VECTOR)
+			FAIL("vector size: TYPE[N], N from 1 to 64");
+		t->count = (unsigned)v;
+		*bracket = '\0';
+	}
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcmp(types[i].name, type_s))
+			t->type = &types[i];
+	if (!t->type)
+		FAIL("type must be one of " TYPE_NAMES);
+	t->info = pick_handler(t->type, min_s || max_s);
+	if (!t->info) {
+		snprintf(buf, bufsize, "%s takes no min/max", t->type->name);
+		return (*why = buf), -EINVAL;
+	}
+	if (bracket && (!t->info->elem_size || (t->info->flags & SYSCTL_HF_SINGLE))) {
+		snprintf(buf, bufsize, "%s cannot be a vector", t->type->name);
+		return (*why = buf), -EINVAL;
+	}
+	if (maxlen_s && !(t->info->flags & SYSCTL_HF_STRING))
+		FAIL("maxlen is for strings");
+	if (bits_s && !(t->info->flags & SYSCTL_HF_BITMAP))
+		FAIL("bits is for bitmaps");
+
+	t->table = (struct ctl_table){ .procname = t->name, .mode = 0644, .desc = t->desc,
+				       .proc_handler = t->info->handler };
 	if (mode_s) {
-		if (parse_number(mode_s, false, &v) || v > 0777)
-			return (*why = "mode must be octal, at most 0777"), -EINVAL;
+		/* The tree takes read and write bits only, as /proc/sys. */
+		if (parse_number(mode_s, false, &v) || v > 0666 || (v & 0111))
+			FAIL("mode must be octal read/write bits, at most 0666");
 		t->table.mode = (mode_t)v;
 	}
-	if (strcmp(type, "string") == 0) {
+
+	if (t->info->flags & SYSCTL_HF_STRING) {
 		if (!maxlen_s || parse_number(maxlen_s, false, &v) || v < 1 || v > 65536)
-			return (*why = "string needs maxlen=1..65536"), -EINVAL;
-		if (min_s || max_s)
-			return (*why = "min/max are for numbers"), -EINVAL;
-		t->default_value = strdup(def_s ? def_s : "");
-		if (!t->default_value)
+			FAIL("string needs maxlen=1..65536");
+		if (rcustring_init(&t->str, v, ""))
 			return -ENOMEM;
-		err = rcustring_init(&t->str, v, t->default_value);
-		if (err)
-			return (*why = "default longer than maxlen - 1"), err;
-		t->is_string = true;
+		t->has_str = true;
 		t->table.data = &t->str;
 		t->table.maxlen = (int)v;
-		t->table.proc_handler = proc_rcu_string;
-	} else if (!strcmp(type, "int") || !strcmp(type, "uint") || !strcmp(type, "ulong") ||
-		   !strcmp(type, "bool")) {
-		bool minmax = min_s || max_s;
-
-		if (maxlen_s)
-			return (*why = "maxlen is for strings"), -EINVAL;
-		is_signed = strcmp(type, "int") == 0;
-		if (minmax && strcmp(type, "bool") == 0)
-			return (*why = "bool takes no min/max"), -EINVAL;
-		if ((def_s && (parse_number(def_s, is_signed, &v) || store(type, v, &t->value))) ||
-		    (min_s && (parse_number(min_s, is_signed, &v) || store(type, v, &t->min))) ||
-		    (max_s && (parse_number(max_s, is_signed, &v) || store(type, v, &t->max))))
-			return (*why = "bad number for this type"), -EINVAL;
-		if (minmax && (!min_s || !max_s))
-			return (*why = "give both min= and max="), -EINVAL;
-		t->table.data = &t->value;
-		t->table.extra1 = minmax ? &t->min : NULL;
-		t->table.extra2 = minmax ? &t->max : NULL;
-		if (!strcmp(type, "int")) {
-			t->table.maxlen = sizeof(int);
-			t->table.proc_handler = minmax ? proc_dointvec_minmax : proc_dointvec;
-		} else if (!strcmp(type, "uint")) {
-			t->table.maxlen = sizeof(unsigned int);
-			t->table.proc_handler = minmax ? proc_douintvec_minmax : proc_douintvec;
-		} else if (!strcmp(type, "ulong")) {
-			t->table.maxlen = sizeof(unsigned long);
-			if (!minmax) { /* the ulong handler always checks bounds */
-				t->max.ul = ~0UL;
-				t->table.extra1 = &t->min;
-				t->table.extra2 = &t->max;
-			}
-			t->table.proc_handler = proc_doulongvec_minmax;
-		} else {
-			t->table.maxlen = sizeof(bool);
-			t->table.proc_handler = proc_dobool;
-		}
-	} else {
-		return (*why = "type must be string, int, uint, ulong or bool"), -EINVAL;
-	}
-	if (dot && dot != path) {
-		const char *first;
-
-		*dot = '\0';
-		first = strpbrk(path, "./");
-		if (first && *first == '.' && asprintf(&dir, "/%s", path) < 0)
+	} else if (t->info->flags & SYSCTL_HF_BITMAP) {
+		if (!bits_s || parse_number(bits_s, false, &v) || v < 1 || v > 65536)
+			FAIL("bitmap needs bits=1..65536");
+		t->bitmap = calloc((v + 8 * sizeof(long) - 1) / (8 * sizeof(long)), sizeof(long));
+		if (!t->bitmap)
 			return -ENOMEM;
+		t->table.data = &t->bitmap;
+		t->table.maxlen = (int)v;
+	} else {
+		size = t->info->elem_size * t->count;
+		t->data = calloc(1, size);
+		if (!t->data)
+			return -ENOMEM;
+		t->table.data = t->data;
+		t->table.maxlen = (int)size;
 	}
-	err = sysctl_register_table(tree, dir ? dir : dot && dot != path ? path : "", &t->table, 1,
-				    &t->header);
-	free(dir);
-	if (err)
-		*why = err == -EEXIST ? "already registered" : "refused by the tree (see log)";
-	return err;
+
+	if ((min_s || max_s) && (t->info->flags & SYSCTL_HF_ONE_BOUND) && (!min_s || !max_s))
+		FAIL("give both min= and max=");
+	if (min_s || max_s) {
+		int err = 0;
+
+		if (min_s && (err = parse_bound(t, min_s, &t->min, &lo))) {
+			snprintf(buf, bufsize, "min=%s: %s", min_s,
+				 err == -ERANGE ? "out of the type's range" : "not a number of this type");
+			return (*why = buf), -EINVAL;
+		}
+		if (max_s && (err = parse_bound(t, max_s, &t->max, &hi))) {
+			snprintf(buf, bufsize, "max=%s: %s", max_s,
+				 err == -ERANGE ? "out of the type's range" : "not a number of this type");
+			return (*why = buf), -EINVAL;
+		}
+		if (min_s && max_s && lo > hi) {
+			snprintf(buf, bufsize, "min=%s is above max=%s: no value could be written",
+				 min_s, max_s);
+			return (*why = buf), -EINVAL;
+		}
+		t->table.extra1 = min_s ? &t->min : NULL;
+		t->table.extra2 = max_s ? &t->max : NULL;
+	} else if (t->info->flags & SYSCTL_HF_ONE_BOUND) {
+		/* ulong has only a minmax handler: 0 is no bound at all. */
+		t->min.ul = 0;
+		t->table.extra1 = &t->min;
+	}
+	/* The declaration as it would be written, without the default: what a reload compares. */
+	if (asprintf(&t->sig, "%s%s%.0u%s%s%s%s%s%s%s mode=%04o%s%s%s", t->type->name, bracket ? "[" : "",
+		     bracket ? t->count : 0, bracket ? "]" : "",
+		     maxlen_s ? " maxlen=" : bits_s ? " bits=" : "", maxlen_s ? maxlen_s : bits_s ? bits_s : "",
+		     min_s ? " min=" : "", min_s ? min_s : "", max_s ? " max=" : "", max_s ? max_s : "",
+		     (unsigned)t->table.mode, *t->desc ? " desc=\"" : "", t->desc, *t->desc ? "\"" : "") < 0) {
+		t->sig = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
-int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct tunables **out,
-		  char *err, size_t errsize)
+/* A path's name is a directory of @tree, or one of its directories an entry? */
+static const char *tree_conflict(struct sysctl_tree *tree, const struct tunable *t, char *buf,
+				 size_t bufsize)
 {
-	struct tunables *ts = calloc(1, sizeof(*ts));
+	struct sysctl_entry *e = sysctl_lookup(tree, t->path);
+	char *prefix;
+
+	if (e) {
+		bool dir = sysctl_entry_is_dir(e);
+
+		sysctl_entry_put(e);
+		return dir ? "a directory of the tree already has this name" : "already registered";
+	}
+	prefix = strdup(t->path);
+	if (!prefix)
+		return "out of memory";
+	for (char *s = strchr(prefix + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		e = sysctl_lookup(tree, prefix);
+		if (e && !sysctl_entry_is_dir(e)) {
+			snprintf(buf, bufsize, "%s is an entry, so it cannot be a directory too",
+				 sysctl_entry_path(e));
+			sysctl_entry_put(e);
+			free(prefix);
+			return buf;
+		}
+		if (e)
+			sysctl_entry_put(e);
+		*s = '/';
+	}
+	free(prefix);
+	return NULL;
+}
+
+/* Registers @t and writes its default through the handler. */
+static int tunable_register(struct sysctl_tree *tree, struct tunable *t, const char **why, char *buf,
+			    size_t bufsize)
+{
+	const char *conflict = tree_conflict(tree, t, buf, bufsize);
+	int err;
+
+	if (conflict)
+		return (*why = conflict), -EEXIST;
+	err = sysctl_register_table(tree, t->dir, &t->table, 1, &t->header);
+	if (err) {
+		t->header = NULL;
+		*why = err == -EEXIST ? "already registered" : "refused by the tree (see log)";
+		return err;
+	}
+	if (t->default_value) {
+		err = sysctl_set(tree, t->path, t->default_value, strlen(t->default_value), NULL);
+		if (err) {
+			struct sysctl_entry *e = sysctl_lookup(tree, t->path);
+			char reason[160];
+
+			if (!e || sysctl_entry_explain(e, err, reason, sizeof(reason)) < 0)
+				snprintf(reason, sizeof(reason), "%s", strerror(-err));
+			if (e)
+				sysctl_entry_put(e);
+			snprintf(buf, bufsize, "default=\"%s\": %s", t->default_value, reason);
+			*why = buf;
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Parses every declaration of @text into @ts (backwards); stops at the first error. */
+static int parse_all(const char *text, size_t len, struct tunables *ts, char *err, size_t errsize)
+{
 	unsigned lineno = 0;
 	size_t pos = 0;
 	int ret = 0;
 
-	if (!ts)
-		return -ENOMEM;
 	while (pos < len && ret == 0) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = (nl ? (size_t)(nl - text) : len) - pos;
-		char *line = strndup(text + pos, n), *p;
+		char *line = strndup(text + pos, n), *p, buf[256];
 		const char *why = "out of memory";
-		struct tunable *t = NULL;
+		struct tunable *t;
 
 		lineno++;
 		pos += n + 1;
-		if (!line) {
-			ret = -ENOMEM;
-			break;
-		}
+		if (!line)
+			return -ENOMEM;
 		for (p = line; *p == ' ' || *p == '\t'; p++)
 			;
 		if (*p && *p != '#' && *p != '\r') {
-			ret = parse_line(tree, p, &t, &why);
-			if (t && ret) {
-				tunable_free(t);
-			} else if (t) {
+			t = calloc(1, sizeof(*t));
+			ret = t ? parse_line(p, t, &why, buf, sizeof(buf)) : -ENOMEM;
+			if (t && !ret) {
+				t->line = lineno;
 				t->next = ts->list;
 				ts->list = t;
+			} else if (t) {
+				tunable_free(t);
 			}
 			if (ret)
 				snprintf(err, errsize, "%u: %s", lineno, why);
 		}
 		free(line);
 	}
+	return ret;
+}
+
+/* Two declarations of one file naming the same path, or a leaf and a directory. */
+static int check_overlap(const struct tunables *ts, char *err, size_t errsize)
+{
+	for (const struct tunable *a = ts->list; a; a = a->next)
+		for (const struct tunable *b = a->next; b; b = b->next) {
+			size_t la = strlen(a->path), lb = strlen(b->path);
+			const struct tunable *leaf = la < lb ? a : b, *in = la < lb ? b : a;
+			size_t ll = strlen(leaf->path);
+
+			unsigned later = a->line > b->line ? a->line : b->line;
+			unsigned earlier = a->line > b->line ? b->line : a->line;
+
+			if (!strcmp(a->path, b->path)) {
+				snprintf(err, errsize, "%u: already declared on line %u", later, earlier);
+				return -EEXIST;
+			}
+			if (!strncmp(in->path, leaf->path, ll) && in->path[ll] == '/') {
+				snprintf(err, errsize,
+					 "%u: %s is a tunable (line %u) and a directory (line %u)", later,
+					 leaf->path + 1, leaf->line, in->line);
+				return -EEXIST;
+			}
+		}
+	return 0;
+}
+
+/* The list in file order (it was built backwards). */
+static void reverse(struct tunables *ts)
+{
+	struct tunable *prev = NULL, *t = ts->list, *next;
+
+	for (; t; t = next) {
+		next = t->next;
+		t->next = prev;
+		prev = t;
+	}
+	ts->list = prev;
+}
+
+int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct tunables **out,
+		  char *err, size_t errsize)
+{
+	struct tunables *ts = calloc(1, sizeof(*ts));
+	int ret;
+
+	if (!ts)
+		return -ENOMEM;
+	ret = parse_all(text, len, ts, err, errsize);
+	reverse(ts);
+	if (!ret)
+		ret = check_overlap(ts, err, errsize);
+	for (struct tunable *t = ts->list; t && !ret; t = t->next) {
+		const char *why = "out of memory";
+		char buf[256];
+
+		ret = tunable_register(tree, t, &why, buf, sizeof(buf));
+		if (ret)
+			snprintf(err, errsize, "%u: %s", t->line, why);
+	}
 	if (ret) {
 		tunables_free(ts);
 		return ret;
+	}
+	*out = ts;
+	return 0;
+}
+
+static struct tunable *find_path(struct tunables *ts, const char *path)
+{
+	for (struct tunable *t = ts ? ts->list : NULL; t; t = t->next)
+		if (!strcmp(t->path, path))
+			return t;
+	return NULL;
+}
+
+int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *text, size_t len,
+		    struct tunables **out, void (*report)(void *arg, unsigned line, const char *msg),
+		    void *arg, char *err, size_t errsize)
+{
+	struct tunables *ts = calloc(1, sizeof(*ts));
+	struct tunable **pp, *t;
+	char msg[512];
+	int ret;
+
+	if (!ts)
+		return -ENOMEM;
+	ret = parse_all(text, len, ts, err, errsize);
+	reverse(ts);
+	if (!ret)
+		ret = check_overlap(ts, err, errsize);
+	if (ret) {
+		tunables_free(ts);
+		return ret;
+	}
+	/* Unchanged or refused: the live entry (and its value) stays, taken over from @old. */
+	for (pp = &ts->list; (t = *pp);) {
+		struct tunable *live = find_path(old, t->path), **op;
+
+		if (!live) {
+			pp = &t->next;
+			continue;
+		}
+		if (strcmp(live->sig, t->sig)) {
+			snprintf(msg, sizeof(msg),
+				 "%s: declared \"%s\", live as \"%s\": a live entry keeps its declaration "
+				 "(restart to change it)",
+				 t->path + 1, t->sig, live->sig);
+			report(arg, t->line, msg);
+		}
+		for (op = &old->list; *op != live; op = &(*op)->next)
+			;
+		*op = live->next;
+		live->next = t->next;
+		live->line = t->line;
+		*pp = live;
+		pp = &live->next;
+		t->next = NULL;
+		tunable_free(t);
+	}
+	/* Gone from the file: unregistered. */
+	tunables_free(old);
+	/* New: registered with their defaults; one that fails is reported and left out. */
+	for (pp = &ts->list; (t = *pp);) {
+		const char *why = "out of memory";
+		char buf[256];
+
+		if (t->header) {
+			pp = &t->next;
+			continue;
+		}
+		if (tunable_register(tree, t, &why, buf, sizeof(buf))) {
+			report(arg, t->line, why);
+			*pp = t->next;
+			tunable_free(t);
+			continue;
+		}
+		pp = &t->next;
 	}
 	*out = ts;
 	return 0;

@@ -5,9 +5,17 @@
  *   # path        type    fields (key=value; quote values with spaces)
  *   app.greeting  string  maxlen=64 default="hello world" desc="shown to users"
  *   app.workers   int     min=1 max=64 default=4 mode=0644 desc="worker threads"
+ *   app.ports     int[3]  default="80 443 8080"
+ *   app.cpus      bitmap  bits=64 default=0-3
  *
- * Types: string (proc_rcu_string; maxlen required), int, uint, ulong
- * (minmax handlers when min= or max= is given), bool. mode defaults to 0644.
+ * Types are rows of one table (types[] in tunables.c) mapped to the
+ * library's handler kinds through sysctl_handler_info_at(): string, int,
+ * uint, u8, ulong, bool, bitmap, and the time kinds jiffies (seconds),
+ * userhz_jiffies (1/100 s), ms_jiffies and ulong_ms_jiffies (milliseconds).
+ * TYPE[N] declares a vector of N elements where the kind allows it. The
+ * minmax handler is chosen when min= or max= is given. default= is written
+ * through the handler after registration, as any write, so its bounds and
+ * length are checked by the same code that checks a client's write.
  *
  * Paths follow the tree's rule (systemd's for sysctl.d): when the first
  * separator is '/', slashes separate and dots belong to names
@@ -32,6 +40,22 @@ struct tunables;
  */
 int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct tunables **out,
 		  char *err, size_t errsize);
+
+/*
+ * Reload: parses @text as tunables_load() does and compares it with @old
+ * (what the same file declared before, may be NULL). Declarations that are
+ * new are registered with their defaults, those gone are unregistered, and
+ * an unchanged declaration keeps its live entry and value (its default is
+ * not written again). A declaration that would change a live entry (type,
+ * size, bounds, mode, description) is refused: @report gets the line and
+ * the reason, and the live entry stays. A new declaration the tree refuses
+ * is reported the same way and left out. On a parse error nothing changes
+ * and a negative errno comes back with @err filled. On success *@out
+ * replaces @old, which must not be used again.
+ */
+int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *text, size_t len,
+		    struct tunables **out, void (*report)(void *arg, unsigned line, const char *msg),
+		    void *arg, char *err, size_t errsize);
 
 /* Unregisters and frees everything tunables_load() registered. */
 void tunables_free(struct tunables *t);

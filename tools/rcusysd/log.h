@@ -1,0 +1,26 @@
+/*
+ * rcusysd's log: one line per event on standard error, with a level. Under
+ * systemd (JOURNAL_STREAM set, so stderr goes to the journal) each line
+ * starts with the journal's priority prefix ("<3>"), which the journal
+ * turns into the entry's priority and strips; otherwise it starts with the
+ * local time and the level's name, for a terminal or a file.
+ */
+#ifndef RCUSYSD_LOG_H
+#define RCUSYSD_LOG_H
+
+#include <stdbool.h>
+#include <syslog.h>
+
+/* Decides the format (journal or timestamps) from the environment. */
+void log_init(void);
+
+/* Lines above @level (LOG_ERR .. LOG_DEBUG) are dropped; the default is LOG_INFO. */
+void log_set_level(int level);
+
+/* "err", "warning", "notice", "info", "debug" -> LOG_*, or -1. */
+int log_level_from_name(const char *name);
+
+/* One line "rcusysd: MESSAGE" at @level; a trailing newline is not needed. */
+void rlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
