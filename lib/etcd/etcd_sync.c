@@ -181,6 +181,11 @@ static int64_t key_revision(struct etcd_sync *s, const char *key)
 /* Set while the sync thread writes into the tree: owned entries let it through. */
 static __thread const struct etcd_sync *applying;
 
+bool etcd_sync_applying(void)
+{
+	return applying != NULL;
+}
+
 static char *status_key(struct etcd_sync *s, const char *key)
 {
 	char *out;

@@ -16,6 +16,7 @@
 #ifndef RCUSTRING_ETCD_SYNC_H
 #define RCUSTRING_ETCD_SYNC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -103,6 +104,15 @@ int etcd_sync_register_status(struct etcd_sync *s, const char *dir,
  */
 int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *table,
 			size_t count, struct sysctl_table_header **out);
+
+/**
+ * etcd_sync_applying - is this thread writing a value from etcd into a tree?
+ *
+ * True only inside a sync thread's write, so a change callback (which runs
+ * in the writing thread, sysctl_entry_on_change()) can tell etcd's values
+ * from local writes.
+ */
+bool etcd_sync_applying(void);
 
 /** etcd_sync_stop - end the watch, join the thread, free @s (NULL: no-op) */
 void etcd_sync_stop(struct etcd_sync *s);

@@ -6,7 +6,8 @@
  * socket, loads sysctl.d-style files and its state file at start, persists
  * every write (persist.c), reloads its files on SIGHUP, and exits cleanly on
  * SIGTERM/SIGINT within a bound. It refuses a run directory anyone else
- * could change (rundir.c).
+ * could change (rundir.c). Built with the etcd module, it can mirror an
+ * etcd prefix into the tree (--etcd, rcustring-etcd(7)).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -37,6 +38,9 @@
 #include "subsys.h"
 #include "sysctl_conf.h"
 #include "tunables.h"
+#ifdef HAVE_ETCD
+#include "etcd_sync.h"
+#endif
 
 #define DEFAULT_RUN_DIR "/run/rcusysd"
 #define DEFAULT_STATE "/var/lib/rcusysd/state.conf"
@@ -313,6 +317,15 @@ static void reload(struct sysctl_tree *tree, struct files *f, struct persist *pe
 	rlog(failures ? LOG_WARNING : LOG_INFO, "reloaded%s", failures ? " with errors (see above)" : "");
 }
 
+#ifdef HAVE_ETCD
+/* The sync's messages (never a value or a secret), as log lines like ours. */
+static void etcd_log(void *arg, const char *message)
+{
+	(void)arg;
+	rlog(LOG_NOTICE, "etcd: %s", message);
+}
+#endif
+
 /* The tree's registration messages, as log lines like ours. */
 static void tree_log(void *arg, const char *message)
 {
@@ -337,6 +350,11 @@ static void usage(FILE *out, int code)
 		"                        then SIGKILL after SECS seconds (default %d)\n"
 		"      --allow-poweroff  accept POWEROFF events (refused otherwise)\n"
 		"      --log-level LEVEL err, warning, notice, info (default) or debug (helper calls)\n"
+		"      --etcd URL[,URL]  mirror an etcd prefix into the tree after the -c files and\n"
+		"                        the state file (rcustring-etcd(7)); needs --etcd-prefix\n"
+		"      --etcd-prefix P   the prefix, e.g. /rcustring/web/\n"
+		"      --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE\n"
+		"                        TLS files for the connection to etcd\n"
 		"  -e, --event LINE      send one event to a running rcusysd and print the reply\n"
 		"  -V, --version         print the version\n"
 		"  -h, --help            this help\n",
@@ -353,6 +371,9 @@ int main(int argc, char **argv)
 		{ "stop-grace", required_argument, NULL, 'G' }, { "state", required_argument, NULL, 's' },
 		{ "no-persist", no_argument, NULL, 'P' },    { "version", no_argument, NULL, 'V' },
 		{ "allow-poweroff", no_argument, NULL, 'A' }, { "log-level", required_argument, NULL, 'L' },
+		{ "etcd", required_argument, NULL, 'E' },    { "etcd-prefix", required_argument, NULL, 'X' },
+		{ "etcd-cacert", required_argument, NULL, 'C' }, { "etcd-cert", required_argument, NULL, 'T' },
+		{ "etcd-key", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *run_dir = DEFAULT_RUN_DIR, *state = DEFAULT_STATE;
@@ -372,6 +393,13 @@ int main(int argc, char **argv)
 	sigset_t stop;
 	struct statx stx;
 	int err;
+#ifdef HAVE_ETCD
+	struct etcd_sync_opts eo = { .log = etcd_log };
+	struct etcd_sync *etcd = NULL;
+	struct sysctl_table_header *etcd_status = NULL;
+#else
+	const char *etcd_url = NULL;
+#endif
 
 	log_init();
 	while ((opt = getopt_long(argc, argv, "d:t:c:e:s:hV", opts, NULL)) != -1) {
@@ -404,6 +432,16 @@ int main(int argc, char **argv)
 			if (errno || end == optarg || *end || grace < 0 || grace > 3600)
 				usage(stderr, 2);
 			break;
+#ifdef HAVE_ETCD
+		case 'E': eo.endpoints = optarg; break;
+		case 'X': eo.prefix = optarg; break;
+		case 'C': eo.cacert = optarg; break;
+		case 'T': eo.cert = optarg; break;
+		case 'K': eo.key = optarg; break;
+#else
+		case 'E': etcd_url = optarg; break;
+		case 'X': case 'C': case 'T': case 'K': break;
+#endif
 		case 'V': printf("rcusysd %s\n", RCUSYSD_VERSION); return 0;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
@@ -411,6 +449,17 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage(stderr, 2);
+#ifdef HAVE_ETCD
+	if (!eo.endpoints != !eo.prefix) {
+		rlog(LOG_ERR, "--etcd and --etcd-prefix go together");
+		return 2;
+	}
+#else
+	if (etcd_url) {
+		rlog(LOG_ERR, "--etcd: built without etcd support (needs libcurl and json-c)");
+		return 2;
+	}
+#endif
 	if (event) {
 		snprintf(path, sizeof(path), "%s/events.sock", run_dir);
 		return events_send(path, event);
@@ -478,6 +527,27 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+#ifdef HAVE_ETCD
+	/*
+	 * After the -c files and the state file, so etcd's values win over
+	 * both. It returns at once: the first read runs on the sync's thread,
+	 * and the daemon serves its own values while etcd is unreachable.
+	 * etcd is the source of truth for what it sets: those values are not
+	 * kept in the state file (persist_set_not_local()).
+	 */
+	if (eo.endpoints) {
+		persist_set_not_local(etcd_sync_applying);
+		err = etcd_sync_start(tree, &eo, &etcd);
+		if (!err)
+			err = etcd_sync_register_status(etcd, "rcusysd.etcd", &etcd_status);
+		if (err) {
+			rlog(LOG_ERR, "--etcd %s: %s", eo.endpoints,
+			     err == -EINVAL ? "bad endpoint URL or prefix" : strerror(-err));
+			status = 1;
+			goto out;
+		}
+	}
+#endif
 
 	dirfd = rundir_open(run_dir, canon, sizeof(canon), why, sizeof(why));
 	if (dirfd < 0) {
@@ -599,6 +669,12 @@ stop:
 out:
 	if (dirfd >= 0)
 		close(dirfd);
+#ifdef HAVE_ETCD
+	/* Before the entries it writes (and its own status entries) go away. */
+	if (etcd_status)
+		sysctl_unregister_table(etcd_status);
+	etcd_sync_stop(etcd);
+#endif
 	persist_close(persist);
 	for (int i = 0; i < files.ntunables; i++)
 		tunables_free(files.declared[i]);

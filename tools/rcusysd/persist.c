@@ -38,6 +38,24 @@ void persist_set_applying_files(bool on)
 	applying_files = on;
 }
 
+static bool (*not_local)(void);
+
+void persist_set_not_local(bool (*fn)(void))
+{
+	not_local = fn;
+}
+
+/* Under p->lock. */
+static void drop_key(struct persist *p, const char *key)
+{
+	for (size_t i = 0; i < p->nkeys; i++)
+		if (!strcmp(p->keys[i], key)) {
+			free(p->keys[i]);
+			p->keys[i] = p->keys[--p->nkeys];
+			return;
+		}
+}
+
 int persist_open(struct sysctl_tree *tree, const char *path, struct persist **out, char *why,
 		 size_t why_size)
 {
@@ -170,7 +188,9 @@ static void on_change(struct sysctl_entry *e, uint64_t changes, void *arg)
 
 	(void)changes;
 	pthread_mutex_lock(&p->lock);
-	if (!applying_files)
+	if (not_local && not_local())
+		drop_key(p, sysctl_entry_path(e)); /* its source of truth is elsewhere now */
+	else if (!applying_files)
 		err = add_key(p, sysctl_entry_path(e));
 	if (!err)
 		err = rewrite(p);

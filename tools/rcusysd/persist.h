@@ -48,6 +48,14 @@ int persist_watch(struct persist *p);
  */
 void persist_set_applying_files(bool on);
 
+/*
+ * @fn, asked in the writing thread at each change, says the write is not a
+ * local one (a value mirrored from etcd): its key leaves the file, which
+ * then restores only what was set on this host. A later local write of the
+ * key adds it again. NULL: every write is local.
+ */
+void persist_set_not_local(bool (*fn)(void));
+
 /* Stops watching and frees; NULL is fine. */
 void persist_close(struct persist *p);
 
