@@ -45,6 +45,7 @@ struct key_state {
 	int64_t mod_revision;
 	bool reported; /* a refusal is in etcd under the status prefix */
 	bool refused;  /* the value at mod_revision was refused */
+	bool applied;  /* some value of the key is in the tree (etcd_sync_holds) */
 };
 
 /* A row of an owned table: the tree calls owned_handler with data = this. */
@@ -155,12 +156,37 @@ static struct key_state *key_state(struct etcd_sync *s, const char *key)
 	k->mod_revision = 0;
 	k->reported = false;
 	k->refused = false;
+	k->applied = false;
 	s->n_keys++;
 	pthread_mutex_unlock(&s->lock);
 	return k;
 fail:
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
+}
+
+bool etcd_sync_holds(struct etcd_sync *s, const char *path)
+{
+	struct sysctl_entry *e = sysctl_lookup(s->tree, path);
+	bool holds = false;
+
+	if (!e)
+		return false;
+	/* Entries, not strings: "a.b" and "a/b" name the same one. */
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_keys && !holds; i++) {
+		struct sysctl_entry *k;
+
+		if (!s->keys[i].applied)
+			continue;
+		k = sysctl_lookup(s->tree, s->keys[i].key + s->prefix_len);
+		holds = k == e;
+		if (k)
+			sysctl_entry_put(k);
+	}
+	pthread_mutex_unlock(&s->lock);
+	sysctl_entry_put(e);
+	return holds;
 }
 
 /* The key's mod_revision as this host last applied it (0: never seen). Any thread. */
@@ -293,6 +319,7 @@ done:
 		pthread_mutex_lock(&s->lock);
 		k->mod_revision = rev;
 		k->refused = err != 0;
+		k->applied |= !err;
 		pthread_mutex_unlock(&s->lock);
 	}
 }

@@ -114,6 +114,16 @@ int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *
  */
 bool etcd_sync_applying(void);
 
+/**
+ * etcd_sync_holds - does the entry at @path hold a value from etcd?
+ *
+ * True once a value of its key was applied (or found already there); a
+ * later refused value or a delete in etcd leaves the entry with that value,
+ * so it still counts. Lets a caller that writes the tree from other sources (a
+ * settings file read again) leave etcd's values alone. Any thread.
+ */
+bool etcd_sync_holds(struct etcd_sync *s, const char *path);
+
 /** etcd_sync_stop - end the watch, join the thread, free @s (NULL: no-op) */
 void etcd_sync_stop(struct etcd_sync *s);
 

@@ -69,6 +69,7 @@ struct conf_ctx {
 	const char *file;
 	int failures;
 	bool reload; /* apply only values that differ from the live ones */
+	bool (*etcd_holds)(const char *key); /* at reload: leave etcd's values alone */
 };
 
 /* The live value of @key equals @value (as sysctl.d compares: trailing newline aside)? */
@@ -96,6 +97,10 @@ static int apply_setting(const struct sysctl_conf_item *it, void *arg)
 	}
 	if (c->reload && same_value(c->tree, it->key, it->value))
 		return 0;
+	if (c->etcd_holds && c->etcd_holds(it->key)) {
+		rlog(LOG_INFO, "%s:%u: %s comes from etcd: not set again", c->file, it->line, it->key);
+		return 0;
+	}
 	err = sysctl_set(c->tree, it->key, it->value, strlen(it->value), NULL);
 	if (err && !it->ignore_failure) {
 		struct sysctl_entry *e = sysctl_lookup(c->tree, it->key);
@@ -127,9 +132,10 @@ static void conf_error(unsigned line, const char *message, void *arg)
  * reload, only where they differ). A failed line is reported and the rest
  * applied, as systemd-sysctl does.
  */
-static int load_settings(struct sysctl_tree *tree, const char *path, bool reload)
+static int load_settings(struct sysctl_tree *tree, const char *path, bool reload,
+			 bool (*etcd_holds)(const char *key))
 {
-	struct conf_ctx c = { tree, path, 0, reload };
+	struct conf_ctx c = { tree, path, 0, reload, etcd_holds };
 	size_t len;
 	char *text = read_file(path, &len);
 
@@ -269,6 +275,7 @@ struct files {
 	const char *tunables[MAX_FILES], *configs[MAX_FILES];
 	struct tunables *declared[MAX_FILES];
 	int ntunables, nconfigs;
+	bool (*etcd_holds)(const char *key); /* NULL without --etcd */
 };
 
 static void reload_report(void *arg, unsigned line, const char *msg)
@@ -309,7 +316,7 @@ static void reload(struct sysctl_tree *tree, struct files *f, struct persist *pe
 	}
 	persist_set_applying_files(true);
 	for (int i = 0; i < f->nconfigs; i++)
-		if (load_settings(tree, f->configs[i], true))
+		if (load_settings(tree, f->configs[i], true, f->etcd_holds))
 			failures++;
 	persist_set_applying_files(false);
 	if (persist && persist_watch(persist))
@@ -318,6 +325,14 @@ static void reload(struct sysctl_tree *tree, struct files *f, struct persist *pe
 }
 
 #ifdef HAVE_ETCD
+static struct etcd_sync *etcd;
+
+/* At reload, a -c line does not overwrite a value etcd set: etcd wins, as at start. */
+static bool etcd_holds(const char *key)
+{
+	return etcd_sync_holds(etcd, key);
+}
+
 /* The sync's messages (never a value or a secret), as log lines like ours. */
 static void etcd_log(void *arg, const char *message)
 {
@@ -395,7 +410,6 @@ int main(int argc, char **argv)
 	int err;
 #ifdef HAVE_ETCD
 	struct etcd_sync_opts eo = { .log = etcd_log };
-	struct etcd_sync *etcd = NULL;
 	struct sysctl_table_header *etcd_status = NULL;
 #else
 	const char *etcd_url = NULL;
@@ -508,7 +522,7 @@ int main(int argc, char **argv)
 	}
 	/* A failed setting is reported now and the rest applied; it does not fail the run. */
 	for (int i = 0; i < files.nconfigs; i++)
-		load_settings(tree, files.configs[i], false);
+		load_settings(tree, files.configs[i], false, NULL);
 	if (state) {
 		err = persist_open(tree, state, &persist, why, sizeof(why));
 		if (err) {
@@ -540,6 +554,7 @@ int main(int argc, char **argv)
 		err = etcd_sync_start(tree, &eo, &etcd);
 		if (!err)
 			err = etcd_sync_register_status(etcd, "rcusysd.etcd", &etcd_status);
+		files.etcd_holds = etcd_holds;
 		if (err) {
 			rlog(LOG_ERR, "--etcd %s: %s", eo.endpoints,
 			     err == -EINVAL ? "bad endpoint URL or prefix" : strerror(-err));
