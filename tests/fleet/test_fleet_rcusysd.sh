@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# rcusysd --etcd against a real single-node etcd on 127.0.0.1 (free ports,
+# data dir under a temporary folder), read back through rcusysd's control
+# socket with rcusysctl. Covers: etcd's values win over the -c files and
+# the state file, a put reaching the tree, a refused value (old value kept,
+# status key written, counted under rcusysd.etcd), values from etcd kept
+# out of the state file while local writes stay in it, a reload (SIGHUP)
+# that keeps the sync running, and SIGTERM with the sync running. Waits are
+# bounded only as a hang guard. Skips (77) when etcd is not installed.
+set -u
+rcusysd=${1:?usage: test_fleet_rcusysd.sh PATH-TO-rcusysd PATH-TO-rcusysctl}
+cli=${2:?usage: test_fleet_rcusysd.sh PATH-TO-rcusysd PATH-TO-rcusysctl}
+. "$(dirname "$0")/../check.sh"
+if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
+	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
+fi
+
+tmp=$(mktemp -d)
+etcd_pid= pid=
+cleanup() {
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	[ -n "$etcd_pid" ] && kill "$etcd_pid" 2>/dev/null && wait "$etcd_pid" 2>/dev/null
+	if [ "$failed" -gt 0 ] || [ -n "${FLEET_TEST_LOGS:-}" ]; then
+		echo "--- rcusysd log"; cat "$tmp/log"
+		echo "--- etcd.log (tail)"; tail -20 "$tmp/etcd.log"
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+prefix=/rcustring/web
+guard=200 # tenths of a second: a hang guard, not a timing assertion
+
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+ctl() { ETCDCTL_API=3 etcdctl --endpoints "$url" --dial-timeout=2s --command-timeout=5s "$@"; }
+run_etcd() {
+	etcd --name fleet --data-dir "$tmp/etcd" \
+		--listen-client-urls "$url" --advertise-client-urls "$url" \
+		--listen-peer-urls "http://127.0.0.1:$peer_port" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+		--initial-cluster "fleet=http://127.0.0.1:$peer_port" >>"$tmp/etcd.log" 2>&1 &
+	etcd_pid=$!
+	for _ in $(seq $guard); do
+		ctl endpoint health >/dev/null 2>&1 && return 0
+		kill -0 "$etcd_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$etcd_pid" 2>/dev/null
+	wait "$etcd_pid" 2>/dev/null
+	etcd_pid=
+	return 1
+}
+for _ in 1 2 3; do # another program may take a port between the check and etcd's bind
+	client_port=$(free_port)
+	peer_port=$(free_port)
+	url=http://127.0.0.1:$client_port
+	rm -rf "$tmp/etcd"
+	run_etcd && break
+done
+if [ -z "$etcd_pid" ]; then
+	echo "FAIL: etcd did not start"
+	tail -20 "$tmp/etcd.log"
+	exit 1
+fi
+
+S=(--socket "$tmp/run/control.sock")
+get() { "$cli" "${S[@]}" -n "$1" 2>&1; }
+wait_value() {
+	local v
+	for _ in $(seq $guard); do
+		v=$(get "$1")
+		[ "$v" == "$2" ] && break
+		sleep 0.1
+	done
+	check "$3 ($1)" "$2" "$v"
+}
+# rcusysd names itself in status keys by its host name.
+status_key() { ctl get --print-value-only "/rcustring-status/web/$(hostname)/$1"; }
+state_keys() { sed 's/ = .*//' "$tmp/state/state.conf" 2>/dev/null | sort | tr '\n' ' '; }
+
+cat > "$tmp/tunables.conf" <<'EOF'
+app.workers  int     min=1 max=64 default=4
+app.greeting string  maxlen=32 default=hello
+app.local    int     min=0 max=100 default=0
+EOF
+# The -c file and the state file set what etcd sets too: etcd must win.
+printf 'app.workers = 8\napp.greeting = from-conf\n' > "$tmp/settings.conf"
+mkdir -p "$tmp/state"
+printf 'app.workers = 9\n' > "$tmp/state/state.conf"
+ctl put "$prefix/app/workers" 16 >/dev/null
+ctl put "$prefix/kernel/modprobe" /usr/sbin/modprobe >/dev/null
+
+"$rcusysd" --no-fuse -d "$tmp/run" -t "$tmp/tunables.conf" -c "$tmp/settings.conf" \
+	--state "$tmp/state/state.conf" --etcd "$url" --etcd-prefix "$prefix/" 2>>"$tmp/log" &
+pid=$!
+for _ in $(seq $guard); do [ -S "$tmp/run/events.sock" ] && break; sleep 0.1; done
+
+# --- first read: etcd's values win over the -c file and the state file ---
+wait_value rcusysd.etcd.connected 1 "connected"
+wait_value app.workers 16 "etcd wins over -c and the state file"
+wait_value kernel.modprobe /usr/sbin/modprobe "first read"
+check "a -c value etcd does not set stays" from-conf "$(get app.greeting)"
+
+# --- a put reaches the tree ---
+ctl put "$prefix/app/greeting" from-etcd >/dev/null
+wait_value app.greeting from-etcd "put reaches rcusysd"
+
+# --- a refused value: the old value stays, the status key says why ---
+ctl put "$prefix/app/workers" 100 >/dev/null # above its max, 64
+for _ in $(seq $guard); do [ -n "$(status_key app/workers)" ] && break; sleep 0.1; done
+wait_value rcusysd.etcd.refused 1 "refusal counted"
+check "refused value leaves the old one" 16 "$(get app.workers)"
+check "status key written" '"error":"EINVAL"' "$(status_key app/workers | grep -o '"error":"[A-Z]*"')"
+
+# --- the state file keeps local writes, not etcd's values ---
+check "local write accepted" "rc=0" "$("$cli" "${S[@]}" -q -w app.local=7 2>&1; echo "rc=$?")"
+check "state file: the local write, no value from etcd" "app.local " "$(state_keys)"
+# A key written locally, then by etcd, leaves the state file: etcd holds it now.
+"$cli" "${S[@]}" -q -w app.greeting=local-too
+check "state file: a local write of a key etcd also sets" "app.greeting app.local " "$(state_keys)"
+ctl put "$prefix/app/greeting" etcd-again >/dev/null
+wait_value app.greeting etcd-again "put after a local write"
+check "state file: etcd's put took the key out" "app.local " "$(state_keys)"
+
+# --- reload (SIGHUP) keeps the sync running, and etcd's values ---
+applied=$(get rcusysd.etcd.applied)
+kill -HUP "$pid"
+for _ in $(seq $guard); do grep -q reloaded "$tmp/log" && break; sleep 0.1; done
+check "reloaded" 1 "$(grep -c 'reloaded' "$tmp/log")"
+check "reload: the -c file does not overwrite etcd's value" etcd-again "$(get app.greeting)"
+check "reload: nor a value etcd set before refusing the next" 16 "$(get app.workers)"
+ctl put "$prefix/app/workers" 32 >/dev/null
+wait_value app.workers 32 "put after reload"
+check "same sync after reload: counters kept" $((applied + 1)) "$(get rcusysd.etcd.applied)"
+check "still connected after reload" 1 "$(get rcusysd.etcd.connected)"
+
+# --- SIGTERM with the sync running: a clean exit ---
+kill -TERM "$pid"
+wait "$pid"
+check "SIGTERM with the sync running: exit 0" 0 "$?"
+pid=
+check "no value from etcd logged" "" "$(grep -e from-etcd -e etcd-again "$tmp/log")"
+check "state file after exit" "app.local = 7" "$(cat "$tmp/state/state.conf")"
+
+# --- usage: --etcd needs --etcd-prefix ---
+check "--etcd without --etcd-prefix" 2 "$("$rcusysd" --no-fuse -d "$tmp/run" --no-persist \
+	--etcd "$url" 2>/dev/null; echo "$?")"
+
+kill "$etcd_pid"
+wait "$etcd_pid"
+etcd_pid=
+finish fleet-rcusysd
