@@ -5,11 +5,16 @@
 # the state file, a put reaching the tree, a refused value (old value kept,
 # status key written, counted under rcusysd.etcd), values from etcd kept
 # out of the state file while local writes stay in it, a reload (SIGHUP)
-# that keeps the sync running, and SIGTERM with the sync running. Waits are
+# that keeps the sync running, and SIGTERM with the sync running; then the
+# example systemd drop-in (examples/systemd/rcusysd-etcd.conf.in) over the
+# stock unit, checked with systemd-analyze where it is installed. Waits are
 # bounded only as a hang guard. Skips (77) when etcd is not installed.
 set -u
-rcusysd=${1:?usage: test_fleet_rcusysd.sh PATH-TO-rcusysd PATH-TO-rcusysctl}
-cli=${2:?usage: test_fleet_rcusysd.sh PATH-TO-rcusysd PATH-TO-rcusysctl}
+usage="usage: test_fleet_rcusysd.sh RCUSYSD RCUSYSCTL UNIT DROP-IN"
+rcusysd=$(realpath "${1:?$usage}")
+cli=${2:?$usage}
+unit=${3:?$usage}
+dropin=${4:?$usage}
 . "$(dirname "$0")/../check.sh"
 if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
 	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
@@ -154,4 +159,23 @@ check "--etcd without --etcd-prefix" 2 "$("$rcusysd" --no-fuse -d "$tmp/run" --n
 kill "$etcd_pid"
 wait "$etcd_pid"
 etcd_pid=
+
+# --- the drop-in: a clean unit, etcd's options on the command line ---
+if command -v systemd-analyze >/dev/null; then
+	mkdir -p "$tmp/units/rcusysd.service.d"
+	sed -E "s|^ExecStart=[^ ]*/rcusysd|ExecStart=$rcusysd|" "$unit" > "$tmp/units/rcusysd.service"
+	sed -E "s|^ExecStart=[^ ]*/rcusysd|ExecStart=$rcusysd|" "$dropin" \
+		> "$tmp/units/rcusysd.service.d/etcd.conf"
+	check "drop-in: systemd-analyze verify is clean" "" \
+		"$(systemd-analyze verify --man=no "$tmp/units/rcusysd.service" 2>&1)"
+	check "drop-in: the network is open to etcd" "yes" "$(systemd-analyze security --offline=yes \
+		"$tmp/units/rcusysd.service" 2>/dev/null | grep -q 'PrivateNetwork=.*has access' &&
+		echo yes || echo no)"
+	# Its command line parses: rcusysd stops at the usage check, not later.
+	cmd=$(sed -n 's/^ExecStart=\(.\+\)/\1/p' "$tmp/units/rcusysd.service.d/etcd.conf")
+	check "drop-in: rcusysd accepts its options" "rc=0" \
+		"$($cmd --help >/dev/null 2>&1; echo "rc=$?")"
+else
+	echo "SKIP: systemd-analyze is not installed: the drop-in is not verified"
+fi
 finish fleet-rcusysd
