@@ -87,6 +87,17 @@ wait_value() {
 # rcusysd names itself in status keys by its host name.
 status_key() { ctl get --print-value-only "/rcustring-status/web/$(hostname)/$1"; }
 state_keys() { sed 's/ = .*//' "$tmp/state/state.conf" 2>/dev/null | sort | tr '\n' ' '; }
+# The tree shows etcd's value before the sync's write has rewritten the
+# state file (the change callback runs after the change is published).
+wait_state_keys() {
+	local v
+	for _ in $(seq $guard); do
+		v=$(state_keys)
+		[ "$v" == "$1" ] && break
+		sleep 0.1
+	done
+	check "$2" "$1" "$v"
+}
 
 cat > "$tmp/tunables.conf" <<'EOF'
 app.workers  int     min=1 max=64 default=4
@@ -124,13 +135,13 @@ check "status key written" '"error":"EINVAL"' "$(status_key app/workers | grep -
 
 # --- the state file keeps local writes, not etcd's values ---
 check "local write accepted" "rc=0" "$("$cli" "${S[@]}" -q -w app.local=7 2>&1; echo "rc=$?")"
-check "state file: the local write, no value from etcd" "app.local " "$(state_keys)"
+wait_state_keys "app.local " "state file: the local write, no value from etcd"
 # A key written locally, then by etcd, leaves the state file: etcd holds it now.
 "$cli" "${S[@]}" -q -w app.greeting=local-too
 check "state file: a local write of a key etcd also sets" "app.greeting app.local " "$(state_keys)"
 ctl put "$prefix/app/greeting" etcd-again >/dev/null
 wait_value app.greeting etcd-again "put after a local write"
-check "state file: etcd's put took the key out" "app.local " "$(state_keys)"
+wait_state_keys "app.local " "state file: etcd's put took the key out"
 
 # --- reload (SIGHUP) keeps the sync running, and etcd's values ---
 applied=$(get rcusysd.etcd.applied)
