@@ -5,7 +5,9 @@
 # the state file, a put reaching the tree, a refused value (old value kept,
 # status key written, counted under rcusysd.etcd), values from etcd kept
 # out of the state file while local writes stay in it, a reload (SIGHUP)
-# that keeps the sync running, and SIGTERM with the sync running; then the
+# that keeps the sync running, SIGTERM with the sync running, a restart
+# while etcd is down (served from the -c and state files, etcd's values
+# once it is back), SIGTERM while etcd is unreachable; then the
 # example systemd drop-in (examples/systemd/rcusysd-etcd.conf.in) over the
 # stock unit, checked with systemd-analyze where it is installed. Waits are
 # bounded only as a hang guard. Skips (77) when etcd is not installed.
@@ -163,13 +165,34 @@ pid=
 check "no value from etcd logged" "" "$(grep -e from-etcd -e etcd-again "$tmp/log")"
 check "state file after exit" "app.local = 7" "$(cat "$tmp/state/state.conf")"
 
-# --- usage: --etcd needs --etcd-prefix ---
-check "--etcd without --etcd-prefix" 2 "$("$rcusysd" --no-fuse -d "$tmp/run" --no-persist \
-	--etcd "$url" 2>/dev/null; echo "$?")"
-
+# --- restart while etcd is down: own values first, etcd's once it is back ---
 kill "$etcd_pid"
 wait "$etcd_pid"
 etcd_pid=
+"$rcusysd" --no-fuse -d "$tmp/run" -t "$tmp/tunables.conf" -c "$tmp/settings.conf" \
+	--state "$tmp/state/state.conf" --etcd "$url" --etcd-prefix "$prefix/" 2>>"$tmp/log" &
+pid=$!
+for _ in $(seq $guard); do [ -S "$tmp/run/events.sock" ] && break; sleep 0.1; done
+check "serves while etcd is down" 0 "$(get rcusysd.etcd.connected)"
+check "etcd down: its last values were not persisted, the -c value holds" 8 "$(get app.workers)"
+check "etcd down: the local write came back from the state file" 7 "$(get app.local)"
+run_etcd
+check "etcd restarted from its data dir" 1 "$([ -n "$etcd_pid" ] && echo 1)"
+wait_value rcusysd.etcd.connected 1 "reconnected by itself"
+wait_value app.workers 32 "etcd's value once it is back"
+# SIGTERM while the sync is in its reconnect back-off.
+kill "$etcd_pid"
+wait "$etcd_pid"
+etcd_pid=
+wait_value rcusysd.etcd.connected 0 "etcd gone again"
+kill -TERM "$pid"
+wait "$pid"
+check "SIGTERM while etcd is unreachable: exit 0" 0 "$?"
+pid=
+
+# --- usage: --etcd needs --etcd-prefix ---
+check "--etcd without --etcd-prefix" 2 "$("$rcusysd" --no-fuse -d "$tmp/run" --no-persist \
+	--etcd "$url" 2>/dev/null; echo "$?")"
 
 # --- the drop-in: a clean unit, etcd's options on the command line ---
 if command -v systemd-analyze >/dev/null; then
