@@ -193,6 +193,8 @@ pid=
 # --- usage: --etcd needs --etcd-prefix ---
 check "--etcd without --etcd-prefix" 2 "$("$rcusysd" --no-fuse -d "$tmp/run" --no-persist \
 	--etcd "$url" 2>/dev/null; echo "$?")"
+check "--etcd with an empty prefix: start refused" 1 "$("$rcusysd" --no-fuse -d "$tmp/run" \
+	--no-persist --etcd "$url" --etcd-prefix '' 2>/dev/null; echo "$?")"
 
 # --- the drop-in: a clean unit, etcd's options on the command line ---
 if command -v systemd-analyze >/dev/null; then

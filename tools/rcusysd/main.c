@@ -554,13 +554,13 @@ int main(int argc, char **argv)
 		err = etcd_sync_start(tree, &eo, &etcd);
 		if (!err)
 			err = etcd_sync_register_status(etcd, "rcusysd.etcd", &etcd_status);
-		files.etcd_holds = etcd_holds;
 		if (err) {
 			rlog(LOG_ERR, "--etcd %s: %s", eo.endpoints,
-			     err == -EINVAL ? "bad endpoint URL or prefix" : strerror(-err));
+			     err == -EINVAL ? "no endpoint or an empty prefix" : strerror(-err));
 			status = 1;
 			goto out;
 		}
+		files.etcd_holds = etcd_holds;
 	}
 #endif
 
