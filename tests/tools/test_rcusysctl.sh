@@ -168,7 +168,7 @@ if [ -n "$fixture" ]; then
 	sock=$root/control.sock
 	chmod 755 "$root" # the non-root check below must reach the socket
 	# Short keepalives: watches below see ALIVE lines, which print nothing.
-	FIXTURE_KEEPALIVE_MS=50 "$fixture" "$sock" &
+	FIXTURE_KEEPALIVE_MS=500 "$fixture" "$sock" &
 	fixture_pid=$!
 	# The socket file appears at bind(), before listen(): wait until a
 	# request is answered (30 s is a hang guard on a loaded machine).
@@ -295,7 +295,10 @@ rc=0" "$(unshare -m --propagation private sh -c '
 			[ -s "$out" ] && break
 			sleep 0.05
 		done
-		sleep 0.2 # room for ALIVE lines (every 50 ms), which must print nothing
+		# Room for two ALIVE lines (every 500 ms: a watcher that leaves one
+		# unread for that long is dropped, so not shorter on a loaded
+		# machine), which must print nothing.
+		sleep 1.2
 		"$cli" --socket "$sock" -q '/vlan.d/eth0.300/mtu=42' kernel.core_pattern=w1
 		for i in $(seq 600); do
 			grep -qE 'core_pattern|w1' "$out" && grep -qE 'mtu|42' "$out" && break
