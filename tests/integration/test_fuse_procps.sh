@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The FUSE tree used by tools nobody here wrote: procps sysctl (with the tree
-# bind-mounted over /proc/sys in a private mount namespace), cat, echo,
+# bind-mounted over /proc/sys in the readers' own mount namespace, never in
+# the fixture's), cat, echo,
 # poll(), and a non-root user. Exit 77 (skip) only where the machine cannot;
 # never as root under CI=true.
 set -u
 fixture=${1:?usage: test_fuse_procps.sh FIXTURE RCUSYSCTL}
 cli=${2:?usage: test_fuse_procps.sh FIXTURE RCUSYSCTL}
 
-if [ "${INSIDE_NS:-}" != 1 ]; then
+if [ -z "${INSIDE_NS:-}" ]; then
 	skip() {
 		if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
 			echo "FAIL: cannot run as root under CI: $*"
@@ -33,16 +34,36 @@ contains() { # name, needle, haystack
 	esac
 }
 
-mnt=$(mktemp -d)
-"$fixture" "$mnt" &
-pid=$!
-for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
-if ! mountpoint -q "$mnt"; then
-	echo "FAIL: fixture did not mount $mnt"
-	kill "$pid" 2>/dev/null
-	exit 1
+if [ "${INSIDE_NS:-}" = 1 ]; then
+	# The fixture lives in this namespace and must never find its own mount
+	# at /proc/sys: its worker threads read /proc/sys themselves (glibc's
+	# free() opens /proc/sys/vm/overcommit_memory while it holds an arena
+	# lock), and a request served by its own FUSE loop can then wait on that
+	# lock forever. The readers run in a child namespace of their own, with
+	# the tree bound over /proc/sys there only.
+	mnt=$(mktemp -d)
+	"$fixture" "$mnt" &
+	pid=$!
+	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
+	if ! mountpoint -q "$mnt"; then
+		echo "FAIL: fixture did not mount $mnt"
+		kill "$pid" 2>/dev/null
+		exit 1
+	fi
+	INSIDE_NS=2 MNT=$mnt unshare -m --propagation private "$0" "$@"
+	check "readers" "0" "$?"
+	check "/proc/sys here is the kernel's" "proc" "$(stat -f -c %T /proc/sys)"
+	kill -TERM "$pid"
+	wait "$pid"
+	check "exit 0 on SIGTERM" "0" "$?"
+	check "unmounted" "no" "$(mountpoint -q "$mnt" && echo yes || echo no)"
+	rmdir "$mnt"
+	finish fuse-procps
+	exit
 fi
-mount --bind "$mnt" /proc/sys
+
+# The readers' namespace.
+mount --bind "$MNT" /proc/sys || { echo "FAIL: cannot bind-mount over /proc/sys"; exit 1; }
 S=/proc/sys
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
@@ -110,12 +131,4 @@ check "poll wakes on change" "before=True woke=True" "$poll_out"
 # our own CLI over the same mount
 check "rcusysctl --root" "42" "$("$cli" --root $S -n vm.swappiness)"
 
-# clean shutdown
-umount /proc/sys
-kill -TERM "$pid"
-wait "$pid"
-check "exit 0 on SIGTERM" "0" "$?"
-check "unmounted" "no" "$(mountpoint -q "$mnt" && echo yes || echo no)"
-rmdir "$mnt"
-
-finish fuse-procps
+finish "fuse-procps (readers)"
