@@ -50,9 +50,8 @@ if [ "${INSIDE_NS:-}" = 1 ]; then
 		kill "$pid" 2>/dev/null
 		exit 1
 	fi
-	INSIDE_NS=2 MNT=$mnt unshare -m --propagation private "$0" "$@"
+	INSIDE_NS=2 MNT=$mnt FIXTURE_PID=$pid unshare -m --propagation private "$0" "$@"
 	check "readers" "0" "$?"
-	check "/proc/sys here is the kernel's" "proc" "$(stat -f -c %T /proc/sys)"
 	kill -TERM "$pid"
 	wait "$pid"
 	check "exit 0 on SIGTERM" "0" "$?"
@@ -65,6 +64,8 @@ fi
 # The readers' namespace.
 mount --bind "$MNT" /proc/sys || { echo "FAIL: cannot bind-mount over /proc/sys"; exit 1; }
 S=/proc/sys
+# The fixture, through its own root, still finds the kernel's /proc/sys.
+check "fixture's /proc/sys" "proc" "$(stat -f -c %T "/proc/$FIXTURE_PID/root/proc/sys" 2>&1)"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 # procps sysctl reads

@@ -53,9 +53,8 @@ if [ "${INSIDE_NS:-}" = 1 ]; then
 		exit 1
 	fi
 	trap 'kill -TERM "$pid" 2>/dev/null' EXIT
-	INSIDE_NS=2 MNT=$mnt unshare -m --propagation private "$0" "$@"
+	INSIDE_NS=2 MNT=$mnt FIXTURE_PID=$pid unshare -m --propagation private "$0" "$@"
 	check "readers" "0" "$?"
-	check "/proc/sys here is the kernel's" "proc" "$(stat -f -c %T /proc/sys)"
 	kill -TERM "$pid"
 	wait "$pid"
 	check "exit 0 on SIGTERM" "0" "$?"
@@ -84,6 +83,8 @@ check "stat /app.d" "directory" "$(stat -c %F "$mnt/app.d" 2>&1)"
 echo 9000 > "$mnt/eth0.200/mtu" 2>/dev/null
 check "write /eth0.200/mtu" "9000" "$(cat "$mnt/eth0.200/mtu" 2>&1)"
 mount --bind "$mnt" /proc/sys
+# The fixture, through its own root, still finds the kernel's /proc/sys.
+check "fixture's /proc/sys" "proc" "$(stat -f -c %T "/proc/$FIXTURE_PID/root/proc/sys" 2>&1)"
 # procps takes a name whose first separator is '/' as a path as it stands.
 check "procps sysctl, slash form" "9000" "$(sysctl -n /eth0.200/mtu 2>&1)"
 check "procps sysctl -n, slash form" "x" "$(sysctl -n /app.d/sub/x 2>&1)"
