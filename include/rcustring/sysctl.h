@@ -307,6 +307,22 @@ RCUSTRING_API int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl
 				     const char *buf, size_t *lenp, off_t *ppos);
 
 /**
+ * sysctl_entry_write_if - sysctl_entry_write(), only while the entry's
+ * change counter (sysctl_entry_changes()) is @expected_changes
+ *
+ * A compare-and-set: the counter is compared under the entry's writer lock,
+ * which every write of the entry holds while it bumps the counter, so no
+ * write (through any front end or by the program) lands between the check
+ * and this write. No permission check, as for sysctl_entry_write().
+ * Context: as sysctl_entry_write().
+ * Return: 0, -ESTALE (the counter differs: nothing written), or as
+ * sysctl_entry_write().
+ */
+RCUSTRING_API int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
+					const char *buf, size_t *lenp, off_t *ppos,
+					uint64_t expected_changes);
+
+/**
  * sysctl_get - the whole value of @path as its file reads (with '\n')
  *
  * One handler call reads the value whole, so a concurrent write is seen

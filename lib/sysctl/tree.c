@@ -1074,8 +1074,14 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 	return (size_t)n < size ? n : (ssize_t)size - 1;
 }
 
-int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
-		       size_t *lenp, off_t *ppos)
+/*
+ * The write, and with @expected non-NULL only while the change counter is
+ * *@expected: checked under the writer lock, which every write of the entry
+ * takes before it bumps the counter, so no write can land between the
+ * check and this one.
+ */
+static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
+		       size_t *lenp, off_t *ppos, const uint64_t *expected)
 {
 	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
 	uint64_t change = 0;
@@ -1089,6 +1095,10 @@ int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 		return -ENOENT;
 	/* One writer at a time, so the recorded old/new pair belongs together. */
 	pthread_mutex_lock(&e->write_lock);
+	if (expected && __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) != *expected) {
+		pthread_mutex_unlock(&e->write_lock);
+		return -ESTALE;
+	}
 	/* No other writer now: the audit's reads need not exclude anyone. */
 	rcs_audit_value(e, old_value);
 	if (e->locked_reads)
@@ -1105,6 +1115,18 @@ int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 	if (!err)
 		rcs_sysctl_changed(e, change);
 	return err;
+}
+
+int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
+		       size_t *lenp, off_t *ppos)
+{
+	return entry_write(e, who, buf, lenp, ppos, NULL);
+}
+
+int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
+			  const char *buf, size_t *lenp, off_t *ppos, uint64_t expected_changes)
+{
+	return entry_write(e, who, buf, lenp, ppos, &expected_changes);
 }
 
 ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf, size_t size)
