@@ -29,7 +29,11 @@
  * Values longer than 16 MiB read as -EFBIG.
  *
  * Names: a FUSE path is looked up with '/' as separator, so a '.' is part
- * of a name at any depth ("/eth0.200/mtu", "/app.d/sub/x").
+ * of a name at any depth ("/eth0.200/mtu", "/app.d/sub/x"). Names come
+ * only from registered tables and fail as on /proc/sys: creating one
+ * (open with O_CREAT, mkdir, mknod, symlink, link) is ENOENT, unlink and
+ * rmdir EACCES, rename ENOENT (over an existing name EACCES), chmod and
+ * chown EPERM.
  *
  * Caching: values never (direct I/O); names and attributes for up to 1 s
  * (entry and attribute timeouts), so a table unregistered or registered

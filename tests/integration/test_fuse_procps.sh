@@ -105,6 +105,42 @@ check "read-only value" "rcustring" "$(cat $S/kernel/ostype)"
 check "mode bits shown" "-rw-r--r-- -r--r--r-- -rw-------" \
 	"$(stat -c %A $S/kernel/modprobe $S/kernel/ostype $S/kernel/secret | tr '\n' ' ' | sed 's/ $//')"
 
+# Names come from tables only: what changes names fails as on the kernel's
+# /proc/sys (its answers, as root, are read through the fixture's root).
+names_errors() { # DIR (holding an entry "ostype"), printed errno names
+	python3 - "$1" <<'PY'
+import errno, os, sys
+d = sys.argv[1]
+def t(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print(" ".join([
+    t(lambda: os.open(d + "/nonexistent", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)),
+    t(lambda: os.open(d + "/../app/nonexistent", os.O_WRONLY | os.O_CREAT, 0o644)),
+    t(lambda: os.mkdir(d + "/newdir")),
+    t(lambda: os.mkfifo(d + "/fifo")),
+    t(lambda: os.symlink("x", d + "/symlink")),
+    t(lambda: os.link(d + "/ostype", d + "/hardlink")),
+    t(lambda: os.unlink(d + "/ostype")),
+    t(lambda: os.rename(d + "/ostype", d + "/renamed")),
+    t(lambda: os.chmod(d + "/ostype", 0o666)),
+    t(lambda: os.chown(d + "/ostype", 1, 1)),
+]))
+PY
+}
+check "echo > a new name" "No such file or directory" \
+	"$( (echo 1 > $S/app/nonexistent) 2>&1 | sed 's/.*: //')"
+check "echo > a new name in a directory" "No such file or directory" \
+	"$( (echo 1 > $S/kernel/nonexistent) 2>&1 | sed 's/.*: //')"
+check "no name made" "no" "$([ -e $S/kernel/nonexistent ] && echo yes || echo no)"
+expected="ENOENT ENOENT ENOENT ENOENT ENOENT ENOENT EACCES ENOENT EPERM EPERM"
+check "creating, removing, renaming names" "$expected" "$(names_errors $S/kernel)"
+check "the same on the kernel's /proc/sys" "$expected" \
+	"$(names_errors "/proc/$FIXTURE_PID/root/proc/sys/kernel")"
+
 # a non-root user: reads allowed, writes to 0644 denied, 0600 unreadable
 check "nobody reads" "/opt/modprobe" "$(nobody cat $S/kernel/modprobe)"
 contains "nobody cannot write" "Permission denied" "$(nobody sh -c "echo /x > $S/kernel/modprobe" 2>&1)"
