@@ -211,6 +211,8 @@ static void entry_stat(struct sysctl_entry *e, time_t when, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_atime = st->st_mtime = st->st_ctime = when;
+	/* Every name is the tree owner's, as /proc/sys shows a netns owner's. */
+	sysctl_tree_get_owner(self()->tree, &st->st_uid, &st->st_gid);
 	if (!e || sysctl_entry_is_dir(e)) {
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;

@@ -574,6 +574,24 @@ void sysctl_tree_free(struct sysctl_tree *tree)
 	free(tree);
 }
 
+int sysctl_tree_set_owner(struct sysctl_tree *tree, uid_t uid, gid_t gid)
+{
+	if (!tree || uid == (uid_t)-1 || gid == (gid_t)-1)
+		return -EINVAL;
+	/* Each field atomic: a check meanwhile sees the old or the new one. */
+	__atomic_store_n(&tree->owner_uid, uid, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tree->owner_gid, gid, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void sysctl_tree_get_owner(const struct sysctl_tree *tree, uid_t *uid, gid_t *gid)
+{
+	if (uid)
+		*uid = tree ? __atomic_load_n(&tree->owner_uid, __ATOMIC_SEQ_CST) : 0;
+	if (gid)
+		*gid = tree ? __atomic_load_n(&tree->owner_gid, __ATOMIC_SEQ_CST) : 0;
+}
+
 void sysctl_tree_set_log(struct sysctl_tree *tree, sysctl_log_fn *fn, void *arg)
 {
 	if (!tree)
@@ -950,18 +968,22 @@ int sysctl_entry_live(const struct sysctl_entry *e)
  * Permission as the kernel's test_perm() in fs/proc/proc_sysctl.c: root
  * uses the owner bits, members of group 0 the group bits, everyone else
  * the "other" bits; every requested bit must be set, so root cannot write
- * a 0444 entry.
+ * a 0444 entry. The tree's owner uid and gid count as root's, as a network
+ * namespace's owner does for its sysctls (net_ctl_permissions()).
  */
 int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who, int mask)
 {
 	unsigned int mode;
+	uid_t owner_uid;
+	gid_t owner_gid;
 
 	if (!e || !who)
 		return -EINVAL;
 	mode = (unsigned int)e->mode;
-	if (who->uid == 0)
+	sysctl_tree_get_owner(e->tree, &owner_uid, &owner_gid);
+	if (who->uid == 0 || who->uid == owner_uid)
 		mode >>= 6;
-	else if (who->gid == 0)
+	else if (who->gid == 0 || who->gid == owner_gid)
 		mode >>= 3;
 	if (((unsigned int)mask & ~mode & (R_OK | W_OK | X_OK)) == 0)
 		return 0;

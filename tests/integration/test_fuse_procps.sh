@@ -42,7 +42,8 @@ if [ "${INSIDE_NS:-}" = 1 ]; then
 	# lock forever. The readers run in a child namespace of their own, with
 	# the tree bound over /proc/sys there only.
 	mnt=$(mktemp -d)
-	"$fixture" "$mnt" &
+	# The tree's owner: a service user, neither root nor nobody.
+	SYSCTL_FIXTURE_OWNER=4242:4243 "$fixture" "$mnt" &
 	pid=$!
 	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
 	if ! mountpoint -q "$mnt"; then
@@ -147,6 +148,19 @@ contains "nobody cannot write" "Permission denied" "$(nobody sh -c "echo /x > $S
 contains "nobody cannot read 0600" "Permission denied" "$(nobody cat $S/kernel/secret 2>&1)"
 contains "nobody sysctl -w" "ermission denied" "$(nobody sysctl -w kernel.modprobe=/x 2>&1)"
 check "value unchanged" "/opt/modprobe" "$(cat $S/kernel/modprobe)"
+
+# the tree's owner (uid 4242, gid 4243): the owner bits, as root has them
+owner() { setpriv --reuid=4242 --regid=4242 --clear-groups "$@"; }
+check "files and directories show the owner" "4242:4243 4242:4243" \
+	"$(stat -c %u:%g $S/kernel/modprobe $S/kernel | tr '\n' ' ' | sed 's/ $//')"
+check "owner writes 0644" "0" "$(owner sh -c "echo /owner > $S/kernel/modprobe" 2>&1; echo $?)"
+check "owner's write landed" "/owner" "$(cat $S/kernel/modprobe)"
+check "owner reads 0600" "7" "$(owner cat $S/kernel/secret 2>&1)"
+contains "owner cannot write 0444" "Permission denied" "$(owner sh -c "echo x > $S/kernel/ostype" 2>&1)"
+contains "owner's group has no owner bits" "Permission denied" \
+	"$(setpriv --reuid=65534 --regid=4243 --clear-groups cat $S/kernel/secret 2>&1)"
+contains "nobody still cannot write" "Permission denied" "$(nobody sh -c "echo /x > $S/kernel/modprobe" 2>&1)"
+check "value kept" "/owner" "$(cat $S/kernel/modprobe)"
 
 # poll(): POLLERR|POLLPRI once the entry changes
 poll_out=$(python3 - "$S/vm/swappiness" <<'PY'
