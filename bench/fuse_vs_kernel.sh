@@ -3,7 +3,8 @@
 # /proc/sys, per entry, with the same tools:
 #  - procps `sysctl NAME...` reading N single-integer entries of the kernel,
 #    and N single-integer entries of our tree (FUSE, bind-mounted over
-#    /proc/sys in a private mount namespace): same kind and number of
+#    /proc/sys in the readers' own mount namespace, never in the fixture's,
+#    whose threads read /proc/sys themselves): same kind and number of
 #    entries, same tool and calls (fuse_vs_kernel_per_entry);
 #  - procps `sysctl -a` over the kernel's /proc/sys, over our FUSE tree, and
 #    `rcusysctl -a` over the control socket (socket_list_vs_kernel_per_entry);
@@ -36,10 +37,15 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 load_start=$(load)
 
 # Prints "<wall ns> <CPU ns>" for one run of the command: the CPU time of
-# the command and, with -p PID first, of the server answering it.
+# the command and, with -p PID, of the server answering it. With -n first,
+# the command runs in the FUSE readers' mount namespace.
 timed() {
-	local wall cpu server
-	read -r wall cpu server < <("$cpu_run" "$@")
+	local wall cpu server enter=()
+	if [ "$1" = -n ]; then
+		enter=(nsenter -t "$holder" -m -w)
+		shift
+	fi
+	read -r wall cpu server < <("${enter[@]}" "$cpu_run" "$@")
 	[ -n "$server" ] || die "cannot time $*"
 	echo "$wall $((cpu + server))"
 }
@@ -61,8 +67,9 @@ stats=$work/stats
 mkdir "$mnt"
 SYSCTL_FIXTURE_STATS=$stats "$fixture" "$mnt" "$n" "$sock" &
 pid=$!
+holder=
 cleanup() {
-	mountpoint -q /proc/sys && [ "$(stat -f -c %T /proc/sys)" != proc ] && umount /proc/sys
+	[ -n "$holder" ] && kill "$holder" 2>/dev/null
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	rm -rf "$work"
@@ -82,15 +89,28 @@ requests() {
 	awk '$1 == "requests" { print $2 }' "$stats"
 }
 
-mount --bind "$mnt" /proc/sys || die "cannot bind-mount over /proc/sys"
-[ "$(stat -f -c %T /proc/sys)" = fuseblk ] || [ "$(stat -f -c %T /proc/sys)" = fuse ] ||
-	die "/proc/sys is not our FUSE mount ($(stat -f -c %T /proc/sys))"
+# The FUSE readers' mount namespace: a child of this one, held open by a
+# sleeping process, with the tree bound over /proc/sys there only. The
+# fixture lives in this namespace and must never find its own mount at
+# /proc/sys: glibc's free() opens /proc/sys/vm/overcommit_memory holding an
+# arena lock, and served by the fixture's own FUSE loop that can deadlock.
+unshare -m --propagation private sh -c 'mount --bind "$0" /proc/sys && exec sleep infinity' "$mnt" &
+holder=$!
+fuse() { nsenter -t "$holder" -m -w "$@"; }
+for _ in $(seq 200); do # hang guard
+	case $(fuse stat -f -c %T /proc/sys 2>/dev/null) in fuse | fuseblk) break ;; esac
+	sleep 0.05
+done
+case $(fuse stat -f -c %T /proc/sys 2>/dev/null) in
+fuse | fuseblk) ;;
+*) die "/proc/sys of the readers is not our FUSE mount" ;;
+esac
+[ "$(stat -f -c %T /proc/sys)" = proc ] || die "/proc/sys of the fixture is not the kernel's"
 mapfile -t f_names < <(for ((i = 0; i < n; i++)); do printf 'bench.entry%05d\n' "$i"; done)
-f_read=$(sysctl "${f_names[@]}" 2>/dev/null | wc -l)
+f_read=$(fuse sysctl "${f_names[@]}" 2>/dev/null | wc -l)
 [ "$f_read" = "$n" ] || die "fuse: read $f_read of $n entries"
-f_all=$(sysctl -a -N 2>/dev/null | wc -l)
+f_all=$(fuse sysctl -a -N 2>/dev/null | wc -l)
 [ "$f_all" -gt "$n" ] || die "fuse: sysctl -a listed $f_all entries"
-umount /proc/sys
 s_all=$("$cli" --socket "$sock" -a 2>/dev/null | wc -l)
 # procps cannot read the fixture's two entries under a dotted top-level
 # directory ("app.d", "eth0.200"), which rcusysctl reads.
@@ -105,16 +125,16 @@ for round in $(seq "$runs"); do
 	k=$(timed sysctl "${k_names[@]}")
 	ka=$(timed sysctl -a)
 	sa=$(timed -p "$pid" "$cli" --socket "$sock" -a)
-	mount --bind "$mnt" /proc/sys || die "cannot bind-mount over /proc/sys"
 	# Untimed: each counted run then finds what a run before it left (the
 	# kernel marks attributes stale after a read, so stat() asks again).
-	sysctl "${f_names[@]}" >/dev/null 2>&1
+	fuse sysctl "${f_names[@]}" >/dev/null 2>&1
 	r0=$(requests)
-	f=$(timed -p "$pid" sysctl "${f_names[@]}")
+	# The timer itself runs in the readers' namespace, so entering it is
+	# not timed.
+	f=$(timed -n -p "$pid" sysctl "${f_names[@]}")
 	r1=$(requests)
-	fa=$(timed -p "$pid" sysctl -a)
+	fa=$(timed -n -p "$pid" sysctl -a)
 	r2=$(requests)
-	umount /proc/sys
 	for r in "$r0" "$r1" "$r2"; do [ -n "$r" ] || die "no request count from the fixture"; done
 	req_name=$((req_name + r1 - r0))
 	req_list=$((req_list + r2 - r1))

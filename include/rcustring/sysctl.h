@@ -205,6 +205,26 @@ RCUSTRING_API int sysctl_register_table(struct sysctl_tree *tree, const char *pa
  */
 RCUSTRING_API void sysctl_unregister_table(struct sysctl_table_header *header);
 
+/**
+ * sysctl_tree_set_owner - the owner of every entry of @tree
+ *
+ * Like the owner the kernel gives a network namespace's sysctls (its user
+ * namespace's root): a caller with uid @uid is held to an entry's owner
+ * bits, as uid 0 is, and a caller with gid @gid to the group bits, as gid 0
+ * is; uid 0 and gid 0 keep their access. For a daemon run as a service
+ * user: sysctl_tree_set_owner(tree, getuid(), getgid()) lets that user write
+ * the 0644 entries it serves, as root could. The default, 0 and 0, is root.
+ * Applies to checks from now on (files already open stay open); the FUSE
+ * front end shows it as every file's and directory's owner.
+ * Context: any thread; a check meanwhile may see the old uid with the new
+ * gid.
+ * Return: 0, or -EINVAL for a NULL tree or a uid or gid of -1.
+ */
+RCUSTRING_API int sysctl_tree_set_owner(struct sysctl_tree *tree, uid_t uid, gid_t gid);
+
+/** sysctl_tree_get_owner - the owner set by sysctl_tree_set_owner() (0, 0 by default) */
+RCUSTRING_API void sysctl_tree_get_owner(const struct sysctl_tree *tree, uid_t *uid, gid_t *gid);
+
 /** Log hook for registration errors; default writes to stderr. */
 typedef void sysctl_log_fn(void *arg, const char *message);
 RCUSTRING_API void sysctl_tree_set_log(struct sysctl_tree *tree, sysctl_log_fn *fn, void *arg);
@@ -268,10 +288,12 @@ RCUSTRING_API int sysctl_entry_live(const struct sysctl_entry *e);
 /**
  * sysctl_access - may @who read (R_OK) or write (W_OK) @e?
  *
- * Like /proc/sys (test_perm in fs/proc/proc_sysctl.c): uid 0 is checked
- * against the owner bits, gid 0 against the group bits, everyone else
- * against the "other" bits; every requested bit must be set, so root
- * cannot write a 0444 entry. Return: 0 or -EACCES.
+ * Like /proc/sys (test_perm in fs/proc/proc_sysctl.c): uid 0 and the
+ * tree's owner uid (sysctl_tree_set_owner()) are checked against the owner
+ * bits, gid 0 and the owner gid (@who's gid only: struct sysctl_caller
+ * holds no supplementary groups) against the group bits, everyone else
+ * against the "other" bits; every requested bit must be set, so neither
+ * root nor the owner can write a 0444 entry. Return: 0 or -EACCES.
  */
 RCUSTRING_API int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who,
 				int mask);
@@ -305,6 +327,22 @@ RCUSTRING_API int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *l
  */
 RCUSTRING_API int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 				     const char *buf, size_t *lenp, off_t *ppos);
+
+/**
+ * sysctl_entry_write_if - sysctl_entry_write(), only while the entry's
+ * change counter (sysctl_entry_changes()) is @expected_changes
+ *
+ * A compare-and-set: the counter is compared under the entry's writer lock,
+ * which every write of the entry holds while it bumps the counter, so no
+ * write (through any front end or by the program) lands between the check
+ * and this write. No permission check, as for sysctl_entry_write().
+ * Context: as sysctl_entry_write().
+ * Return: 0, -ESTALE (the counter differs: nothing written), or as
+ * sysctl_entry_write().
+ */
+RCUSTRING_API int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
+					const char *buf, size_t *lenp, off_t *ppos,
+					uint64_t expected_changes);
 
 /**
  * sysctl_get - the whole value of @path as its file reads (with '\n')

@@ -4,6 +4,17 @@
  * cat, echo, poll() and the procps sysctl tool work on it (bind-mount it
  * over /proc/sys in a private mount namespace for procps).
  *
+ * Never bind the mount over /proc/sys in the serving process's own mount
+ * namespace: only in the readers' (e.g. `unshare -m --propagation private
+ * sh -c 'mount --bind MNT /proc/sys; sysctl -a'`). The serving process
+ * reads /proc/sys itself without asking: glibc's free() opens
+ * /proc/sys/vm/overcommit_memory (once, when it first shrinks a thread's
+ * heap) while holding that heap's arena lock. With the mount bound there,
+ * that open() becomes a request to this same process, and the thread
+ * serving it can block on the held arena lock: every request then waits
+ * forever. Nothing here can stop a library of the process from reading
+ * /proc/sys, so the rule is the caller's.
+ *
  * Files: mode bits are the entries' modes, checked for the caller like
  * /proc/sys (root is held to the owner bits); size 0 and direct I/O; a
  * value is parsed and committed inside write(), so the writer gets the
@@ -18,7 +29,11 @@
  * Values longer than 16 MiB read as -EFBIG.
  *
  * Names: a FUSE path is looked up with '/' as separator, so a '.' is part
- * of a name at any depth ("/eth0.200/mtu", "/app.d/sub/x").
+ * of a name at any depth ("/eth0.200/mtu", "/app.d/sub/x"). Names come
+ * only from registered tables and fail as on /proc/sys: creating one
+ * (open with O_CREAT, mkdir, mknod, symlink, link) is ENOENT, unlink and
+ * rmdir EACCES, rename ENOENT (over an existing name EACCES), chmod and
+ * chown EPERM.
  *
  * Caching: values never (direct I/O); names and attributes for up to 1 s
  * (entry and attribute timeouts), so a table unregistered or registered

@@ -211,6 +211,8 @@ static void entry_stat(struct sysctl_entry *e, time_t when, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_atime = st->st_mtime = st->st_ctime = when;
+	/* Every name is the tree owner's, as /proc/sys shows a netns owner's. */
+	sysctl_tree_get_owner(self()->tree, &st->st_uid, &st->st_gid);
 	if (!e || sysctl_entry_is_dir(e)) {
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
@@ -675,6 +677,93 @@ static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_poll
 	return err;
 }
 
+/*
+ * Names come only from registered tables, as in /proc/sys, whose lookup of
+ * a missing name fails with ENOENT, so creating anything there (a file by
+ * open(O_CREAT), a node, a directory, a link) is ENOENT; the kernel asks
+ * these only after a lookup found no such name.
+ */
+static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)mode;
+	(void)fi;
+	return -ENOENT;
+}
+
+static int fs_mknod(const char *path, mode_t mode, dev_t dev)
+{
+	(void)path;
+	(void)mode;
+	(void)dev;
+	return -ENOENT;
+}
+
+static int fs_mkdir(const char *path, mode_t mode)
+{
+	(void)path;
+	(void)mode;
+	return -ENOENT;
+}
+
+static int fs_symlink(const char *target, const char *path)
+{
+	(void)target;
+	(void)path;
+	return -ENOENT;
+}
+
+static int fs_link(const char *from, const char *to)
+{
+	(void)from;
+	(void)to;
+	return -ENOENT;
+}
+
+/* Removing a name /proc/sys has is EACCES there, even for root. */
+static int fs_unlink(const char *path)
+{
+	(void)path;
+	return -EACCES;
+}
+
+static int fs_rmdir(const char *path)
+{
+	(void)path;
+	return -EACCES;
+}
+
+/* As /proc/sys: to a missing name ENOENT (its lookup fails), over one EACCES. */
+static int fs_rename(const char *from, const char *to, unsigned int flags)
+{
+	struct sysctl_entry *e = lookup(to);
+
+	(void)from;
+	(void)flags;
+	if (!e)
+		return -ENOENT;
+	sysctl_entry_put(e);
+	return -EACCES;
+}
+
+/* Modes and owners are the tables' and the tree's: EPERM, as /proc/sys. */
+static int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)mode;
+	(void)fi;
+	return -EPERM;
+}
+
+static int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)uid;
+	(void)gid;
+	(void)fi;
+	return -EPERM;
+}
+
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	/*
@@ -705,6 +794,16 @@ static const struct fuse_operations ops = {
 	.write = fs_write,
 	.truncate = fs_truncate,
 	.access = fs_access,
+	.create = fs_create,
+	.mknod = fs_mknod,
+	.mkdir = fs_mkdir,
+	.symlink = fs_symlink,
+	.link = fs_link,
+	.unlink = fs_unlink,
+	.rmdir = fs_rmdir,
+	.rename = fs_rename,
+	.chmod = fs_chmod,
+	.chown = fs_chown,
 	.poll = fs_poll,
 };
 

@@ -55,8 +55,6 @@ struct conn {
 	size_t val_cap;
 };
 
-#define SET_LOCKS 16
-
 struct sysctl_socket {
 	struct sysctl_tree *tree;
 	char *path;
@@ -68,11 +66,6 @@ struct sysctl_socket {
 	struct sysctl_socket_options opt;
 	pthread_t acceptor;
 	pthread_mutex_t lock; /* conns list */
-	/*
-	 * SET and SETIF of one entry, by the entry's address: SETIF's check of
-	 * the generation and its write are one step for this server's clients.
-	 */
-	pthread_mutex_t set_locks[SET_LOCKS];
 	struct conn *conns;
 	unsigned nconns; /* not yet finished */
 };
@@ -347,24 +340,18 @@ static void do_get(struct conn *c, const char *path)
 	out_add(c, "\n", 1);
 }
 
-static pthread_mutex_t *set_lock(struct sysctl_socket *s, const struct sysctl_entry *e)
-{
-	uintptr_t h = (uintptr_t)e;
-
-	h ^= h >> 7;
-	h ^= h >> 13;
-	return &s->set_locks[h % SET_LOCKS];
-}
-
 /*
  * SET, and SETIF with @expected non-NULL: the write happens only while the
- * entry's generation (its change counter) is *@expected, else ESTALE.
+ * entry's generation (its change counter) is *@expected, else ESTALE. The
+ * generation is compared under the entry's writer lock
+ * (sysctl_entry_write_if), so no write through any front end, or by the
+ * program, lands between the check and the write.
  */
 static void do_set(struct conn *c, const char *path, const char *value, size_t len,
 		   const uint64_t *expected)
 {
-	struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
-	pthread_mutex_t *lock = e ? set_lock(c->server, e) : NULL;
+	struct sysctl_entry *e;
+	off_t off = 0;
 	int err;
 
 	/* A zero-byte write changes nothing (as in the kernel); "SET p " means "empty". */
@@ -372,23 +359,31 @@ static void do_set(struct conn *c, const char *path, const char *value, size_t l
 		value = "\n";
 		len = 1;
 	}
-	if (lock)
-		pthread_mutex_lock(lock);
-	if (expected && e && !sysctl_entry_is_dir(e) && sysctl_access(e, &c->who, W_OK) == 0 &&
-	    sysctl_entry_changes(e) != *expected) {
-		uint64_t now = sysctl_entry_changes(e);
+	if (!expected) {
+		err = sysctl_set(c->server->tree, path, value, len, &c->who);
+	} else {
+		e = sysctl_lookup(c->server->tree, path);
+		if (!e)
+			err = -ENOENT;
+		else if (sysctl_entry_is_dir(e))
+			err = -EISDIR;
+		else
+			err = sysctl_access(e, &c->who, W_OK);
+		if (!err)
+			err = sysctl_entry_write_if(e, &c->who, value, &len, &off, *expected);
+		if (err == -ESTALE) {
+			uint64_t now = sysctl_entry_changes(e);
 
-		pthread_mutex_unlock(lock);
-		sysctl_entry_put(e);
-		reply_err(c, -ESTALE, path, strlen(path),
-			  "changed since generation %" PRIu64 " (now %" PRIu64 "): not written", *expected,
-			  now);
-		return;
+			sysctl_entry_put(e);
+			reply_err(c, -ESTALE, path, strlen(path),
+				  "changed since generation %" PRIu64 " (now %" PRIu64
+				  "): not written",
+				  *expected, now);
+			return;
+		}
+		if (e)
+			sysctl_entry_put(e);
 	}
-	err = sysctl_set(c->server->tree, path, value, len, &c->who);
-	if (lock)
-		pthread_mutex_unlock(lock);
-	sysctl_entry_put(e);
 
 	if (err == -EACCES)
 		reply_err(c, err, path, strlen(path), "permission denied");
@@ -996,8 +991,6 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 	if (s->opt.watch_keepalive_ms <= 0)
 		s->opt.watch_keepalive_ms = 30000;
 	pthread_mutex_init(&s->lock, NULL);
-	for (int i = 0; i < SET_LOCKS; i++)
-		pthread_mutex_init(&s->set_locks[i], NULL);
 	s->path = strdup(path);
 	if (!s->path) {
 		err = -ENOMEM;
@@ -1061,8 +1054,6 @@ fail:
 		close(s->wake[1]);
 	}
 	pthread_mutex_destroy(&s->lock);
-	for (int i = 0; i < SET_LOCKS; i++)
-		pthread_mutex_destroy(&s->set_locks[i]);
 	free(s->path);
 	free(s);
 	return err;
@@ -1093,8 +1084,6 @@ void sysctl_socket_stop(struct sysctl_socket *s)
 	close(s->wake[0]);
 	close(s->wake[1]);
 	pthread_mutex_destroy(&s->lock);
-	for (int i = 0; i < SET_LOCKS; i++)
-		pthread_mutex_destroy(&s->set_locks[i]);
 	free(s->path);
 	free(s);
 }

@@ -574,6 +574,24 @@ void sysctl_tree_free(struct sysctl_tree *tree)
 	free(tree);
 }
 
+int sysctl_tree_set_owner(struct sysctl_tree *tree, uid_t uid, gid_t gid)
+{
+	if (!tree || uid == (uid_t)-1 || gid == (gid_t)-1)
+		return -EINVAL;
+	/* Each field atomic: a check meanwhile sees the old or the new one. */
+	__atomic_store_n(&tree->owner_uid, uid, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tree->owner_gid, gid, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void sysctl_tree_get_owner(const struct sysctl_tree *tree, uid_t *uid, gid_t *gid)
+{
+	if (uid)
+		*uid = tree ? __atomic_load_n(&tree->owner_uid, __ATOMIC_SEQ_CST) : 0;
+	if (gid)
+		*gid = tree ? __atomic_load_n(&tree->owner_gid, __ATOMIC_SEQ_CST) : 0;
+}
+
 void sysctl_tree_set_log(struct sysctl_tree *tree, sysctl_log_fn *fn, void *arg)
 {
 	if (!tree)
@@ -950,18 +968,22 @@ int sysctl_entry_live(const struct sysctl_entry *e)
  * Permission as the kernel's test_perm() in fs/proc/proc_sysctl.c: root
  * uses the owner bits, members of group 0 the group bits, everyone else
  * the "other" bits; every requested bit must be set, so root cannot write
- * a 0444 entry.
+ * a 0444 entry. The tree's owner uid and gid count as root's, as a network
+ * namespace's owner does for its sysctls (net_ctl_permissions()).
  */
 int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who, int mask)
 {
 	unsigned int mode;
+	uid_t owner_uid;
+	gid_t owner_gid;
 
 	if (!e || !who)
 		return -EINVAL;
 	mode = (unsigned int)e->mode;
-	if (who->uid == 0)
+	sysctl_tree_get_owner(e->tree, &owner_uid, &owner_gid);
+	if (who->uid == 0 || who->uid == owner_uid)
 		mode >>= 6;
-	else if (who->gid == 0)
+	else if (who->gid == 0 || who->gid == owner_gid)
 		mode >>= 3;
 	if (((unsigned int)mask & ~mode & (R_OK | W_OK | X_OK)) == 0)
 		return 0;
@@ -1074,8 +1096,14 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 	return (size_t)n < size ? n : (ssize_t)size - 1;
 }
 
-int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
-		       size_t *lenp, off_t *ppos)
+/*
+ * The write, and with @expected non-NULL only while the change counter is
+ * *@expected: checked under the writer lock, which every write of the entry
+ * takes before it bumps the counter, so no write can land between the
+ * check and this one.
+ */
+static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
+		       size_t *lenp, off_t *ppos, const uint64_t *expected)
 {
 	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
 	uint64_t change = 0;
@@ -1089,6 +1117,10 @@ int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 		return -ENOENT;
 	/* One writer at a time, so the recorded old/new pair belongs together. */
 	pthread_mutex_lock(&e->write_lock);
+	if (expected && __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) != *expected) {
+		pthread_mutex_unlock(&e->write_lock);
+		return -ESTALE;
+	}
 	/* No other writer now: the audit's reads need not exclude anyone. */
 	rcs_audit_value(e, old_value);
 	if (e->locked_reads)
@@ -1105,6 +1137,18 @@ int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 	if (!err)
 		rcs_sysctl_changed(e, change);
 	return err;
+}
+
+int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
+		       size_t *lenp, off_t *ppos)
+{
+	return entry_write(e, who, buf, lenp, ppos, NULL);
+}
+
+int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
+			  const char *buf, size_t *lenp, off_t *ppos, uint64_t expected_changes)
+{
+	return entry_write(e, who, buf, lenp, ppos, &expected_changes);
 }
 
 ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf, size_t size)

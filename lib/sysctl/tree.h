@@ -23,6 +23,9 @@ struct sysctl_tree {
 	sysctl_log_fn *log;
 	void *log_arg;
 	uint64_t skip_rng; /* skip list levels (under lock) */
+	/* Owner of every entry (sysctl_tree_set_owner); atomic, 0/0 by default. */
+	uid_t owner_uid;
+	gid_t owner_gid;
 
 	/* Waiters of sysctl_entry_wait() on any entry of this tree. */
 	pthread_mutex_t notify_lock;

@@ -449,6 +449,79 @@ static void test_setif_concurrent(void **state)
 	fx_free(f);
 }
 
+struct direct_arg {
+	struct fixture *f;
+	int stop; /* atomic */
+	unsigned ok;
+};
+
+/*
+ * The program's own compare-and-set increments of kernel.core_pattern,
+ * through sysctl_entry_write_if, until told to stop.
+ */
+static void *direct_cas_main(void *arg)
+{
+	struct direct_arg *a = arg;
+	struct sysctl_entry *e = sysctl_lookup(a->f->tree, "kernel.core_pattern");
+
+	if (!e)
+		return NULL;
+	while (!__atomic_load_n(&a->stop, __ATOMIC_SEQ_CST)) {
+		char v[64], value[64];
+		uint64_t g = sysctl_entry_changes(e);
+		size_t len;
+		off_t off = 0;
+
+		/* The generation first: a value read later is as new or newer. */
+		if (sysctl_get(a->f->tree, "kernel.core_pattern", v, sizeof(v)) < 0)
+			break;
+		len = (size_t)snprintf(value, sizeof(value), "%ld", atol(v) + 1);
+		if (sysctl_entry_write_if(e, NULL, value, &len, &off, g) == 0)
+			a->ok++;
+	}
+	sysctl_entry_put(e);
+	return NULL;
+}
+
+/*
+ * SETIF against the program's own writes: the generation is compared under
+ * the entry's writer lock, so a direct write cannot land between SETIF's
+ * check and its write (which would lose that write's increment).
+ */
+static void test_setif_vs_direct(void **state)
+{
+	struct fixture *f = fx_new(NULL);
+	struct sock_client *c = conn(f);
+	struct cas_arg args[CAS_THREADS];
+	struct direct_arg d = { f, 0, 0 };
+	pthread_t t[CAS_THREADS], dt;
+	unsigned sock_ok = 0;
+	char want[32];
+
+	(void)state;
+	expect(c, "SET kernel.core_pattern 0\n", "OK");
+	assert_int_equal(pthread_create(&dt, NULL, direct_cas_main, &d), 0);
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < CAS_THREADS; i++) {
+			args[i] = (struct cas_arg){ f, 0 };
+			assert_int_equal(pthread_create(&t[i], NULL, cas_main, &args[i]), 0);
+		}
+		for (int i = 0; i < CAS_THREADS; i++) {
+			pthread_join(t[i], NULL);
+			sock_ok += args[i].ok;
+		}
+	}
+	__atomic_store_n(&d.stop, 1, __ATOMIC_SEQ_CST);
+	pthread_join(dt, NULL);
+	/* Both paths really wrote while the other ran. */
+	assert_true(sock_ok > 0);
+	assert_true(d.ok > 0);
+	snprintf(want, sizeof(want), "OK %u", sock_ok + d.ok);
+	expect(c, "GET kernel.core_pattern\n", want);
+	sock_client_close(c);
+	fx_free(f);
+}
+
 static void test_errors(void **state)
 {
 	struct fixture *f = fx_new(NULL);
@@ -1003,6 +1076,7 @@ int main(void)
 		cmocka_unit_test(test_start_rules),	   cmocka_unit_test(test_start_symlink_swap),
 		cmocka_unit_test(test_stop_with_clients),
 		cmocka_unit_test(test_setif),		   cmocka_unit_test(test_setif_concurrent),
+		cmocka_unit_test(test_setif_vs_direct),
 	};
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -6,7 +6,8 @@
  *
  * With SYSCTL_FIXTURE_STATS=FILE in the environment, each SIGUSR1 writes
  * the mount's request counts (sysctl_fuse_get_stats) to FILE, whole: they
- * go to FILE.tmp first, which is then renamed.
+ * go to FILE.tmp first, which is then renamed. With SYSCTL_FIXTURE_OWNER=
+ * UID:GID, the tree's owner is set to those (sysctl_tree_set_owner).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
 	int *extra_data = NULL, ret;
 	long n = argc > 2 ? atol(argv[2]) : 0;
 	const char *stats = getenv("SYSCTL_FIXTURE_STATS");
+	const char *owner = getenv("SYSCTL_FIXTURE_OWNER");
 	pthread_t stats_thread;
 	sigset_t usr1;
 
@@ -121,6 +123,16 @@ int main(int argc, char **argv)
 	tree = sysctl_tree_new();
 	if (!tree)
 		return 1;
+	if (owner) {
+		unsigned long uid, gid;
+		char end;
+
+		if (sscanf(owner, "%lu:%lu%c", &uid, &gid, &end) != 2 ||
+		    sysctl_tree_set_owner(tree, (uid_t)uid, (gid_t)gid) != 0) {
+			fprintf(stderr, "sysctl-fixture: bad SYSCTL_FIXTURE_OWNER \"%s\"\n", owner);
+			return 2;
+		}
+	}
 	if (sysctl_register_table(tree, "kernel", kernel_table, 4, &h[0]) ||
 	    sysctl_register_table(tree, "vm", vm_table, 2, &h[1]) ||
 	    sysctl_register_table(tree, "net/ipv4/conf/eth0.200", conf_table, 1, &h[2]) ||

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The FUSE tree used by tools nobody here wrote: procps sysctl (with the tree
-# bind-mounted over /proc/sys in a private mount namespace), cat, echo,
+# bind-mounted over /proc/sys in the readers' own mount namespace, never in
+# the fixture's), cat, echo,
 # poll(), and a non-root user. Exit 77 (skip) only where the machine cannot;
 # never as root under CI=true.
 set -u
 fixture=${1:?usage: test_fuse_procps.sh FIXTURE RCUSYSCTL}
 cli=${2:?usage: test_fuse_procps.sh FIXTURE RCUSYSCTL}
 
-if [ "${INSIDE_NS:-}" != 1 ]; then
+if [ -z "${INSIDE_NS:-}" ]; then
 	skip() {
 		if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
 			echo "FAIL: cannot run as root under CI: $*"
@@ -33,17 +34,39 @@ contains() { # name, needle, haystack
 	esac
 }
 
-mnt=$(mktemp -d)
-"$fixture" "$mnt" &
-pid=$!
-for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
-if ! mountpoint -q "$mnt"; then
-	echo "FAIL: fixture did not mount $mnt"
-	kill "$pid" 2>/dev/null
-	exit 1
+if [ "${INSIDE_NS:-}" = 1 ]; then
+	# The fixture lives in this namespace and must never find its own mount
+	# at /proc/sys: its worker threads read /proc/sys themselves (glibc's
+	# free() opens /proc/sys/vm/overcommit_memory while it holds an arena
+	# lock), and a request served by its own FUSE loop can then wait on that
+	# lock forever. The readers run in a child namespace of their own, with
+	# the tree bound over /proc/sys there only.
+	mnt=$(mktemp -d)
+	# The tree's owner: a service user, neither root nor nobody.
+	SYSCTL_FIXTURE_OWNER=4242:4243 "$fixture" "$mnt" &
+	pid=$!
+	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
+	if ! mountpoint -q "$mnt"; then
+		echo "FAIL: fixture did not mount $mnt"
+		kill "$pid" 2>/dev/null
+		exit 1
+	fi
+	INSIDE_NS=2 MNT=$mnt FIXTURE_PID=$pid unshare -m --propagation private "$0" "$@"
+	check "readers" "0" "$?"
+	kill -TERM "$pid"
+	wait "$pid"
+	check "exit 0 on SIGTERM" "0" "$?"
+	check "unmounted" "no" "$(mountpoint -q "$mnt" && echo yes || echo no)"
+	rmdir "$mnt"
+	finish fuse-procps
+	exit
 fi
-mount --bind "$mnt" /proc/sys
+
+# The readers' namespace.
+mount --bind "$MNT" /proc/sys || { echo "FAIL: cannot bind-mount over /proc/sys"; exit 1; }
 S=/proc/sys
+# The fixture, through its own root, still finds the kernel's /proc/sys.
+check "fixture's /proc/sys" "proc" "$(stat -f -c %T "/proc/$FIXTURE_PID/root/proc/sys" 2>&1)"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 # procps sysctl reads
@@ -83,12 +106,61 @@ check "read-only value" "rcustring" "$(cat $S/kernel/ostype)"
 check "mode bits shown" "-rw-r--r-- -r--r--r-- -rw-------" \
 	"$(stat -c %A $S/kernel/modprobe $S/kernel/ostype $S/kernel/secret | tr '\n' ' ' | sed 's/ $//')"
 
+# Names come from tables only: what changes names fails as on the kernel's
+# /proc/sys (its answers, as root, are read through the fixture's root).
+names_errors() { # DIR (holding an entry "ostype"), printed errno names
+	python3 - "$1" <<'PY'
+import errno, os, sys
+d = sys.argv[1]
+def t(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print(" ".join([
+    t(lambda: os.open(d + "/nonexistent", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)),
+    t(lambda: os.open(d + "/../app/nonexistent", os.O_WRONLY | os.O_CREAT, 0o644)),
+    t(lambda: os.mkdir(d + "/newdir")),
+    t(lambda: os.mkfifo(d + "/fifo")),
+    t(lambda: os.symlink("x", d + "/symlink")),
+    t(lambda: os.link(d + "/ostype", d + "/hardlink")),
+    t(lambda: os.unlink(d + "/ostype")),
+    t(lambda: os.rename(d + "/ostype", d + "/renamed")),
+    t(lambda: os.chmod(d + "/ostype", 0o666)),
+    t(lambda: os.chown(d + "/ostype", 1, 1)),
+]))
+PY
+}
+check "echo > a new name" "No such file or directory" \
+	"$( (echo 1 > $S/app/nonexistent) 2>&1 | sed 's/.*: //')"
+check "echo > a new name in a directory" "No such file or directory" \
+	"$( (echo 1 > $S/kernel/nonexistent) 2>&1 | sed 's/.*: //')"
+check "no name made" "no" "$([ -e $S/kernel/nonexistent ] && echo yes || echo no)"
+expected="ENOENT ENOENT ENOENT ENOENT ENOENT ENOENT EACCES ENOENT EPERM EPERM"
+check "creating, removing, renaming names" "$expected" "$(names_errors $S/kernel)"
+check "the same on the kernel's /proc/sys" "$expected" \
+	"$(names_errors "/proc/$FIXTURE_PID/root/proc/sys/kernel")"
+
 # a non-root user: reads allowed, writes to 0644 denied, 0600 unreadable
 check "nobody reads" "/opt/modprobe" "$(nobody cat $S/kernel/modprobe)"
 contains "nobody cannot write" "Permission denied" "$(nobody sh -c "echo /x > $S/kernel/modprobe" 2>&1)"
 contains "nobody cannot read 0600" "Permission denied" "$(nobody cat $S/kernel/secret 2>&1)"
 contains "nobody sysctl -w" "ermission denied" "$(nobody sysctl -w kernel.modprobe=/x 2>&1)"
 check "value unchanged" "/opt/modprobe" "$(cat $S/kernel/modprobe)"
+
+# the tree's owner (uid 4242, gid 4243): the owner bits, as root has them
+owner() { setpriv --reuid=4242 --regid=4242 --clear-groups "$@"; }
+check "files and directories show the owner" "4242:4243 4242:4243" \
+	"$(stat -c %u:%g $S/kernel/modprobe $S/kernel | tr '\n' ' ' | sed 's/ $//')"
+check "owner writes 0644" "0" "$(owner sh -c "echo /owner > $S/kernel/modprobe" 2>&1; echo $?)"
+check "owner's write landed" "/owner" "$(cat $S/kernel/modprobe)"
+check "owner reads 0600" "7" "$(owner cat $S/kernel/secret 2>&1)"
+contains "owner cannot write 0444" "Permission denied" "$(owner sh -c "echo x > $S/kernel/ostype" 2>&1)"
+contains "owner's group has no owner bits" "Permission denied" \
+	"$(setpriv --reuid=65534 --regid=4243 --clear-groups cat $S/kernel/secret 2>&1)"
+contains "nobody still cannot write" "Permission denied" "$(nobody sh -c "echo /x > $S/kernel/modprobe" 2>&1)"
+check "value kept" "/owner" "$(cat $S/kernel/modprobe)"
 
 # poll(): POLLERR|POLLPRI once the entry changes
 poll_out=$(python3 - "$S/vm/swappiness" <<'PY'
@@ -110,12 +182,4 @@ check "poll wakes on change" "before=True woke=True" "$poll_out"
 # our own CLI over the same mount
 check "rcusysctl --root" "42" "$("$cli" --root $S -n vm.swappiness)"
 
-# clean shutdown
-umount /proc/sys
-kill -TERM "$pid"
-wait "$pid"
-check "exit 0 on SIGTERM" "0" "$?"
-check "unmounted" "no" "$(mountpoint -q "$mnt" && echo yes || echo no)"
-rmdir "$mnt"
-
-finish fuse-procps
+finish "fuse-procps (readers)"

@@ -95,6 +95,81 @@ static void test_counter(void **state)
 	assert_int_equal(sysctl_entry_changes(f->s), 2);
 }
 
+/* sysctl_entry_write_if writes only at the counter named. */
+static void test_write_if(void **state)
+{
+	struct fixture *f = *state;
+	char buf[16];
+	size_t len = 2;
+	off_t pos = 0;
+
+	assert_int_equal(sysctl_entry_write_if(f->i, NULL, "5\n", &len, &pos, 0), 0);
+	assert_int_equal(sysctl_entry_changes(f->i), 1);
+	len = 2;
+	pos = 0;
+	assert_int_equal(sysctl_entry_write_if(f->i, NULL, "6\n", &len, &pos, 0), -ESTALE);
+	assert_int_equal(sysctl_entry_changes(f->i), 1);
+	assert_int_equal(sysctl_get(f->t, "n.i", buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "5\n");
+	/* A refused value is still the handler's error, and no change. */
+	len = 2;
+	pos = 0;
+	assert_int_equal(sysctl_entry_write_if(f->i, NULL, "zz", &len, &pos, 1), -EINVAL);
+	assert_int_equal(sysctl_entry_changes(f->i), 1);
+}
+
+#define CAS_WRITERS 4
+#define CAS_WRITES 2000
+
+struct cas {
+	struct sysctl_entry *e;
+	unsigned ok;
+};
+
+/* Increments n.i by read + sysctl_entry_write_if, CAS_WRITES tries. */
+static void *cas_thread(void *arg)
+{
+	struct cas *c = arg;
+
+	for (int n = 0; n < CAS_WRITES; n++) {
+		char v[32], next[32];
+		uint64_t g = sysctl_entry_changes(c->e);
+		size_t len = sizeof(v) - 1;
+		off_t pos = 0;
+
+		/* The counter first: a value read later is as new or newer. */
+		if (sysctl_entry_read(c->e, v, &len, &pos))
+			break;
+		v[len] = '\0';
+		len = (size_t)snprintf(next, sizeof(next), "%ld", atol(v) + 1);
+		pos = 0;
+		if (sysctl_entry_write_if(c->e, NULL, next, &len, &pos, g) == 0)
+			c->ok++;
+	}
+	return NULL;
+}
+
+/* Compare-and-set from several threads: no increment is lost. */
+static void test_write_if_concurrent(void **state)
+{
+	struct fixture *f = *state;
+	struct cas c[CAS_WRITERS];
+	pthread_t th[CAS_WRITERS];
+	unsigned total = 0;
+
+	for (int i = 0; i < CAS_WRITERS; i++) {
+		c[i] = (struct cas){ f->i, 0 };
+		assert_int_equal(pthread_create(&th[i], NULL, cas_thread, &c[i]), 0);
+	}
+	for (int i = 0; i < CAS_WRITERS; i++) {
+		pthread_join(th[i], NULL);
+		total += c[i].ok;
+	}
+	assert_true(total > 0);
+	assert_int_equal(ival, (int)total);
+	assert_int_equal(sysctl_entry_changes(f->i), total);
+}
+
 struct waiter {
 	struct sysctl_entry *e;
 	uint64_t seen;
@@ -503,6 +578,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_counter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_if, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_if_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_callback_after_publish, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_callback_serialized, setup, teardown),

@@ -539,6 +539,83 @@ static void test_access(void **state)
 	rcustring_barrier();
 }
 
+/*
+ * The tree's owner: its uid is held to the owner bits and its gid to the
+ * group bits, as root and group 0 are (who keep their access).
+ */
+static void test_owner(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct ctl_table tbl[] = {
+		{ "rw", &int_a, sizeof(int), 0644, proc_dointvec },
+		{ "ro", &int_b, sizeof(int), 0444, proc_dointvec },
+		{ "grp", &int_c, sizeof(int), 0460, proc_dointvec },
+		{ "own", &int_c, sizeof(int), 0600, proc_dointvec },
+	};
+	struct sysctl_caller root = { 0, 0, 1 }, svc = { 990, 990, 2 }, svc_grp = { 1000, 991, 3 },
+			     user = { 1000, 1000, 4 }, wheel = { 1000, 0, 5 };
+	struct sysctl_entry *rw, *ro, *grp, *own;
+	uid_t uid;
+	gid_t gid;
+
+	(void)state;
+	assert_int_equal(sysctl_register_table(t, "p", tbl, 4, &h), 0);
+	rw = sysctl_lookup(t, "p.rw");
+	ro = sysctl_lookup(t, "p.ro");
+	grp = sysctl_lookup(t, "p.grp");
+	own = sysctl_lookup(t, "p.own");
+	sysctl_tree_get_owner(t, &uid, &gid);
+	assert_true(uid == 0 && gid == 0);
+	/* Root's tree: the service user is anyone. */
+	assert_int_equal(sysctl_access(rw, &svc, W_OK), -EACCES);
+	assert_int_equal(sysctl_access(own, &svc, R_OK), -EACCES);
+
+	assert_int_equal(sysctl_tree_set_owner(t, 990, 991), 0);
+	sysctl_tree_get_owner(t, &uid, &gid);
+	assert_true(uid == 990 && gid == 991);
+	/* The owner uid: owner bits. */
+	assert_int_equal(sysctl_access(rw, &svc, R_OK | W_OK), 0);
+	assert_int_equal(sysctl_access(own, &svc, R_OK | W_OK), 0);
+	assert_int_equal(sysctl_access(ro, &svc, W_OK), -EACCES);
+	assert_int_equal(sysctl_access(grp, &svc, W_OK), -EACCES);
+	/* The owner gid: group bits. */
+	assert_int_equal(sysctl_access(grp, &svc_grp, R_OK | W_OK), 0);
+	assert_int_equal(sysctl_access(rw, &svc_grp, W_OK), -EACCES);
+	assert_int_equal(sysctl_access(own, &svc_grp, R_OK), -EACCES);
+	/* Anyone else: other bits. */
+	assert_int_equal(sysctl_access(rw, &user, R_OK), 0);
+	assert_int_equal(sysctl_access(rw, &user, W_OK), -EACCES);
+	assert_int_equal(sysctl_access(grp, &user, R_OK), -EACCES);
+	/* Root and group 0 keep theirs. */
+	assert_int_equal(sysctl_access(rw, &root, R_OK | W_OK), 0);
+	assert_int_equal(sysctl_access(own, &root, R_OK | W_OK), 0);
+	assert_int_equal(sysctl_access(ro, &root, W_OK), -EACCES);
+	assert_int_equal(sysctl_access(grp, &wheel, R_OK | W_OK), 0);
+	/* sysctl_set checks the same way. */
+	assert_int_equal(sysctl_set(t, "p.rw", "5", 1, &svc), 0);
+	assert_int_equal(int_a, 5);
+	assert_int_equal(sysctl_set(t, "p.rw", "6", 1, &user), -EACCES);
+	assert_int_equal(int_a, 5);
+	int_a = 1;
+
+	assert_int_equal(sysctl_tree_set_owner(t, (uid_t)-1, 0), -EINVAL);
+	assert_int_equal(sysctl_tree_set_owner(t, 0, (gid_t)-1), -EINVAL);
+	assert_int_equal(sysctl_tree_set_owner(NULL, 0, 0), -EINVAL);
+	sysctl_tree_get_owner(t, &uid, &gid);
+	assert_true(uid == 990 && gid == 991);
+	/* Back to root's. */
+	assert_int_equal(sysctl_tree_set_owner(t, 0, 0), 0);
+	assert_int_equal(sysctl_access(rw, &svc, W_OK), -EACCES);
+	sysctl_entry_put(rw);
+	sysctl_entry_put(ro);
+	sysctl_entry_put(grp);
+	sysctl_entry_put(own);
+	sysctl_unregister_table(h);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
 static void test_get_set(void **state)
 {
 	struct sysctl_tree *t = new_tree();
@@ -986,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(test_dead_entry),
 		cmocka_unit_test(test_unregister_waits),
 		cmocka_unit_test(test_access),
+		cmocka_unit_test(test_owner),
 		cmocka_unit_test(test_get_set),
 		cmocka_unit_test(test_register_nomem),
 		cmocka_unit_test(test_get_never_torn),
