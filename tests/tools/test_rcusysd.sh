@@ -146,6 +146,31 @@ check "helper call at the default level" "OK 0" "$("$rcusysd" -d "$dir/run" -e "
 kill -TERM "$pid"
 wait "$pid"
 check "helper calls hidden at the default level" "" "$(grep helper "$dir/log2")"
+# --owner: the named user gets the owner bits of the entries' modes.
+check "--owner refuses an unknown user" "err rcusysd: --owner no-such-user-x: no such user \"no-such-user-x\"" \
+	"$("$rcusysd" --owner no-such-user-x 2>&1 | untime; exit "${PIPESTATUS[0]}")"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$dir"
+	as_nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$cli" "${S[@]}" "$@" 2>&1; }
+	for owner in "" 65534:65534; do
+		"$rcusysd" --no-fuse --no-persist -d "$dir/run" -t "$dir/tunables.conf" \
+			${owner:+--owner "$owner"} 2> "$dir/log3" &
+		pid=$!
+		for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
+		if [ -n "$owner" ]; then
+			check "--owner: the owner writes a 0644 entry" "app.workers = 5" "$(as_nobody -w app.workers=5)"
+			check "--owner: the owner reads a 0600 entry" "0" "$(as_nobody -n app.secret)"
+		else
+			check "without --owner: nobody may not write a 0644 entry" \
+				"rcusysctl: permission denied on key 'app.workers'" "$(as_nobody -w app.workers=5)"
+		fi
+		check "--owner: root still writes" "app.workers = 6" "$("$cli" "${S[@]}" -w app.workers=6)"
+		kill -TERM "$pid"
+		wait "$pid"
+	done
+else
+	echo "SKIP part: --owner needs root and setpriv"
+fi
 check "--version" "rcusysd $(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$(dirname "$0")/../../meson.build" | head -1)" \
 	"$("$rcusysd" --version)"
 

@@ -11,7 +11,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -348,6 +350,48 @@ static void tree_log(void *arg, const char *message)
 	rlog(LOG_ERR, "sysctl: %s", message);
 }
 
+/* A number or a name, as chown(1) takes them; the group defaults to the user's. */
+static int parse_owner(const char *spec, uid_t *uid, gid_t *gid, char *why, size_t size)
+{
+	char user[256], *group, *end;
+	struct passwd *pw;
+	struct group *gr;
+	unsigned long n;
+
+	if (snprintf(user, sizeof(user), "%s", spec) >= (int)sizeof(user) || !*user) {
+		snprintf(why, size, "expected USER[:GROUP]");
+		return -EINVAL;
+	}
+	group = strchr(user, ':');
+	if (group)
+		*group++ = '\0';
+	pw = getpwnam(user);
+	errno = 0;
+	n = pw ? 0 : strtoul(user, &end, 10);
+	if (!pw && (errno || !*user || *end || n >= (uid_t)-1)) {
+		snprintf(why, size, "no such user \"%s\"", user);
+		return -ENOENT;
+	}
+	*uid = pw ? pw->pw_uid : (uid_t)n;
+	if (!group || !*group) {
+		if (!pw) {
+			snprintf(why, size, "uid %s has no passwd entry: name the group", user);
+			return -ENOENT;
+		}
+		*gid = pw->pw_gid;
+		return 0;
+	}
+	gr = getgrnam(group);
+	errno = 0;
+	n = gr ? 0 : strtoul(group, &end, 10);
+	if (!gr && (errno || *end || n >= (gid_t)-1)) {
+		snprintf(why, size, "no such group \"%s\"", group);
+		return -ENOENT;
+	}
+	*gid = gr ? gr->gr_gid : (gid_t)n;
+	return 0;
+}
+
 static void usage(FILE *out, int code)
 {
 	fprintf(out,
@@ -364,6 +408,8 @@ static void usage(FILE *out, int code)
 		"      --stop-grace SECS at shutdown, helpers and supervised programs get SIGTERM,\n"
 		"                        then SIGKILL after SECS seconds (default %d)\n"
 		"      --allow-poweroff  accept POWEROFF events (refused otherwise)\n"
+		"      --owner USER[:GROUP]  entries' owner and group (owner and group bits of\n"
+		"                        their modes, as root and group 0 have; root keeps its access)\n"
 		"      --log-level LEVEL err, warning, notice, info (default) or debug (helper calls)\n"
 		"      --etcd URL[,URL]  mirror an etcd prefix into the tree after the -c files and\n"
 		"                        the state file (rcustring-etcd(7)); needs --etcd-prefix\n"
@@ -388,10 +434,12 @@ int main(int argc, char **argv)
 		{ "allow-poweroff", no_argument, NULL, 'A' }, { "log-level", required_argument, NULL, 'L' },
 		{ "etcd", required_argument, NULL, 'E' },    { "etcd-prefix", required_argument, NULL, 'X' },
 		{ "etcd-cacert", required_argument, NULL, 'C' }, { "etcd-cert", required_argument, NULL, 'T' },
-		{ "etcd-key", required_argument, NULL, 'K' },
+		{ "etcd-key", required_argument, NULL, 'K' }, { "owner", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *run_dir = DEFAULT_RUN_DIR, *state = DEFAULT_STATE;
+	const char *run_dir = DEFAULT_RUN_DIR, *state = DEFAULT_STATE, *owner = NULL;
+	uid_t owner_uid = 0;
+	gid_t owner_gid = 0;
 	int opt, status = 0, sig, grace = DEFAULT_STOP_GRACE, killed, dirfd = -1, level;
 	struct files files = { .ntunables = 0 };
 	struct sysctl_fuse *fs = NULL;
@@ -434,6 +482,7 @@ int main(int argc, char **argv)
 		case 'P': state = NULL; break;
 		case 'F': use_fuse = false; break;
 		case 'A': allow_poweroff = true; break;
+		case 'O': owner = optarg; break;
 		case 'L':
 			level = log_level_from_name(optarg);
 			if (level < 0)
@@ -474,6 +523,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 #endif
+	if (owner && parse_owner(owner, &owner_uid, &owner_gid, why, sizeof(why))) {
+		rlog(LOG_ERR, "--owner %s: %s", owner, why);
+		return 2;
+	}
 	if (event) {
 		snprintf(path, sizeof(path), "%s/events.sock", run_dir);
 		return events_send(path, event);
@@ -501,6 +554,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sysctl_tree_set_log(tree, tree_log, NULL);
+	if (owner)
+		sysctl_tree_set_owner(tree, owner_uid, owner_gid); /* parse_owner refused -1 */
 	umh_set_log(log_helper, NULL);
 	if (subsys_register_all(tree) != 0) {
 		rlog(LOG_ERR, "cannot register the subsystems");
