@@ -3,6 +3,7 @@
 #   make check   build and run every test (plain, ASan+UBSan, valgrind, fuzz smoke)
 #   make bench   benchmarks (BENCH_SECONDS=N for short runs)
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
+#   make kernel-check  the Linux series in kernel/ (also part of make check)
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -14,7 +15,7 @@ FUZZ_SMOKE_SECONDS ?= 10
 DEB_PACKAGES = liburcu-dev libcmocka-dev libfuse3-dev fuse3 meson ninja-build pkg-config \
                valgrind clang libclang-rt-14-dev procps util-linux
 
-.PHONY: all deps build demo check check-plain check-asan check-fuzz bench fuzz clean
+.PHONY: all deps build demo check check-plain check-asan check-fuzz kernel-check bench fuzz clean
 
 all: build
 
@@ -41,7 +42,7 @@ build: deps $(BUILD)/build.ninja
 demo: build
 	examples/demo.sh $(BUILD)
 
-check: build check-plain check-asan check-fuzz
+check: build check-plain check-asan check-fuzz kernel-check
 	@tests/summarize $(BUILD)/meson-logs/testlog.json $(ASAN_BUILD)/meson-logs/testlog.json
 
 check-plain: build
@@ -65,6 +66,12 @@ check-fuzz: deps $(FUZZ_BUILD)/build.ninja
 fuzz: deps $(FUZZ_BUILD)/build.ninja
 	ninja -C $(FUZZ_BUILD)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run-all $(FUZZ_BUILD)
+
+# The Linux series: Debian's linux-source-6.12 (installed by the script when
+# missing) patched in $KERNEL_CACHE, checkpatch, sparse, per-patch builds,
+# KUnit under UML, and the QEMU boot test; see kernel/README.md.
+kernel-check:
+	kernel/check
 
 # Each program prints its table, then `summary NAME VALUE` lines.
 bench: build
