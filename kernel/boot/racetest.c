@@ -315,18 +315,34 @@ static void race_read(const char *tunable, const char *kind, const char *wpath,
 	printf("racetest: %s %s took %.1f s\n", tunable, kind, now() - t0);
 }
 
-/* The read path alone: same readers, no writer. */
+/* The read path alone: same readers, no writer. The best of RATE_ROUNDS
+ * rounds is printed: other load on the host only ever slows a round down,
+ * so the best one is the closest to what the kernel's read path costs. */
+#define RATE_ROUNDS 5
+
 static void rate_alone(void)
 {
 	struct read_result res;
 	const char *path = "/proc/sys/kernel/core_pattern";
+	long saved_reads = want_reads, torn = 0;
+	double best = 0;
+	int i;
 
 	if (write_file(path, val_a))
 		die("writing core_pattern");
-	run_readers(path, val_a, val_a, &res);
-	printf("rate %s core_pattern procsys-alone reads_per_s=%.0f\n", kname, res.rate);
-	if (res.torn)
-		printf("note %s core_pattern procsys-alone unexpected=%ld\n", kname, res.torn);
+	want_reads = (want_reads + RATE_ROUNDS - 1) / RATE_ROUNDS;
+	for (i = 0; i < RATE_ROUNDS; i++) {
+		run_readers(path, val_a, val_a, &res);
+		torn += res.torn;
+		printf("note %s core_pattern procsys-alone round=%d reads_per_s=%.0f\n",
+		       kname, i + 1, res.rate);
+		if (res.rate > best)
+			best = res.rate;
+	}
+	want_reads = saved_reads;
+	printf("rate %s core_pattern procsys-alone reads_per_s=%.0f\n", kname, best);
+	if (torn)
+		printf("note %s core_pattern procsys-alone unexpected=%ld\n", kname, torn);
 }
 
 /* ---- consumers: the kernel reads the value and runs the helper */
@@ -661,8 +677,11 @@ int main(void)
 	install_helper(help_a);
 	install_helper(help_b);
 	save_all();
-	printf("racetest: kernel %s, %d CPUs, %ld reads per line, %ld calls per consumer\n",
+	/* A newline first: the console line may start with the firmware's
+	 * escape sequences. */
+	printf("\nracetest: kernel %s, %d CPUs, %ld reads per line, %ld calls per consumer\n",
 	       kname, ncpus, want_reads, want_calls);
+	printf("note %s cpus=%d\n", kname, ncpus);
 
 	rate_alone();
 	race_read("core_pattern", "procsys", "/proc/sys/kernel/core_pattern",
