@@ -646,12 +646,17 @@ static void install_helper(const char *name)
 int main(void)
 {
 	const char *env;
+	char self[64];
+	ssize_t n;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* It rewrites system tunables and crashes processes on purpose: only
-	 * in the guest, where boot-test's init starts it with RT_KERNEL set. */
+	 * in the guest, where boot-test's init starts /racetest with
+	 * RT_KERNEL set. */
 	env = getenv("RT_KERNEL");
-	if (!env || getppid() != 1) {
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	if (!env || getppid() != 1 || strcmp(self, "/racetest")) {
 		fprintf(stderr, "racetest: only runs as the boot test guest's init child\n");
 		return 2;
 	}
