@@ -4,6 +4,7 @@
 #                the benchmark as a 0.1 s torn-read check: suite 'bench')
 #   make bench   benchmarks (BENCH_SECONDS=N for short runs)
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
+#   make kernel-check  the Linux series in kernel/ (also part of make check)
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -19,7 +20,8 @@ RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl
 TEST_PACKAGES = libcmocka-dev valgrind clang libclang-rt-14-dev etcd-server etcd-client
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz bench fuzz clean
+.PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz kernel-check bench fuzz \
+        clean
 
 all: build
 
@@ -67,7 +69,7 @@ demo: deps-runtime
 	{ tail -n 30 $(BUILD)/demo-build.log; echo "demo: build failed"; exit 1; }
 	@examples/demo.sh $(BUILD)
 
-check: build check-plain check-asan check-fuzz
+check: build check-plain check-asan check-fuzz kernel-check
 	@tests/summarize $(BUILD)/meson-logs/testlog.json $(ASAN_BUILD)/meson-logs/testlog.json
 
 check-plain: build
@@ -91,6 +93,12 @@ check-fuzz: deps $(FUZZ_BUILD)/build.ninja
 fuzz: deps $(FUZZ_BUILD)/build.ninja
 	ninja -C $(FUZZ_BUILD)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run-all $(FUZZ_BUILD)
+
+# The Linux series: Debian's linux-source-6.12 (installed by the script when
+# missing) patched in $KERNEL_CACHE, checkpatch, sparse, per-patch builds,
+# KUnit under UML, and the QEMU boot test; see kernel/README.md.
+kernel-check:
+	kernel/check
 
 # Each program prints its table, then `summary NAME VALUE` lines.
 bench: build
