@@ -37,7 +37,10 @@
 /* ---- our entries, declared as the kernel declares its own (6.12 sources) ---- */
 
 static int mss_min = 48, mss_max = 65535; /* net/ipv4/sysctl_net_ipv4.c */
-static int zero = 0, one = 1;
+static int zero = 0;
+/* tcp_rmem's lower bound for each element: SYSCTL_ONE in 6.12, 4096 in later
+ * kernels (6.18.44 has it); probed from the running kernel, see rmem_bound(). */
+static int rmem_min = 1;
 /* ip_ttl_min / ip_ttl_max: int there, read as unsigned int by proc_dou8vec_minmax */
 static unsigned int ttl_min = 1, ttl_max = 255;
 /* SYSCTL_ONE, FIB_MULTIPATH_HASH_FIELD_ALL_MASK */
@@ -65,7 +68,7 @@ static struct ctl_table net_rows[] = {
 	{ "tcp_min_snd_mss", &min_snd_mss, sizeof(int), 0644, proc_dointvec_minmax, &mss_min,
 	  &mss_max, NULL },
 	{ "somaxconn", &somaxconn, sizeof(int), 0644, proc_dointvec_minmax, &zero, NULL, NULL },
-	{ "tcp_rmem", rmem, sizeof(rmem), 0644, proc_dointvec_minmax, &one, NULL, NULL },
+	{ "tcp_rmem", rmem, sizeof(rmem), 0644, proc_dointvec_minmax, &rmem_min, NULL, NULL },
 	{ "ip_default_ttl", &default_ttl, sizeof(uint8_t), 0644, proc_dou8vec_minmax, &ttl_min,
 	  &ttl_max, NULL },
 	{ "tcp_notsent_lowat", &notsent_lowat, sizeof(unsigned int), 0644, proc_douintvec, NULL,
@@ -706,6 +709,50 @@ static long kernel_hz(void)
 	return ms > 0 ? 1000 / ms : -1;
 }
 
+static bool kernel_takes(const char *kpath, const char *value)
+{
+	char path[256];
+	int fd;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/sys/%s", kpath);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return false;
+	ok = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
+	close(fd);
+	return ok;
+}
+
+/*
+ * The least value the kernel takes for every element of tcp_rmem (its
+ * extra1), found by bisection in [1, 65536]; -1 if the kernel takes none of
+ * them or takes 0 too (then its declaration is not the one tested here).
+ * The entry is left at its starting value.
+ */
+static int rmem_bound(void)
+{
+	int lo = 1, hi = 65536; /* the answer is in [lo, hi] */
+	char v[64];
+
+	snprintf(v, sizeof(v), "%d %d %d", hi, hi, hi);
+	if (!kernel_takes(entries[E_RMEM].kpath, v) ||
+	    kernel_takes(entries[E_RMEM].kpath, "0 0 0"))
+		return -1;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		snprintf(v, sizeof(v), "%d %d %d", mid, mid, mid);
+		if (kernel_takes(entries[E_RMEM].kpath, v))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (!kernel_takes(entries[E_RMEM].kpath, entries[E_RMEM].init))
+		return -1;
+	return lo;
+}
+
 static void *loop_main(void *arg)
 {
 	sysctl_fuse_loop(arg);
@@ -737,6 +784,15 @@ int main(int argc, char **argv)
 		perror("mount --make-rprivate /");
 		return 1;
 	}
+	rmem_min = rmem_bound();
+	if (rmem_min < 0) {
+		fprintf(stderr, "FAIL: net.ipv4.tcp_rmem of this kernel is not an int vector with a "
+				"lower bound in [1, 65536]\n");
+		return 1;
+	}
+	if (rmem_min != 1)
+		printf("note: this kernel's tcp_rmem takes elements of %d or more (6.12: 1); ours "
+		       "is declared alike\n", rmem_min);
 	bigbuf = malloc(HUGE_LEN);
 	tree = sysctl_tree_new();
 	if (!bigbuf || !tree) {
