@@ -20,6 +20,10 @@ printf '1500\n' > "$root/vlan.d/eth0.300/mtu"
 printf 'one\ntwo\n' > "$root/kernel/lines"
 run() { "$cli" --root "$root" "$@" 2>&1; echo "rc=$?"; }
 
+# Only rcusysctl-etcd (run for --etcd) loads libcurl and its ~30 libraries,
+# which cost ~20 ms at every start of rcusysctl.
+check "rcusysctl does not link libcurl" "" "$(readelf -d "$cli" | grep -o 'libcurl[^]]*')"
+
 check "read one" "kernel.core_pattern = core
 rc=0" "$(run kernel.core_pattern)"
 check "slash key" "kernel.modprobe = /sbin/modprobe

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dirtree.h"
@@ -561,6 +562,50 @@ static void usage(FILE *out, int code)
 	exit(code);
 }
 
+/*
+ * Keep output and error lines in order when both go to one file or pipe
+ * (line buffering); otherwise stdout is fully buffered, which saves a
+ * write(2) per entry in a listing.
+ */
+static void keep_output_order(void)
+{
+	struct stat out, err;
+
+	if (fstat(STDOUT_FILENO, &out) == 0 && fstat(STDERR_FILENO, &err) == 0 &&
+	    out.st_dev == err.st_dev && out.st_ino == err.st_ino)
+		setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+#ifdef ETCD_HELPER
+/*
+ * --etcd runs rcusysctl-etcd: this program again, linked with libcurl,
+ * whose ~30 libraries cost ~20 ms at every start that no other use of
+ * rcusysctl should pay. It is looked for next to this program first (the
+ * build tree), then where it is installed.
+ */
+static int exec_etcd_helper(char **argv)
+{
+	char self[4096], path[4096 + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	fflush(stdout);
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(path, sizeof(path), "%s/rcusysctl-etcd", self);
+			if (access(path, X_OK) == 0)
+				execv(path, argv);
+		}
+	}
+	execv(RCUSYSCTL_ETCD_HELPER, argv);
+	fprintf(stderr, "rcusysctl: --etcd needs %s: %s\n", RCUSYSCTL_ETCD_HELPER, strerror(errno));
+	return 1;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
@@ -585,8 +630,7 @@ int main(int argc, char **argv)
 	const char *sub = NULL; /* "watch" or "audit" */
 	int opt, err;
 
-	/* Keep output and error lines in order when both go to one pipe. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	keep_output_order();
 	while ((opt = getopt_long(argc, argv, "aAXnNwpfeqr:bdhV", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'a': case 'A': case 'X': all = true; break;
@@ -635,7 +679,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (etcd) {
-#ifdef HAVE_ETCD
+#ifdef ETCD_HELPER
+		(void)etcd_prefix, (void)cacert, (void)cert, (void)key;
+		/* argv as getopt_long() permuted it: options first, same meaning. */
+		return exec_etcd_helper(argv);
+#elif defined(HAVE_ETCD)
 		struct etcdcli_opts eo = { etcd, etcd_prefix, cacert, cert, key, all, write, o.quiet,
 					   o.values_only };
 
