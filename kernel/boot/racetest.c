@@ -23,11 +23,14 @@
  * It prints, one per line:
  *   race KERNEL TUNABLE PATH reads=N torn=N   (PATH: procsys, sysfs, consumer;
  *                                             for consumer lines reads = calls)
- *   rate KERNEL core_pattern procsys-alone|procsys-with-writer reads_per_s=N
+ *   rate KERNEL core_pattern procsys-alone|procsys-with-writer round=N
+ *        reads_per_s=N reads=N torn=N        (RT_MODE=rate only)
  *   sample KERNEL TUNABLE PATH "<first torn value seen>"
  *   note ...                                  (details)
  *   racetest: done
- * Environment: RT_KERNEL (name printed), RT_READS, RT_CALLS (counts).
+ * Environment: RT_KERNEL (name printed), RT_READS, RT_CALLS (counts),
+ * RT_MODE (race, the default, or rate: only the read-rate rounds, see
+ * rate_test()), RT_ROUNDS (rate rounds, default 3).
  *
  * It never triggers a power-off: poweroff_cmd is only read back.
  */
@@ -198,6 +201,7 @@ struct reader {
 	char expect[2][160];
 	size_t elen[2];
 	long target;
+	double until;	/* stop at this time instead, if not 0 */
 	int cpu;
 	long reads, torn;
 	double secs;
@@ -233,9 +237,11 @@ static void *reader_main(void *arg)
 	}
 	pin(r->cpu);
 	t0 = now();
-	while (r->reads < r->target) {
+	while (r->until || r->reads < r->target) {
 		ssize_t n;
 
+		if ((r->reads & 1023) == 0 && r->until && now() >= r->until)
+			break;
 		if ((r->reads & 4095) == 0 && r->reads && now() - t0 > STAGE_GUARD_S)
 			break;
 		/* One read at offset 0 returns the whole value and its newline. */
@@ -259,9 +265,10 @@ struct read_result {
 	char sample[160];
 };
 
-/* Readers on every CPU but the writer's (CPU 0); a and b as written. */
+/* Readers on every CPU but the writer's (CPU 0); a and b as written.
+ * They stop after want_reads reads in all, or after @secs if not 0. */
 static void run_readers(const char *path, const char *a, const char *b,
-			struct read_result *res)
+			double secs, struct read_result *res)
 {
 	struct reader r[MAX_READERS];
 	int n = ncpus > 1 ? ncpus - 1 : 1, i;
@@ -275,6 +282,7 @@ static void run_readers(const char *path, const char *a, const char *b,
 		r[i].elen[0] = snprintf(r[i].expect[0], sizeof(r[i].expect[0]), "%s\n", a);
 		r[i].elen[1] = snprintf(r[i].expect[1], sizeof(r[i].expect[1]), "%s\n", b);
 		r[i].target = (want_reads + n - 1) / n;
+		r[i].until = secs > 0 ? now() + secs : 0;
 		r[i].cpu = ncpus > 1 ? 1 + i : 0;
 		errno = pthread_create(&r[i].thread, NULL, reader_main, &r[i]);
 		if (errno)
@@ -293,7 +301,7 @@ static void run_readers(const char *path, const char *a, const char *b,
 
 /* One /proc/sys or sysfs line: writer on wpath, readers on rpath. */
 static void race_read(const char *tunable, const char *kind, const char *wpath,
-		      const char *rpath, bool print_rate)
+		      const char *rpath)
 {
 	struct writer w;
 	struct read_result res;
@@ -302,47 +310,56 @@ static void race_read(const char *tunable, const char *kind, const char *wpath,
 	printf("racetest: %s %s: %ld reads while a writer flips %s\n", tunable,
 	       kind, want_reads, wpath);
 	writer_start(&w, wpath, val_a, val_b);
-	run_readers(rpath, val_a, val_b, &res);
+	run_readers(rpath, val_a, val_b, 0, &res);
 	writer_stop(&w, tunable);
 	printf("race %s %s %s reads=%ld torn=%ld\n", kname, tunable, kind,
 	       res.reads, res.torn);
 	if (res.sample[0])
 		printf("sample %s %s %s \"%s\"\n", kname, tunable, kind, res.sample);
 	printf("note %s %s %s writes=%ld\n", kname, tunable, kind, w.writes);
-	if (print_rate)
-		printf("rate %s %s procsys-with-writer reads_per_s=%.0f\n", kname,
-		       tunable, res.rate);
 	printf("racetest: %s %s took %.1f s\n", tunable, kind, now() - t0);
 }
 
-/* The read path alone: same readers, no writer. The best of RATE_ROUNDS
- * rounds of RT_READS reads is printed: other load on the host only ever
- * slows a round down, so the best one is the closest to what the kernel's
- * read path costs. Rounds are long because the guest's clock may tick in
- * jiffies (4 ms) under TCG. */
-#define RATE_ROUNDS 5
+/*
+ * Read rate (RT_MODE=rate): RT_ROUNDS rounds, each RATE_ROUND_S of reading
+ * core_pattern with no writer, then as long with the writer flipping it.
+ * One line per round; boot-test boots the stock and the patched kernel
+ * one after the other, several times, and compares the medians. Rounds
+ * are time-bound and long because the guest's clock may tick in jiffies
+ * (4 ms) under TCG.
+ */
+#define RATE_ROUND_S 1.0
 
-static void rate_alone(void)
+static int rate_rounds = 3;
+
+static void rate_round(int round, bool with_writer)
 {
-	struct read_result res;
 	const char *path = "/proc/sys/kernel/core_pattern";
-	long torn = 0;
-	double best = 0;
+	const char *kind = with_writer ? "with-writer" : "alone";
+	struct read_result res;
+	struct writer w;
+
+	if (with_writer)
+		writer_start(&w, path, val_a, val_b);
+	else if (write_file(path, val_a))
+		die("writing core_pattern");
+	run_readers(path, val_a, with_writer ? val_b : val_a, RATE_ROUND_S, &res);
+	if (with_writer)
+		writer_stop(&w, "core_pattern");
+	printf("rate %s core_pattern procsys-%s round=%d reads_per_s=%.0f reads=%ld torn=%ld\n",
+	       kname, kind, round, res.rate, res.reads, res.torn);
+	if (res.sample[0])
+		printf("sample %s core_pattern procsys-%s \"%s\"\n", kname, kind, res.sample);
+}
+
+static void rate_test(void)
+{
 	int i;
 
-	if (write_file(path, val_a))
-		die("writing core_pattern");
-	for (i = 0; i < RATE_ROUNDS; i++) {
-		run_readers(path, val_a, val_a, &res);
-		torn += res.torn;
-		printf("note %s core_pattern procsys-alone round=%d reads_per_s=%.0f\n",
-		       kname, i + 1, res.rate);
-		if (res.rate > best)
-			best = res.rate;
+	for (i = 1; i <= rate_rounds; i++) {
+		rate_round(i, false);
+		rate_round(i, true);
 	}
-	printf("rate %s core_pattern procsys-alone reads_per_s=%.0f\n", kname, best);
-	if (torn)
-		printf("note %s core_pattern procsys-alone unexpected=%ld\n", kname, torn);
 }
 
 /* ---- consumers: the kernel reads the value and runs the helper */
@@ -648,6 +665,7 @@ int main(void)
 	const char *env;
 	char self[64];
 	ssize_t n;
+	bool rate_mode;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* It rewrites system tunables and crashes processes on purpose: only
@@ -665,8 +683,13 @@ int main(void)
 		want_reads = atol(env);
 	if ((env = getenv("RT_CALLS")))
 		want_calls = atol(env);
-	if (want_reads < 1 || want_calls < 1) {
-		fprintf(stderr, "racetest: RT_READS and RT_CALLS must be positive\n");
+	if ((env = getenv("RT_ROUNDS")))
+		rate_rounds = atoi(env);
+	env = getenv("RT_MODE");
+	rate_mode = env && !strcmp(env, "rate");
+	if (want_reads < 1 || want_calls < 1 || rate_rounds < 1 ||
+	    (env && !rate_mode && strcmp(env, "race"))) {
+		fprintf(stderr, "racetest: RT_READS, RT_CALLS and RT_ROUNDS must be positive, RT_MODE race or rate\n");
 		return 2;
 	}
 	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -688,17 +711,22 @@ int main(void)
 	       kname, ncpus, want_reads, want_calls);
 	printf("note %s cpus=%d\n", kname, ncpus);
 
-	rate_alone();
+	if (rate_mode) {
+		rate_test();
+		restore_all();
+		printf("racetest: done\n");
+		return 0;
+	}
 	race_read("core_pattern", "procsys", "/proc/sys/kernel/core_pattern",
-		  "/proc/sys/kernel/core_pattern", true);
+		  "/proc/sys/kernel/core_pattern");
 	race_read("modprobe", "procsys", "/proc/sys/kernel/modprobe",
-		  "/proc/sys/kernel/modprobe", false);
+		  "/proc/sys/kernel/modprobe");
 	race_read("poweroff_cmd", "procsys", "/proc/sys/kernel/poweroff_cmd",
-		  "/proc/sys/kernel/poweroff_cmd", false);
+		  "/proc/sys/kernel/poweroff_cmd");
 	race_read("hotplug", "procsys", "/proc/sys/kernel/hotplug",
-		  "/proc/sys/kernel/hotplug", false);
+		  "/proc/sys/kernel/hotplug");
 	race_read("uevent_helper", "sysfs", "/sys/kernel/uevent_helper",
-		  "/sys/kernel/uevent_helper", false);
+		  "/sys/kernel/uevent_helper");
 	restore_all();
 
 	consume_core();
