@@ -119,6 +119,25 @@ RCUSTRING_API int call_usermodehelper_stdin(const char *path, char **argv, char 
 					    const void *data, size_t len, int wait);
 
 /**
+ * umh_spawn - start a program as a helper and leave it to the caller
+ * @path: absolute path of the program (no PATH search)
+ * @argv: NULL-terminated argument vector, argv[0] not NULL
+ * @envp: NULL-terminated environment, or NULL for an empty one
+ *
+ * Starts @path exactly as call_usermodehelper() starts a helper (new
+ * session, cwd "/", default signal dispositions, empty signal mask, stdin
+ * from /dev/null, no fd above 2) for a caller that supervises the program
+ * itself: the caller must reap it with waitpid() on the returned pid. It does
+ * not count against the concurrency limit and does not call the log hook.
+ * Any thread may call; @argv and @envp are only read until the call returns.
+ *
+ * Return: the program's pid (> 0) once the exec succeeded, or a negative
+ * errno: -EINVAL (NULL or relative @path, NULL @argv or argv[0]), -ENOMEM,
+ * -EAGAIN (no process could be made), or the exec's errno.
+ */
+RCUSTRING_API pid_t umh_spawn(const char *path, char **argv, char **envp);
+
+/**
  * umh_set_max_concurrent - set the process-wide concurrency limit
  * @n: new limit, >= 1. Helpers already running are not affected.
  *

@@ -764,6 +764,40 @@ static int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_inf
 	return -EPERM;
 }
 
+/*
+ * touch: as /proc/sys, the owner (root, or the tree's owner) may set times
+ * and anyone else may set them to "now" on what they may write; a time given
+ * is EPERM for them, as utimensat(2) says. Nothing is kept: an entry's times
+ * stay the mount's, and its value is never touched.
+ */
+static int fs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+	struct sysctl_caller who = caller();
+	struct sysctl_entry *e = NULL;
+	uid_t owner;
+	gid_t group;
+	int err;
+
+	(void)fi;
+	if (strcmp(path, "/") != 0) {
+		e = lookup(path);
+		if (!e)
+			return -ENOENT;
+	}
+	sysctl_tree_get_owner(self()->tree, &owner, &group);
+	if (who.uid == 0 || who.uid == owner)
+		err = 0;
+	else if (tv[0].tv_nsec != UTIME_NOW || tv[1].tv_nsec != UTIME_NOW)
+		err = -EPERM;
+	else if (!e || sysctl_entry_is_dir(e))
+		err = -EACCES;
+	else
+		err = sysctl_access(e, &who, W_OK);
+	if (e)
+		sysctl_entry_put(e);
+	return err;
+}
+
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	/*
@@ -804,6 +838,7 @@ static const struct fuse_operations ops = {
 	.rename = fs_rename,
 	.chmod = fs_chmod,
 	.chown = fs_chown,
+	.utimens = fs_utimens,
 	.poll = fs_poll,
 };
 

@@ -77,7 +77,8 @@ static void slot_put(void)
 	atomic_fetch_sub(&umh_count, 1);
 }
 
-static int umh_spawn(const char *path, char **argv, char **envp, int stdin_fd, pid_t *pidp)
+/* The helper's environment (see umh.h); @stdin_fd < 0: /dev/null. */
+static int spawn_helper(const char *path, char **argv, char **envp, int stdin_fd, pid_t *pidp)
 {
 	static char *empty_env[] = { NULL };
 	posix_spawn_file_actions_t fa;
@@ -147,7 +148,7 @@ static void *umh_waiter(void *arg)
 	pid_t pid = -1;
 	int ret;
 
-	ret = umh_spawn(req->path, req->argv, req->envp, req->stdin_fd, &pid);
+	ret = spawn_helper(req->path, req->argv, req->envp, req->stdin_fd, &pid);
 	/* A failed call holds no slot by the time it returns. */
 	if (ret)
 		slot_put();
@@ -320,7 +321,7 @@ static int umh_call(const char *path, char **argv, char **envp, int wait, bool w
 	}
 
 	if (wait == UMH_WAIT_PROC) {
-		ret = umh_spawn(path, argv, envp, pipefd[0], &pid);
+		ret = spawn_helper(path, argv, envp, pipefd[0], &pid);
 		if (ret == 0 && with_stdin) {
 			close(pipefd[0]);
 			pipefd[0] = -1;
@@ -376,6 +377,17 @@ RCUSTRING_API int call_usermodehelper_stdin(const char *path, char **argv, char 
 					    const void *data, size_t len, int wait)
 {
 	return umh_call(path, argv, envp, wait, true, data, len, NULL, NULL);
+}
+
+RCUSTRING_API pid_t umh_spawn(const char *path, char **argv, char **envp)
+{
+	pid_t pid;
+	int ret;
+
+	if (!path || path[0] != '/' || !argv || !argv[0])
+		return -EINVAL;
+	ret = spawn_helper(path, argv, envp, -1, &pid);
+	return ret ? ret : pid;
 }
 
 RCUSTRING_API int umh_set_max_concurrent(int n)

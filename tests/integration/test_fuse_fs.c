@@ -3,7 +3,8 @@
  * namespace, as root): two polls of one open file register one change
  * callback; files still open at unmount lose their callbacks; mount
  * failures keep their errno; a listing read the way procps' sysctl -a
- * reads it costs a bounded number of requests per entry.
+ * reads it costs a bounded number of requests per entry; touch (utimensat)
+ * is allowed as on /proc/sys and changes nothing.
  *
  * sysctl_entry_on_change() and sysctl_callback_remove() are wrapped at link
  * time (-Wl,--wrap) to count registrations and removals, and to hold a
@@ -26,6 +27,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <grp.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -458,6 +461,72 @@ static void test_listing_requests(void **state)
 	sysctl_unregister_table(h);
 }
 
+/* ---- touch: who may, as on /proc/sys; nothing changes ---- */
+
+static int shared_int = 5, own_int = 6;
+static struct ctl_table touch_table[] = {
+	{ "shared", &shared_int, sizeof(int), 0666, proc_dointvec, NULL, NULL, "anyone writes" },
+	{ "own", &own_int, sizeof(int), 0644, proc_dointvec, NULL, NULL, "root writes" },
+};
+
+/* utimensat(@path, @times) as uid and gid 65534: 0 or its errno. */
+static int touch_as_nobody(const char *path, const struct timespec *times)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(255);
+		_exit(utimensat(AT_FDCWD, path, times, 0) ? errno : 0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static void test_touch(void **state)
+{
+	const struct timespec given[2] = { { 60, 0 }, { 60, 0 } };
+	const struct timespec mtime_now[2] = { { 0, UTIME_OMIT }, { 0, UTIME_NOW } };
+	char shared[160], own[160], dir[160], missing[160];
+	struct mounted *m = *state;
+	struct sysctl_table_header *h;
+	struct stat before, after;
+
+	if (!m)
+		skip();
+	assert_int_equal(sysctl_register_table(m->tree, "touch", touch_table, 2, &h), 0);
+	snprintf(shared, sizeof(shared), "%s/touch/shared", m->dir);
+	snprintf(own, sizeof(own), "%s/touch/own", m->dir);
+	snprintf(dir, sizeof(dir), "%s/touch", m->dir);
+	snprintf(missing, sizeof(missing), "%s/touch/missing", m->dir);
+	assert_int_equal(stat(own, &before), 0);
+
+	/* root owns every name */
+	assert_int_equal(utimensat(AT_FDCWD, own, NULL, 0), 0);
+	assert_int_equal(utimensat(AT_FDCWD, own, given, 0), 0);
+	assert_int_equal(utimensat(AT_FDCWD, dir, given, 0), 0);
+	assert_int_equal(utimensat(AT_FDCWD, m->dir, mtime_now, 0), 0);
+	assert_int_equal(utimensat(AT_FDCWD, missing, NULL, 0), -1);
+	assert_int_equal(errno, ENOENT);
+
+	/* anyone else: "now" on what they may write, no time given */
+	assert_int_equal(touch_as_nobody(shared, NULL), 0);
+	assert_int_equal(touch_as_nobody(own, NULL), EACCES);
+	assert_int_equal(touch_as_nobody(dir, NULL), EACCES);
+	assert_int_equal(touch_as_nobody(shared, given), EPERM);
+	assert_int_equal(touch_as_nobody(shared, mtime_now), EPERM);
+	assert_int_equal(touch_as_nobody(missing, NULL), ENOENT);
+
+	/* nothing kept: the times are the mount's, the values as they were */
+	assert_int_equal(stat(own, &after), 0);
+	assert_int_equal(after.st_mtime, before.st_mtime);
+	assert_int_equal(shared_int, 5);
+	assert_int_equal(own_int, 6);
+	sysctl_unregister_table(h);
+}
+
 /* ---- mount failures keep their errno ---- */
 
 static void test_mount_errors(void **state)
@@ -488,6 +557,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_concurrent_polls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_at_unmount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listing_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_touch, setup, teardown),
 		cmocka_unit_test(test_mount_errors),
 	};
 	const char *ci = getenv("CI");

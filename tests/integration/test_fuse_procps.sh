@@ -1,72 +1,27 @@
 #!/usr/bin/env bash
 # The FUSE tree used by tools nobody here wrote: procps sysctl (with the tree
 # bind-mounted over /proc/sys in the readers' own mount namespace, never in
-# the fixture's), cat, echo,
-# poll(), and a non-root user. Exit 77 (skip) only where the machine cannot;
-# never as root under CI=true.
+# the fixture's), cat, echo, touch, poll(), and a non-root user. Exit 77
+# (skip) only where the machine cannot; never as root under CI=true.
 set -u
 fixture=${1:?usage: test_fuse_procps.sh FIXTURE RCUSYSCTL}
 cli=${2:?usage: test_fuse_procps.sh FIXTURE RCUSYSCTL}
 
-if [ -z "${INSIDE_NS:-}" ]; then
-	skip() {
-		if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
-			echo "FAIL: cannot run as root under CI: $*"
-			exit 1
-		fi
-		echo "SKIP: $*"
-		exit 77
-	}
-	[ "$(id -u)" = 0 ] || skip "needs root (mount namespaces and bind mounts)"
-	[ -c /dev/fuse ] || skip "/dev/fuse is missing"
-	for tool in unshare sysctl setpriv mountpoint python3; do
-		command -v "$tool" >/dev/null || skip "$tool is not installed"
-	done
-	unshare -m --propagation private true 2>/dev/null || skip "cannot create a mount namespace here"
-	INSIDE_NS=1 exec unshare -m --propagation private "$0" "$@"
-fi
-
 . "$(dirname "$0")/../check.sh"
-contains() { # name, needle, haystack
-	case "$3" in
-	*"$2"*) passed=$((passed + 1)) ;;
-	*) failed=$((failed + 1)); printf 'FAIL %s: no "%s" in\n%s\n' "$1" "$2" "$3" ;;
-	esac
-}
+fuse_test=fuse-procps
+fuse_tools=(sysctl setpriv python3)
+# The tree's owner: a service user, neither root nor nobody.
+export SYSCTL_FIXTURE_OWNER=4242:4243
+. "$(dirname "$0")/fuse_mount.sh"
 
-if [ "${INSIDE_NS:-}" = 1 ]; then
-	# The fixture lives in this namespace and must never find its own mount
-	# at /proc/sys: its worker threads read /proc/sys themselves (glibc's
-	# free() opens /proc/sys/vm/overcommit_memory while it holds an arena
-	# lock), and a request served by its own FUSE loop can then wait on that
-	# lock forever. The readers run in a child namespace of their own, with
-	# the tree bound over /proc/sys there only.
-	mnt=$(mktemp -d)
-	# The tree's owner: a service user, neither root nor nobody.
-	SYSCTL_FIXTURE_OWNER=4242:4243 "$fixture" "$mnt" &
-	pid=$!
-	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
-	if ! mountpoint -q "$mnt"; then
-		echo "FAIL: fixture did not mount $mnt"
-		kill "$pid" 2>/dev/null
-		exit 1
-	fi
-	INSIDE_NS=2 MNT=$mnt FIXTURE_PID=$pid unshare -m --propagation private "$0" "$@"
-	check "readers" "0" "$?"
-	kill -TERM "$pid"
-	wait "$pid"
-	check "exit 0 on SIGTERM" "0" "$?"
-	check "unmounted" "no" "$(mountpoint -q "$mnt" && echo yes || echo no)"
-	rmdir "$mnt"
-	finish fuse-procps
-	exit
-fi
-
-# The readers' namespace.
-mount --bind "$MNT" /proc/sys || { echo "FAIL: cannot bind-mount over /proc/sys"; exit 1; }
+# The readers' namespace. The kernel's /proc/sys stays reachable at $K, for
+# users the fixture's root (/proc/PID/root) does not let in too.
+K=$(mktemp -d)
+trap 'umount "$K" 2>/dev/null; rmdir "$K"' EXIT
+chmod 755 "$K"
+mount --bind /proc/sys "$K" || { echo "FAIL: cannot bind the kernel's /proc/sys to $K"; exit 1; }
+fuse_bind_proc_sys
 S=/proc/sys
-# The fixture, through its own root, still finds the kernel's /proc/sys.
-check "fixture's /proc/sys" "proc" "$(stat -f -c %T "/proc/$FIXTURE_PID/root/proc/sys" 2>&1)"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 # procps sysctl reads
@@ -161,6 +116,43 @@ contains "owner's group has no owner bits" "Permission denied" \
 	"$(setpriv --reuid=65534 --regid=4243 --clear-groups cat $S/kernel/secret 2>&1)"
 contains "nobody still cannot write" "Permission denied" "$(nobody sh -c "echo /x > $S/kernel/modprobe" 2>&1)"
 check "value kept" "/owner" "$(cat $S/kernel/modprobe)"
+
+# touch: as on the kernel's /proc/sys, it succeeds for the owner (root, or
+# the tree's) and changes no value; anyone else may touch with the time
+# "now" only what they may write (else EACCES) and set no other time (EPERM).
+touch_errors() { # DIR, its entries of mode 0644, 0444 and 0600: what touch says
+	local d=$1 f opt r out=
+	for f in "$d/$2" "$d/$3" "$d/$4" "$d"; do
+		# now; mtime only (atime left alone: not "now" for the kernel); a time given
+		for opt in "" -m "-d @$(($(date +%s) - 60))"; do
+			# -c: no open(O_CREAT) first, whose error touch would report instead
+			# shellcheck disable=SC2086 # $opt is zero to two words
+			r=$(touch -c $opt "$f" 2>&1) && r=ok
+			out+="${r##*: },"
+		done
+		out="${out%,} "
+	done
+	r=$(touch "$d/nonexistent" 2>&1) && r=ok
+	echo "$out${r##*: }"
+}
+as() { # UID, then a command line that may call touch_errors
+	setpriv --reuid="$1" --regid="$1" --clear-groups bash -c "$(declare -f touch_errors); $2"
+}
+all_ok="ok,ok,ok ok,ok,ok ok,ok,ok ok,ok,ok No such file or directory"
+check "root touches" "$all_ok" "$(touch_errors $S/kernel modprobe ostype secret)"
+check "root touches the kernel's" "$all_ok" "$(touch_errors "$K/kernel" hostname ostype cad_pid)"
+check "the tree's owner touches" "$all_ok" "$(as 4242 "touch_errors $S/kernel modprobe ostype secret")"
+no="Permission denied,Operation not permitted,Operation not permitted"
+check "nobody touches" "$no $no $no $no No such file or directory" \
+	"$(as 65534 "touch_errors $S/kernel modprobe ostype secret")"
+check "nobody touches the kernel's" "$no $no $no $no No such file or directory" \
+	"$(as 65534 "touch_errors $K/kernel hostname ostype cad_pid")"
+check "touch without -c, as root" "rc=0
+rc=0" \
+	"$(touch $S/kernel/modprobe 2>&1; echo "rc=$?"; touch $S/kernel/ostype 2>&1; echo "rc=$?")"
+check "touched values unchanged" "/owner rcustring 7" \
+	"$(cat $S/kernel/modprobe $S/kernel/ostype $S/kernel/secret | tr '\n' ' ' | sed 's/ $//')"
+check "no name made by touch" "no" "$([ -e $S/kernel/nonexistent ] && echo yes || echo no)"
 
 # poll(): POLLERR|POLLPRI once the entry changes
 poll_out=$(python3 - "$S/vm/swappiness" <<'PY'

@@ -10,60 +10,10 @@ set -u
 fixture=${1:?usage: test_fuse_whole.sh FIXTURE RCUSYSCTL}
 cli=${2:?usage: test_fuse_whole.sh FIXTURE RCUSYSCTL}
 
-if [ -z "${INSIDE_NS:-}" ]; then
-	skip() {
-		if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
-			echo "FAIL: cannot run as root under CI: $*"
-			exit 1
-		fi
-		echo "SKIP: $*"
-		exit 77
-	}
-	[ "$(id -u)" = 0 ] || skip "needs root (mount namespaces and bind mounts)"
-	[ -c /dev/fuse ] || skip "/dev/fuse is missing"
-	for tool in unshare sysctl mountpoint python3 dd; do
-		command -v "$tool" >/dev/null || skip "$tool is not installed"
-	done
-	unshare -m --propagation private true 2>/dev/null || skip "cannot create a mount namespace here"
-	INSIDE_NS=1 exec unshare -m --propagation private "$0" "$@"
-fi
-
 . "$(dirname "$0")/../check.sh"
-contains() { # name, needle, haystack
-	case "$3" in
-	*"$2"*) passed=$((passed + 1)) ;;
-	*) failed=$((failed + 1)); printf 'FAIL %s: no "%s" in\n%s\n' "$1" "$2" "$3" ;;
-	esac
-}
-
-if [ "${INSIDE_NS:-}" = 1 ]; then
-	# The fixture lives in this namespace and must never find its own mount
-	# at /proc/sys: its worker threads read /proc/sys themselves (glibc's
-	# free() opens /proc/sys/vm/overcommit_memory while it holds an arena
-	# lock), and a request served by its own FUSE loop can then wait on that
-	# lock forever. The readers run in a child namespace of their own, with
-	# the tree bound over /proc/sys there only.
-	mnt=$(mktemp -d)
-	"$fixture" "$mnt" &
-	pid=$!
-	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
-	if ! mountpoint -q "$mnt"; then
-		echo "FAIL: fixture did not mount $mnt"
-		kill "$pid" 2>/dev/null
-		exit 1
-	fi
-	trap 'kill -TERM "$pid" 2>/dev/null' EXIT
-	INSIDE_NS=2 MNT=$mnt FIXTURE_PID=$pid unshare -m --propagation private "$0" "$@"
-	check "readers" "0" "$?"
-	kill -TERM "$pid"
-	wait "$pid"
-	check "exit 0 on SIGTERM" "0" "$?"
-	check "unmounted" "no" "$(mountpoint -q "$mnt" && echo yes || echo no)"
-	rmdir "$mnt"
-	trap - EXIT
-	finish fuse-whole
-	exit
-fi
+fuse_test=fuse-whole
+fuse_tools=(sysctl python3 dd)
+. "$(dirname "$0")/fuse_mount.sh"
 
 # The readers' namespace.
 mnt=$MNT
@@ -82,9 +32,7 @@ check "ls /app.d/sub" "x" "$(ls "$mnt/app.d/sub" 2>&1)"
 check "stat /app.d" "directory" "$(stat -c %F "$mnt/app.d" 2>&1)"
 echo 9000 > "$mnt/eth0.200/mtu" 2>/dev/null
 check "write /eth0.200/mtu" "9000" "$(cat "$mnt/eth0.200/mtu" 2>&1)"
-mount --bind "$mnt" /proc/sys
-# The fixture, through its own root, still finds the kernel's /proc/sys.
-check "fixture's /proc/sys" "proc" "$(stat -f -c %T "/proc/$FIXTURE_PID/root/proc/sys" 2>&1)"
+fuse_bind_proc_sys
 # procps takes a name whose first separator is '/' as a path as it stands.
 check "procps sysctl, slash form" "9000" "$(sysctl -n /eth0.200/mtu 2>&1)"
 check "procps sysctl -n, slash form" "x" "$(sysctl -n /app.d/sub/x 2>&1)"

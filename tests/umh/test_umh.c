@@ -1,8 +1,8 @@
 /*
  * Unit tests of call_usermodehelper*(): wait modes and statuses, exec errors,
  * exact argv/envp, stdin feeding, the cleanup contract, reaping, what the
- * helper inherits (fds, signals, session, cwd), the concurrency limit, the
- * log hook. Helpers are /bin/sh and the scripts in UMH_HELPERS_DIR.
+ * helper inherits (fds, signals, session, cwd), umh_spawn(), the concurrency
+ * limit, the log hook. Helpers are /bin/sh and the scripts in UMH_HELPERS_DIR.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -473,6 +473,70 @@ static void test_inheritance(void **state)
 		close(fds[m]);
 }
 
+/*
+ * umh_spawn(): the helper's clean start, with the pid handed to the caller,
+ * who reaps it; a caller's blocked and ignored signals and its fds without
+ * O_CLOEXEC must not reach the program.
+ */
+static void test_umh_spawn(void **state)
+{
+	const char *out = tmp_path("inspect-spawn");
+	char low[12], high[12], buf[1024], *sig;
+	char *argv[] = { "inspect.sh", (char *)out, low, high, NULL };
+	char *envp[] = { "UMH_SPAWN=yes", NULL };
+	char *noargv[] = { NULL };
+	unsigned long long blk, ign;
+	int fd, st, ids, pgrp, sid;
+	sigset_t block, old;
+	pid_t pid;
+
+	(void)state;
+	fd = open("/dev/null", O_RDONLY);
+	assert_true(fd > STDERR_FILENO);
+	assert_int_equal(dup2(fd, 200), 200);
+	snprintf(low, sizeof(low), "%d", fd);
+	snprintf(high, sizeof(high), "%d", 200);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+
+	pid = umh_spawn(HELPER("inspect.sh"), argv, envp);
+
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	close(fd);
+	close(200);
+	assert_true(pid > 0);
+	assert_int_equal(umh_running(), 0);         /* the caller's to reap, not counted */
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(st, 0);
+	read_file(out, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "open:\n"));    /* neither fd */
+	assert_non_null(strstr(buf, "stdin: /dev/null\n"));
+	assert_non_null(strstr(buf, "cwd: /\n"));
+	assert_non_null(strstr(buf, "env: UMH_SPAWN=yes \n"));
+	assert_int_equal(sscanf(strstr(buf, "ids: "), "ids: %d %d %d", &ids, &pgrp, &sid), 3);
+	assert_int_equal(ids, pid);                  /* the pid returned is the program's */
+	assert_int_equal(sid, pid);                  /* own session */
+	sig = strstr(buf, "sig: ");
+	assert_non_null(sig);
+	assert_int_equal(sscanf(sig, "sig: SigBlk: %llx SigIgn: %llx", &blk, &ign), 2);
+	assert_int_equal(blk, 0);
+	assert_int_equal(ign & (1ULL << (SIGPIPE - 1)), 0);
+	assert_int_equal(ign & (1ULL << (SIGTERM - 1)), 0);
+
+	assert_int_equal(umh_spawn("/nonexistent/helper", argv, NULL), -ENOENT);
+	assert_int_equal(umh_spawn("bin/true", argv, NULL), -EINVAL);
+	assert_int_equal(umh_spawn(NULL, argv, NULL), -EINVAL);
+	assert_int_equal(umh_spawn("/bin/true", NULL, NULL), -EINVAL);
+	assert_int_equal(umh_spawn("/bin/true", noargv, NULL), -EINVAL);
+	assert_int_equal(umh_running(), 0);
+}
+
 static void test_concurrency_limit(void **state)
 {
 	char *block[] = { "wait_for.sh", tmp_path("go-limit"), NULL };
@@ -587,6 +651,7 @@ int main(void)
 		cmocka_unit_test(test_cleanup_enomem),
 		cmocka_unit_test(test_no_zombies_no_stealing),
 		cmocka_unit_test(test_inheritance),
+		cmocka_unit_test(test_umh_spawn),
 		cmocka_unit_test(test_concurrency_limit),
 		cmocka_unit_test(test_log_hook),
 		cmocka_unit_test(test_threads),

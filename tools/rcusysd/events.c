@@ -3,7 +3,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,44 +132,6 @@ static void *supervise(void *arg)
 	return NULL;
 }
 
-/*
- * The daemon's threads block SIGTERM/SIGINT/SIGHUP and it ignores SIGPIPE;
- * a supervised program gets neither, nor the daemon's descriptors (some
- * are not close-on-exec: libraries open their own), as usermode helpers do.
- */
-static int spawn_clean(pid_t *pid, char **argv)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t set;
-	int err;
-
-	err = posix_spawn_file_actions_init(&fa);
-	if (err)
-		return -err;
-	err = posix_spawnattr_init(&attr);
-	if (err) {
-		posix_spawn_file_actions_destroy(&fa);
-		return -err;
-	}
-	err = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	if (!err)
-		err = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-	sigemptyset(&set);
-	if (!err)
-		err = posix_spawnattr_setsigmask(&attr, &set);
-	sigfillset(&set);
-	if (!err)
-		err = posix_spawnattr_setsigdefault(&attr, &set);
-	if (!err)
-		err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	if (!err)
-		err = posix_spawn(pid, argv[0], &fa, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	return -err;
-}
-
 static int run_supervised(struct events *ev, char **argv, char *reply, size_t size)
 {
 	struct supervised *s;
@@ -178,16 +139,21 @@ static int run_supervised(struct events *ev, char **argv, char *reply, size_t si
 	pid_t pid;
 	int err;
 
-	if (argv[0][0] != '/')
-		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(argv[0]))) {
 		free(s);
 		return -ENOMEM;
 	}
 	s->ev = ev;
-	err = spawn_clean(&s->pid, argv);
-	if (err) {
+	/*
+	 * The daemon's threads block SIGTERM/SIGINT/SIGHUP and it ignores
+	 * SIGPIPE; a supervised program gets neither, nor the daemon's
+	 * descriptors (libraries open some without O_CLOEXEC), as helpers do.
+	 * It keeps the daemon's environment.
+	 */
+	s->pid = umh_spawn(argv[0], argv, environ);
+	if (s->pid < 0) {
+		err = s->pid;
 		free(s->path);
 		free(s);
 		return err;
