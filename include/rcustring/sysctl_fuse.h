@@ -33,7 +33,9 @@
  * only from registered tables and fail as on /proc/sys: creating one
  * (open with O_CREAT, mkdir, mknod, symlink, link) is ENOENT, unlink and
  * rmdir EACCES, rename ENOENT (over an existing name EACCES), chmod and
- * chown EPERM.
+ * chown EPERM. Setting times (touch) changes nothing and answers as there:
+ * root and the tree's owner any time, others "now" on what they may write
+ * (else EACCES), a time given EPERM.
  *
  * Caching: values never (direct I/O); names and attributes for up to 1 s
  * (entry and attribute timeouts), so a table unregistered or registered
