@@ -631,12 +631,12 @@ static int fs_access(const char *path, int mask)
 }
 
 /* Runs in the writer's thread after the change is published. */
-static void wake_poller(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void wake_poller(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
 	struct open_file *of = arg;
 
 	(void)e;
-	(void)changes;
+	(void)ch; /* a change or the entry's removal: either way the poller looks again */
 	pthread_mutex_lock(&of->lock);
 	if (of->ph) {
 		fuse_notify_poll(of->ph);
