@@ -52,6 +52,15 @@ struct ctl_table {
 };
 
 /*
+ * A flag OR'ed into struct ctl_table's mode: root executes what the value
+ * names (a helper's path, a core pipe). Such an entry is written by uid 0
+ * alone: the tree's owner (sysctl_tree_set_owner()) is held to its "other"
+ * bits, and registration refuses a mode that lets group or others write.
+ * sysctl_entry_mode() shows the permission bits only.
+ */
+#define SYSCTL_MODE_EXEC ((mode_t)0x10000000)
+
+/*
  * Handlers (documented in sysctl_handlers(7)).
  * proc_dostring:    data is a char[maxlen], changed in place. A tree
  *                   serializes its own readers with its writers; the

@@ -647,9 +647,16 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 		return -EINVAL;
 	}
 	/* sysctl_check_table: read and write bits only (S_IRUGO | S_IWUGO). */
-	if (t->mode & ~(mode_t)0666) {
+	if (t->mode & ~(mode_t)(0666 | SYSCTL_MODE_EXEC)) {
 		reg_error(tree, dir, name, "bogus mode 0%o", (unsigned int)t->mode);
 		return -EINVAL;
+	}
+	/* Whoever may write what root executes chooses what root runs. */
+	if ((t->mode & SYSCTL_MODE_EXEC) && (t->mode & 0022)) {
+		reg_error(tree, dir, name,
+			  "an entry root executes is written by root alone (mode 0%o lets group or others write)",
+			  (unsigned int)(t->mode & 0666));
+		return -EPERM;
 	}
 	row = rcs_handler_row(t->proc_handler);
 	if (!row)
@@ -845,10 +852,11 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 		e->header = h;
 		h->refs++;
 		e->table = &table[i];
-		e->mode = table[i].mode;
+		e->mode = table[i].mode & 0666;
 		e->handler = table[i].proc_handler;
 		e->maxlen = table[i].maxlen;
 		e->locked_reads = !(handler_flags(table[i].proc_handler) & SYSCTL_HF_RCU);
+		e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
 		if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
 			goto fail;
 	}
@@ -987,6 +995,9 @@ int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who,
 		return -EINVAL;
 	mode = (unsigned int)e->mode;
 	sysctl_tree_get_owner(e->tree, &owner_uid, &owner_gid);
+	/* The owner is never delegated what root executes (the kernel never delegates it). */
+	if (e->exec)
+		owner_uid = 0, owner_gid = 0;
 	if (who->uid == 0 || who->uid == owner_uid)
 		mode >>= 6;
 	else if (who->gid == 0 || who->gid == owner_gid)

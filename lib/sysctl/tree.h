@@ -139,6 +139,7 @@ struct sysctl_entry {
 	/* Copied at registration: explanations need them without the table. */
 	proc_handler *handler;
 	int maxlen;
+	bool exec; /* SYSCTL_MODE_EXEC: written by uid 0 alone */
 	uint64_t changes; /* atomic */
 	/*
 	 * Atomic: (number of the latest change told to callbacks << 8) | its

@@ -13,6 +13,7 @@
 #   state    the state file: a user's directory, a FIFO or symlink at its name or
 #            at the old temporary name, two daemons on one file, the default path
 #   durable  acknowledged writes on a full disk, a 64 KiB value across a restart
+#   owner    --owner against the entries root executes; exec= tunables' modes
 # Each attack prints "held: NAME" or "failed: NAME (why)"; any failure fails.
 # Waits are hang guards (seconds), never timing assertions.
 set -u
@@ -530,6 +531,37 @@ durable)
 	got=$(cat "$run/sys/big/val")
 	attack "a 65535-byte value (maxlen 65536) survives a restart" "got ${#got} bytes back" test "$got" = "$big"
 	attack "pub.val came back too" "got $(ctl "$run" -n pub.val)" test "$(ctl "$run" -n pub.val)" = 5
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	;;
+owner)
+	printf '#!/bin/sh\nid -u > %s/pwned\n' "$dir" > "$dir/evil"
+	chmod 755 "$dir/evil"
+	run=$dir/o
+	start "$run" --no-fuse -t "$dir/tunables.conf" --owner "$nobody:$nobody" || exit 1
+	as_user "$cli" --socket "$run/control.sock" -q -w pub.val=9 > /dev/null 2>&1
+	attack "the owner writes a 0644 entry" "value is $(ctl "$run" -n pub.val)" test "$(ctl "$run" -n pub.val)" = 9
+	for e in kernel.modprobe kernel.core_pattern kernel.poweroff_cmd kernel.hotplug fs.ocfs2.nm.hb_ctl_path; do
+		before=$(ctl "$run" -n "$e")
+		as_user "$cli" --socket "$run/control.sock" -q -w "$e=$dir/evil" > /dev/null 2>&1
+		attack "the owner cannot write $e" "it is $(ctl "$run" -n "$e")" test "$(ctl "$run" -n "$e")" = "$before"
+	done
+	event "$run" "MODULE foo" > /dev/null
+	attack "the owner's program never ran as root" "it ran as uid $(cat "$dir/pwned" 2>/dev/null)" test ! -e "$dir/pwned"
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	# A tunable root executes may not be given a wider mode.
+	echo 'app.helper string maxlen=256 default=/bin/true exec=yes mode=0666' > "$dir/exec.conf"
+	out=$(timeout 20 "$rcusysd" -d "$dir/o2" --no-fuse --no-persist -t "$dir/exec.conf" 2>&1)
+	attack "a tunables file giving an exec entry mode 0666 is refused" "rc=$?, said: $out" \
+		eval '[[ $out == *"an entry root executes is written by root alone (mode 0666"* ]]'
+	echo 'app.helper string maxlen=256 default=/bin/true exec=yes' > "$dir/exec.conf"
+	start "$dir/o3" --no-fuse -t "$dir/exec.conf" --owner "$nobody:$nobody" || exit 1
+	as_user "$cli" --socket "$dir/o3/control.sock" -q -w "app.helper=$dir/evil" > /dev/null 2>&1
+	attack "the owner cannot write an exec=yes tunable" "it is $(ctl "$dir/o3" -n app.helper)" \
+		test "$(ctl "$dir/o3" -n app.helper)" = /bin/true
+	ctl "$dir/o3" -q -w "app.helper=/bin/false"
+	attack "root still writes it" "it is $(ctl "$dir/o3" -n app.helper)" test "$(ctl "$dir/o3" -n app.helper)" = /bin/false
 	stop "$pid" 30
 	attack "clean exit" "rc=$rc" test "$rc" = 0
 	;;
