@@ -10,9 +10,13 @@
  *   show OUT                write this process's SigBlk, SigIgn and open
  *                           descriptors above 2 to OUT
  *   stubborn PIDFILE        ignore SIGTERM, write our pid, sleep for ever
+ *   opens FILE N            open FILE N times and read one byte from each;
+ *                           print "opened K of N" and the first error, then
+ *                           keep them open until stdin ends
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,8 +148,36 @@ static int stubborn(const char *pidfile)
 		pause();
 }
 
+static int opens(const char *file, int n)
+{
+	int opened = 0, first = 0;
+	char c, *why = "";
+
+	for (int i = 0; i < n; i++) {
+		int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || read(fd, &c, 1) != 1) {
+			if (!first) {
+				first = errno;
+				why = strerror(errno);
+			}
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		opened++;
+	}
+	printf("opened %d of %d%s%s\n", opened, n, first ? "; first error: " : "", why);
+	fflush(stdout);
+	while (read(STDIN_FILENO, &c, 1) > 0)
+		;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "opens"))
+		return opens(argv[2], atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "hold"))
 		return hold(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
 	if (argc == 5 && !strcmp(argv[1], "flood"))

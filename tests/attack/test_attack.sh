@@ -14,6 +14,7 @@
 #            at the old temporary name, two daemons on one file, the default path
 #   durable  acknowledged writes on a full disk, a 64 KiB value across a restart
 #   owner    --owner against the entries root executes; exec= tunables' modes
+#   opens    one user's FUSE opens against the per-uid cap and root's reserve
 # Each attack prints "held: NAME" or "failed: NAME (why)"; any failure fails.
 # Waits are hang guards (seconds), never timing assertions.
 set -u
@@ -562,6 +563,36 @@ owner)
 		test "$(ctl "$dir/o3" -n app.helper)" = /bin/true
 	ctl "$dir/o3" -q -w "app.helper=/bin/false"
 	attack "root still writes it" "it is $(ctl "$dir/o3" -n app.helper)" test "$(ctl "$dir/o3" -n app.helper)" = /bin/false
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	;;
+opens)
+	run=$dir/fo
+	start "$run" -t "$dir/tunables.conf" || exit 1
+	if ! mountpoint -q "$run/sys"; then
+		echo "skip: the tree did not mount here: $(grep FUSE "$run.log")"
+		stop "$pid" 30
+		[ "${CI:-}" = true ] && { echo "failed: FUSE must work on CI as root"; exit 1; }
+		exit 77
+	fi
+	mkfifo "$dir/hold.in"
+	(ulimit -n 8192 && exec setpriv --reuid="$nobody" --regid="$nobody" --clear-groups \
+		"$helper" opens "$run/sys/pub/val" 3000 < "$dir/hold.in" > "$dir/opens.out") &
+	holder=$!
+	exec 7> "$dir/hold.in"
+	wait_for 60 grep -q opened "$dir/opens.out"
+	out=$(cat "$dir/opens.out")
+	echo "measured: $out"
+	n=$(awk '{ print $2 }' "$dir/opens.out")
+	attack "one user's FUSE opens are capped at 1024" "$out" test "${n:-0}" = 1024
+	attack "the refused opens say ENFILE" "$out" eval '[[ $out == *"Too many open files in system"* ]]'
+	attack "root still opens while the user holds its share" "got '$(cat "$run/sys/pub/val" 2>&1)'" \
+		test "$(cat "$run/sys/pub/val" 2>&1)" = 1
+	exec 7>&-
+	wait "$holder"
+	wait_for 20 eval '[ "$(as_user cat "$run/sys/pub/val" 2>/dev/null)" = 1 ]'
+	attack "the user opens again once it closed" "got '$(as_user cat "$run/sys/pub/val" 2>&1)'" \
+		test "$(as_user cat "$run/sys/pub/val" 2>&1)" = 1
 	stop "$pid" 30
 	attack "clean exit" "rc=$rc" test "$rc" = 0
 	;;
