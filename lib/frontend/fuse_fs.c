@@ -738,9 +738,13 @@ static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_poll
 			fuse_pollhandle_destroy(of->ph);
 		of->ph = ph;
 	}
-	/* Like /proc/sys: a change since open or the last poll is POLLERR|POLLPRI. */
+	/*
+	 * Like /proc/sys: a change since open or the last poll is
+	 * POLLERR|POLLPRI. So is the entry's removal: nothing will change it
+	 * any more, and its reads fail.
+	 */
 	now = sysctl_entry_changes(of->e);
-	if (now != of->seen) {
+	if (now != of->seen || !sysctl_entry_live(of->e)) {
 		of->seen = now;
 		revents |= POLLERR | POLLPRI;
 	}

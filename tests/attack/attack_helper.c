@@ -13,10 +13,13 @@
  *   opens FILE N            open FILE N times and read one byte from each;
  *                           print "opened K of N" and the first error, then
  *                           keep them open until stdin ends
+ *   pollwait FILE SECONDS   read FILE, then poll it for a change; print
+ *                           "woke" or "timeout"
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,10 +177,30 @@ static int opens(const char *file, int n)
 	return 0;
 }
 
+static int pollwait(const char *file, int seconds)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	struct pollfd p = { .fd = fd, .events = POLLPRI | POLLERR };
+	char buf[256];
+	int n;
+
+	if (fd < 0 || read(fd, buf, sizeof(buf)) < 0) {
+		perror(file);
+		return 1;
+	}
+	printf("polling\n");
+	fflush(stdout);
+	n = poll(&p, 1, seconds * 1000);
+	printf("%s\n", n > 0 ? "woke" : n == 0 ? "timeout" : strerror(errno));
+	return n > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "opens"))
 		return opens(argv[2], atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "pollwait"))
+		return pollwait(argv[2], atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "hold"))
 		return hold(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
 	if (argc == 5 && !strcmp(argv[1], "flood"))

@@ -15,6 +15,7 @@
 #   durable  acknowledged writes on a full disk, a 64 KiB value across a restart
 #   owner    --owner against the entries root executes; exec= tunables' modes
 #   opens    one user's FUSE opens against the per-uid cap and root's reserve
+#   small    SETIF's malformed path, a poller on an entry removed at reload
 # Each attack prints "held: NAME" or "failed: NAME (why)"; any failure fails.
 # Waits are hang guards (seconds), never timing assertions.
 set -u
@@ -593,6 +594,29 @@ opens)
 	wait_for 20 eval '[ "$(as_user cat "$run/sys/pub/val" 2>/dev/null)" = 1 ]'
 	attack "the user opens again once it closed" "got '$(as_user cat "$run/sys/pub/val" 2>&1)'" \
 		test "$(as_user cat "$run/sys/pub/val" 2>&1)" = 1
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	;;
+small)
+	run=$dir/sm
+	cp "$dir/tunables.conf" "$dir/reload.conf"
+	start "$run" -t "$dir/reload.conf" || exit 1
+	out=$("$helper" flood "$run/control.sock" 1 "SET a..b 1")
+	out2=$("$helper" flood "$run/control.sock" 1 "SETIF a..b 1 1")
+	attack "SETIF answers a malformed path as SET does" "SET: $out; SETIF: $out2" \
+		eval '[[ $out == *"ERR 22"* && $out2 == *"ERR 22"* ]]'
+	if mountpoint -q "$run/sys"; then
+		"$helper" pollwait "$run/sys/open/val" 20 > "$dir/poll.out" &
+		poller=$!
+		wait_for 20 grep -q polling "$dir/poll.out"
+		grep -v '^open.val' "$dir/tunables.conf" > "$dir/reload.conf"
+		kill -HUP "$pid"
+		wait "$poller"
+		attack "a poller on an entry removed at reload wakes" "it said: $(tail -1 "$dir/poll.out")" \
+			grep -qx woke "$dir/poll.out"
+	else
+		failed "the tree did not mount" "$(grep FUSE "$run.log")"
+	fi
 	stop "$pid" 30
 	attack "clean exit" "rc=$rc" test "$rc" = 0
 	;;
