@@ -53,7 +53,9 @@ struct owned_row {
 	struct etcd_sync *s;
 	struct ctl_table orig;
 	char *key; /* the etcd key of the entry */
-	struct sysctl_entry *entry; /* referenced: whose write is in progress */
+	/* Borrowed: its handler runs only while the table is registered, when
+	 * the entry lives; asked whose write is in progress. */
+	struct sysctl_entry *entry;
 };
 
 struct owned_table {
@@ -504,10 +506,8 @@ static void sync_free(struct etcd_sync *s)
 		struct owned_table *o = s->owned;
 
 		s->owned = o->next;
-		for (size_t i = 0; i < o->count; i++) {
+		for (size_t i = 0; i < o->count; i++)
 			free(o->owned[i].key);
-			sysctl_entry_put(o->owned[i].entry);
-		}
 		free(o->owned);
 		free(o->rows);
 		free(o);
@@ -868,6 +868,7 @@ int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *
 		o->owned[i].entry = sysctl_lookup(s->tree, o->owned[i].key + s->prefix_len);
 		if (!o->owned[i].entry)
 			err = -ENOENT; /* cannot be: it was just registered there */
+		sysctl_entry_put(o->owned[i].entry);
 	}
 	if (err) {
 		sysctl_unregister_table(*out);
@@ -883,10 +884,8 @@ fail:
 	if (check)
 		sysctl_tree_free(check);
 	if (o) {
-		for (i = 0; o->owned && i < count; i++) {
+		for (i = 0; o->owned && i < count; i++)
 			free(o->owned[i].key);
-			sysctl_entry_put(o->owned[i].entry);
-		}
 		free(o->owned);
 		free(o->rows);
 		free(o);
