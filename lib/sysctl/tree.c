@@ -1150,6 +1150,10 @@ static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
 	off_t pos = 0;
 	int err;
 
+	/* A value is written as it reads less the newline a read adds ("\n" alone
+	 * stays: a zero-byte write would change nothing). */
+	if (len > 1 && saved[len - 1] == '\n')
+		len--;
 	if (e->locked_reads)
 		pthread_rwlock_wrlock(&e->data_lock);
 	err = rcs_sysctl_call(e, 1, saved, &len, &pos);
