@@ -117,7 +117,7 @@ int persist_open(struct sysctl_tree *tree, const char *path, struct persist **ou
 		 size_t why_size)
 {
 	struct persist *p = calloc(1, sizeof(*p));
-	char *copy = strdup(path), *base = strdup(path), canon[PATH_MAX], dirwhy[512];
+	char *copy = strdup(path), *base = strdup(path), canon[PATH_MAX], cwd[PATH_MAX], dirwhy[512];
 	const char *dir;
 	int err;
 
@@ -132,6 +132,9 @@ int persist_open(struct sysctl_tree *tree, const char *path, struct persist **ou
 	p->dirfd = p->lockfd = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	dir = dirname(copy);
+	/* "state.conf" alone: the current directory, checked by its real name. */
+	if (!strcmp(dir, ".") && getcwd(canon, sizeof(canon)))
+		dir = strcpy(cwd, canon);
 	/* The run directory's rules: whoever can change it chooses what we apply as root. */
 	p->dirfd = rundir_open(dir, canon, sizeof(canon), dirwhy, sizeof(dirwhy));
 	if (p->dirfd < 0) {
