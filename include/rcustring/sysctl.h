@@ -225,6 +225,10 @@ RCUSTRING_API int sysctl_register_table(struct sysctl_tree *tree, const char *pa
  *
  * Concurrent lookups never see a freed node. Waits until no handler of the
  * table runs any more, so the caller may free the table's data on return.
+ * Then calls each change callback of its entries once with
+ * SYSCTL_ORIGIN_REMOVED, waiting for a call of it in progress.
+ * Context: not from a handler of the table, nor from a change callback of
+ * one of its entries (either would wait for itself).
  */
 RCUSTRING_API void sysctl_unregister_table(struct sysctl_table_header *header);
 
