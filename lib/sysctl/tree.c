@@ -764,8 +764,9 @@ static int check_table(struct sysctl_tree *tree, const char *dir, struct sysctl_
 	return 0;
 }
 
-int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
-			  size_t count, struct sysctl_table_header **out)
+static int register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
+			  size_t count, sysctl_write_hook *hook, void *hook_arg,
+			  struct sysctl_table_header **out)
 {
 	struct sysctl_entry *newdirs[MAX_DEPTH] = { 0 };
 	char buf[MAX_DEPTH * (NAME_MAX_LEN + 1)];
@@ -811,6 +812,8 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	h->tree = tree;
 	h->count = count;
 	h->refs = 1;
+	h->write_hook = hook;
+	h->hook_arg = hook_arg;
 	if (pthread_mutex_init(&h->drain_lock, NULL)) {
 		free(h);
 		h = NULL;
@@ -884,6 +887,21 @@ fail:
 out:
 	pthread_mutex_unlock(&tree->lock);
 	return err;
+}
+
+int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
+			  size_t count, struct sysctl_table_header **out)
+{
+	return register_table(tree, path, table, count, NULL, NULL, out);
+}
+
+int sysctl_register_table_hooked(struct sysctl_tree *tree, const char *path,
+				 struct ctl_table *table, size_t count, sysctl_write_hook *hook,
+				 void *arg, struct sysctl_table_header **out)
+{
+	if (!hook)
+		return -EINVAL;
+	return register_table(tree, path, table, count, hook, arg, out);
 }
 
 void sysctl_unregister_table(struct sysctl_table_header *h)
@@ -1011,6 +1029,16 @@ static void inflight_exit(struct sysctl_table_header *h)
 	}
 }
 
+bool rcs_header_use(struct sysctl_table_header *h)
+{
+	return inflight_enter(h);
+}
+
+void rcs_header_unuse(struct sysctl_table_header *h)
+{
+	inflight_exit(h);
+}
+
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos)
 {
 	struct sysctl_table_header *h = e->header;
@@ -1102,8 +1130,29 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
  * takes before it bumps the counter, so no write can land between the
  * check and this one.
  */
+/*
+ * A write of an entry whose table has a write hook: the hook takes it, with
+ * none of the entry's locks held (it may wait on the network), and the
+ * entry changes later, through the owner's own write (not counted here).
+ */
+static int hooked_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
+			size_t *lenp, off_t *ppos, const uint64_t *expected)
+{
+	struct sysctl_table_header *h = e->header;
+	int err = -ENOENT;
+
+	if (*ppos != 0)
+		return -EINVAL; /* the whole value in one write */
+	if (inflight_enter(h))
+		err = h->write_hook(h->hook_arg, e, who, buf, *lenp, expected);
+	inflight_exit(h);
+	if (!err)
+		*ppos += (off_t)*lenp;
+	return err;
+}
+
 static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
-		       size_t *lenp, off_t *ppos, const uint64_t *expected)
+		       size_t *lenp, off_t *ppos, const uint64_t *expected, bool owner)
 {
 	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
 	uint64_t change = 0;
@@ -1115,6 +1164,8 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 		return -EISDIR;
 	if (!sysctl_entry_live(e))
 		return -ENOENT;
+	if (e->header->write_hook && !owner)
+		return hooked_write(e, who, buf, lenp, ppos, expected);
 	/* One writer at a time, so the recorded old/new pair belongs together. */
 	pthread_mutex_lock(&e->write_lock);
 	if (expected && __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) != *expected) {
@@ -1142,13 +1193,13 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
 		       size_t *lenp, off_t *ppos)
 {
-	return entry_write(e, who, buf, lenp, ppos, NULL);
+	return entry_write(e, who, buf, lenp, ppos, NULL, false);
 }
 
 int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
 			  const char *buf, size_t *lenp, off_t *ppos, uint64_t expected_changes)
 {
-	return entry_write(e, who, buf, lenp, ppos, &expected_changes);
+	return entry_write(e, who, buf, lenp, ppos, &expected_changes, false);
 }
 
 ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf, size_t size)
@@ -1182,8 +1233,8 @@ out:
 	return err ? err : (ssize_t)len;
 }
 
-int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
-	       const struct sysctl_caller *who)
+static int set_path(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+		    const struct sysctl_caller *who, bool owner)
 {
 	struct sysctl_entry *e;
 	off_t off = 0;
@@ -1199,9 +1250,21 @@ int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, si
 	else if (who)
 		err = sysctl_access(e, who, W_OK);
 	if (!err)
-		err = sysctl_entry_write(e, who, value, &len, &off);
+		err = entry_write(e, who, value, &len, &off, NULL, owner);
 	sysctl_entry_put(e);
 	return err;
+}
+
+int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+	       const struct sysctl_caller *who)
+{
+	return set_path(tree, path, value, len, who, false);
+}
+
+int sysctl_set_owner(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+		     const struct sysctl_caller *who)
+{
+	return set_path(tree, path, value, len, who, true);
 }
 
 /* ---- walks ---- */
