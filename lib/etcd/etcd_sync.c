@@ -106,19 +106,10 @@ bool etcd_sync_holds(struct etcd_sync *s, const char *path)
 	return holds;
 }
 
-/* Set while the sync thread writes into the tree: owned entries let it through. */
-static __thread const struct etcd_sync *applying;
-
-bool etcd_sync_applying(void)
-{
-	return applying != NULL;
-}
-
 int etcd_write_value(struct etcd_sync *s, const char *path, const char *value, size_t len,
 		     bool resync)
 {
 	char cur[4096];
-	int err;
 
 	if (resync) {
 		ssize_t n = sysctl_get(s->tree, path, cur, sizeof(cur));
@@ -126,10 +117,9 @@ int etcd_write_value(struct etcd_sync *s, const char *path, const char *value, s
 		if (n == (ssize_t)len + 1 && !memcmp(cur, value, len) && cur[len] == '\n')
 			return 1; /* the tree holds it already */
 	}
-	applying = s;
-	err = sysctl_set_owner(s->tree, path, value, len, &s->caller);
-	applying = NULL;
-	return err;
+	/* The owner's write, origin SYSCTL_ORIGIN_MIRROR: owned entries take it,
+	 * the state file lets the key go (etcd is its source of truth). */
+	return sysctl_set_owner(s->tree, path, value, len, &s->caller);
 }
 
 static void set_revision(struct etcd_sync *s, int64_t rev, int64_t etcd_rev)

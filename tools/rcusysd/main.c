@@ -103,7 +103,7 @@ static int apply_setting(const struct sysctl_conf_item *it, void *arg)
 		rlog(LOG_INFO, "%s:%u: %s comes from etcd: not set again", c->file, it->line, it->key);
 		return 0;
 	}
-	err = sysctl_set(c->tree, it->key, it->value, strlen(it->value), NULL);
+	err = sysctl_set_from(c->tree, it->key, it->value, strlen(it->value), NULL, SYSCTL_ORIGIN_FILE);
 	if (err && !it->ignore_failure) {
 		struct sysctl_entry *e = sysctl_lookup(c->tree, it->key);
 		char reason[160];
@@ -292,7 +292,7 @@ static void reload_report(void *arg, unsigned line, const char *msg)
  * files where they differ from the live values, then the state file's
  * watch over new entries.
  */
-static void reload(struct sysctl_tree *tree, struct files *f, struct persist *persist)
+static void reload(struct sysctl_tree *tree, struct files *f)
 {
 	int failures = 0;
 
@@ -317,15 +317,12 @@ static void reload(struct sysctl_tree *tree, struct files *f, struct persist *pe
 			failures++;
 		}
 	}
-	persist_set_applying_files(true);
+	/* Their writes carry SYSCTL_ORIGIN_FILE: the state file adds no key for them. */
 	for (int i = 0; i < f->nconfigs; i++)
 		if (load_settings(tree, f->configs[i], true, f->etcd_holds))
 			failures++;
-	persist_set_applying_files(false);
 	if (f->etcd_rescan)
 		f->etcd_rescan(); /* values refused for want of an entry the reload declared */
-	if (persist && persist_watch(persist))
-		rlog(LOG_ERR, "reload: cannot watch the new entries for the state file");
 	rlog(failures ? LOG_WARNING : LOG_INFO, "reloaded%s", failures ? " with errors (see above)" : "");
 }
 
@@ -410,14 +407,16 @@ static void usage(FILE *out, int code)
 		"  -t, --tunables FILE   declare tunables (see rcusysd(8)); repeatable\n"
 		"  -c, --config FILE     apply sysctl.d-style settings at start; repeatable\n"
 		"  -s, --state FILE      persist every write there, applied at start after the\n"
-		"                        -c files (default %s)\n"
+		"                        -c files (default DIR/state.conf with --run-dir, else\n"
+		"                        %s); its directory is checked as DIR is\n"
 		"      --no-persist      keep no state file\n"
 		"      --no-fuse         do not mount the tree\n"
 		"      --stop-grace SECS at shutdown, helpers and supervised programs get SIGTERM,\n"
 		"                        then SIGKILL after SECS seconds (default %d)\n"
 		"      --allow-poweroff  accept POWEROFF events (refused otherwise)\n"
 		"      --owner USER[:GROUP]  entries' owner and group (owner and group bits of\n"
-		"                        their modes, as root and group 0 have; root keeps its access)\n"
+		"                        their modes, as root and group 0 have; root keeps its access),\n"
+		"                        except entries root executes (helper paths, exec= tunables)\n"
 		"      --log-level LEVEL err, warning, notice, info (default) or debug (helper calls)\n"
 		"      --etcd URL[,URL]  mirror an etcd prefix into the tree after the -c files and\n"
 		"                        the state file (rcustring-etcd(7)); needs --etcd-prefix\n"
@@ -448,6 +447,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *run_dir = DEFAULT_RUN_DIR, *state = DEFAULT_STATE, *owner = NULL;
+	bool state_given = false, run_dir_given = false;
+	char state_path[4096];
 	uid_t owner_uid = 0;
 	gid_t owner_gid = 0;
 	int opt, status = 0, sig, grace = DEFAULT_STOP_GRACE, killed, dirfd = -1, level;
@@ -477,7 +478,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "d:t:c:e:s:hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'e': event = optarg; break;
-		case 'd': run_dir = optarg; break;
+		case 'd': run_dir = optarg, run_dir_given = true; break;
 		case 't':
 			if (files.ntunables == MAX_FILES)
 				usage(stderr, 2);
@@ -488,8 +489,8 @@ int main(int argc, char **argv)
 				usage(stderr, 2);
 			files.configs[files.nconfigs++] = optarg;
 			break;
-		case 's': state = optarg; break;
-		case 'P': state = NULL; break;
+		case 's': state = optarg, state_given = true; break;
+		case 'P': state = NULL, state_given = true; break;
 		case 'F': use_fuse = false; break;
 		case 'A': allow_poweroff = true; break;
 		case 'O': owner = optarg; break;
@@ -547,6 +548,15 @@ int main(int argc, char **argv)
 	if (event) {
 		snprintf(path, sizeof(path), "%s/events.sock", run_dir);
 		return events_send(path, event);
+	}
+	/* Each instance its own state: another run directory is another instance. */
+	if (run_dir_given && strcmp(run_dir, DEFAULT_RUN_DIR) && !state_given) {
+		if ((size_t)snprintf(state_path, sizeof(state_path), "%s/state.conf", run_dir) >=
+		    sizeof(state_path)) {
+			rlog(LOG_ERR, "--run-dir %s: path too long", run_dir);
+			return 2;
+		}
+		state = state_path;
 	}
 
 	/*
@@ -618,11 +628,10 @@ int main(int argc, char **argv)
 	 * After the -c files and the state file, so etcd's values win over
 	 * both. It returns at once: the first read runs on the sync's thread,
 	 * and the daemon serves its own values while etcd is unreachable.
-	 * etcd is the source of truth for what it sets: those values are not
-	 * kept in the state file (persist_set_not_local()).
+	 * etcd is the source of truth for what it sets: its writes carry
+	 * SYSCTL_ORIGIN_MIRROR, and the state file lets their keys go.
 	 */
 	if (eo.endpoints) {
-		persist_set_not_local(etcd_sync_applying);
 		err = etcd_sync_start(tree, &eo, &etcd);
 		if (!err)
 			err = etcd_sync_register_status(etcd, "rcusysd.etcd", &etcd_status);
@@ -733,7 +742,7 @@ int main(int argc, char **argv)
 		}
 		rlog(LOG_INFO, "%s: reloading", strsignal(sig));
 		notify_reloading();
-		reload(tree, &files, persist);
+		reload(tree, &files);
 		notify("READY=1");
 	}
 	notify("STOPPING=1");
