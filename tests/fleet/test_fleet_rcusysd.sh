@@ -90,9 +90,15 @@ wait_value app.workers 16 "etcd wins over -c and the state file"
 wait_value kernel.modprobe /usr/sbin/modprobe "first read"
 check "a -c value etcd does not set stays" from-conf "$(get app.greeting)"
 
-# --- a put reaches the tree ---
+# --- a put reaches the tree, and leaves the state file alone ---
+# A mirrored value whose key the state file does not hold rewrites nothing
+# (a rewrite renames a new file in: the inode changes).
+wait_state_keys "" "state file: etcd's value took app.workers out"
+inode=$(stat -c %i "$tmp/state/state.conf")
 ctl put "$prefix/app/greeting" from-etcd >/dev/null
 wait_value app.greeting from-etcd "put reaches rcusysd"
+check "a mirrored value not in the state file does not rewrite it" "$inode" \
+	"$(stat -c %i "$tmp/state/state.conf")"
 
 # --- a refused value: the old value stays, the status key says why ---
 ctl put "$prefix/app/workers" 100 >/dev/null # above its max, 64
