@@ -30,11 +30,21 @@ static void check_kv(const struct etcd_kv *kv, bool under_prefix)
 
 static void check_key(const char *key, size_t len)
 {
+	char *k;
+
 	if (etcd_key_check(key, len, PREFIX, 3))
 		return;
-	if (len <= 3 || len > ETCD_KEY_MAX || memchr(key, '\0', len) || strstr(key, "//") ||
-	    key[len - 1] == '/' || !strncmp(key + 3, "../", 3) || !strcmp(key + 3, ".."))
+	if (len <= 3 || len > ETCD_KEY_MAX || memchr(key, '\0', len))
 		abort();
+	k = strndup(key, len); /* accepted: no NUL inside, so a C string of it is whole */
+	if (!k)
+		return;
+	if (strstr(k, "//") || k[len - 1] == '/' || !strncmp(k + 3, "./", 2) ||
+	    !strncmp(k + 3, "../", 3) || !strcmp(k + 3, ".") || !strcmp(k + 3, "..") ||
+	    strstr(k, "/./") || strstr(k, "/../") ||
+	    (len >= 2 && !strcmp(k + len - 2, "/.")) || (len >= 3 && !strcmp(k + len - 3, "/..")))
+		abort();
+	free(k);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
