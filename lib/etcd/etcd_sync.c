@@ -21,9 +21,11 @@
 
 #include "etcd_sync_int.h"
 
-#define ESTALE_RANGE (-ESTALE) /* the watch's revision was compacted: read the prefix again */
-#define IDLE_EXPIRED 1         /* tick: no message within the idle deadline */
-#define RESCAN_ASKED 2         /* tick: etcd_sync_rescan() */
+/* Why a watch ended, besides errors (negative): positive, so that no errno
+ * (a check that found the stream behind says -ESTALE) is taken for one. */
+#define IDLE_EXPIRED 1 /* tick: no message within the idle deadline */
+#define RESCAN_ASKED 2 /* tick: etcd_sync_rescan() */
+#define COMPACTED 3    /* the watch's revision was compacted: read the prefix again */
 
 void etcd_say(struct etcd_sync *s, const char *fmt, ...)
 {
@@ -186,7 +188,7 @@ static int on_watch(void *arg, const struct etcd_watch_msg *m)
 		etcd_say(s, "revision %lld was compacted (oldest kept %lld): reading the prefix again",
 			 (long long)(applied_revision(s) + 1), (long long)m->compact_revision);
 		s->need_range = true;
-		return ESTALE_RANGE;
+		return COMPACTED;
 	}
 	if (m->canceled) {
 		snprintf(s->conn.err, sizeof(s->conn.err), "watch canceled: %s",
@@ -367,11 +369,11 @@ static void *run(void *arg)
 		pthread_mutex_lock(&s->lock);
 		if (s->st.connected || s->created)
 			s->st.reconnects++; /* a stream was up (the idle check may have said 0) */
-		if (err == ESTALE_RANGE)
+		if (err == COMPACTED)
 			s->st.resyncs++;
 		s->st.connected = 0;
 		pthread_mutex_unlock(&s->lock);
-		if (err == ESTALE_RANGE)
+		if (err == COMPACTED)
 			continue; /* not an outage: read again at once */
 		/* A stream that lasted the longest backoff worked: start over. One
 		 * that fails right after "created" (a broken gateway) backs off. */
