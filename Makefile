@@ -40,7 +40,7 @@ deps-runtime:
 deps: deps-runtime
 	@missing=0; \
 	pkg-config --exists cmocka 2>/dev/null || missing=1; \
-	for cmd in valgrind clang etcd etcdctl; do \
+	for cmd in valgrind clang etcd etcdctl python3; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
 	[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] || \
 	  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing=1; \

@@ -221,6 +221,48 @@ RCUSTRING_API int sysctl_register_table(struct sysctl_tree *tree, const char *pa
 					struct sysctl_table_header **out);
 
 /**
+ * sysctl_write_hook - takes the writes of a hooked table's entries
+ * @arg: as given to sysctl_register_table_hooked()
+ * @e: the entry written (a reference is held for the call)
+ * @who: the writer (NULL: the program itself)
+ * @buf, @len: the value, written at position 0
+ * @expected: NULL, or the change counter the entry must still have
+ *            (sysctl_entry_write_if()); the hook checks it
+ *
+ * Called instead of the handler, with none of the entry's locks held, so
+ * that it may wait (a round trip to the table's owner, etcd say): readers
+ * and the owner's writes go on meanwhile. The entry does not change and no
+ * change is counted; the owner applies the value later with
+ * sysctl_set_owner(). Its return is the write's (0 or a negative errno).
+ */
+typedef int sysctl_write_hook(void *arg, struct sysctl_entry *e, const struct sysctl_caller *who,
+			      const char *buf, size_t len, const uint64_t *expected);
+
+/**
+ * sysctl_register_table_hooked - sysctl_register_table() for a table whose
+ * values another party owns: every write through the tree (front ends,
+ * sysctl_set(), sysctl_entry_write()) goes to @hook instead of the
+ * handler, except the owner's sysctl_set_owner(). Reads are the handlers'
+ * own, lock-free for proc_rcu_string. A write must start at position 0
+ * (-EINVAL otherwise). Return: as sysctl_register_table(), or -EINVAL for
+ * a NULL @hook.
+ */
+RCUSTRING_API int sysctl_register_table_hooked(struct sysctl_tree *tree, const char *path,
+					       struct ctl_table *table, size_t count,
+					       sysctl_write_hook *hook, void *arg,
+					       struct sysctl_table_header **out);
+
+/**
+ * sysctl_entry_check - would @e's handler take @value? Runs the handler's
+ * write on a scratch copy of the entry's data (copied under the entry's
+ * read lock where it has one); the entry is not changed.
+ * Context: any thread, no lock of the entry held.
+ * Return: 0, the handler's error, or -EOPNOTSUPP for a handler the library
+ * does not describe (sysctl_handler_info()): its data cannot be copied.
+ */
+RCUSTRING_API int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len);
+
+/**
  * sysctl_unregister_table - remove a table's entries
  *
  * Concurrent lookups never see a freed node. Waits until no handler of the
@@ -408,6 +450,16 @@ RCUSTRING_API int sysctl_set(struct sysctl_tree *tree, const char *path, const c
 RCUSTRING_API int sysctl_set_from(struct sysctl_tree *tree, const char *path, const char *value,
 				  size_t len, const struct sysctl_caller *who,
 				  enum sysctl_origin origin);
+
+/**
+ * sysctl_set_owner - sysctl_set() by the owner of a hooked table
+ * (sysctl_register_table_hooked()), whose values are mirrored from
+ * elsewhere: the handler applies the value with the usual locks, change
+ * count and callbacks, and the write's origin is SYSCTL_ORIGIN_MIRROR.
+ * The same write for other entries.
+ */
+RCUSTRING_API int sysctl_set_owner(struct sysctl_tree *tree, const char *path, const char *value,
+				   size_t len, const struct sysctl_caller *who);
 
 /**
  * sysctl_walk - call @fn for every entry (not directory) under @prefix

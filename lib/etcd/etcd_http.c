@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "etcd_http.h"
 
@@ -52,6 +54,15 @@ int etcd_conn_init(struct etcd_conn *c, const char *endpoints, const struct etcd
 	if (!c->n_endpoints) {
 		etcd_conn_free(c);
 		return -EINVAL;
+	}
+	{
+		/* Hosts started together must not all watch the first member. */
+		struct timespec ts;
+		unsigned seed;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		seed = (unsigned)getpid() ^ (unsigned)ts.tv_nsec ^ (unsigned)(uintptr_t)c;
+		c->cur = (size_t)rand_r(&seed) % c->n_endpoints;
 	}
 	if (tls && ((tls->cacert && !(c->cacert = strdup(tls->cacert))) ||
 		    (tls->cert && !(c->cert = strdup(tls->cert))) ||
@@ -139,11 +150,18 @@ static int b64_val(char ch)
 
 int etcd_b64_decode(const char *text, char **out, size_t *len)
 {
-	size_t n = strlen(text), k = 0;
+	return etcd_b64_decode_n(text, strlen(text), out, len);
+}
+
+int etcd_b64_decode_n(const char *text, size_t n, char **out, size_t *len)
+{
+	size_t k = 0;
 	unsigned acc = 0;
 	int bits = 0;
 	char *o;
 
+	*out = NULL;
+	*len = 0;
 	while (n && text[n - 1] == '=')
 		n--;
 	o = malloc(n * 3 / 4 + 1);
@@ -192,26 +210,6 @@ int etcd_prefix_end(const char *prefix, char **out, size_t *len)
 	return 0;
 }
 
-int64_t etcd_json_i64(json_object *obj, const char *field)
-{
-	json_object *v;
-
-	if (!obj || !json_object_object_get_ex(obj, field, &v))
-		return 0;
-	if (json_object_is_type(v, json_type_string))
-		return strtoll(json_object_get_string(v), NULL, 10);
-	return json_object_get_int64(v);
-}
-
-void etcd_kvs_free(struct etcd_kv *kvs, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(kvs[i].key);
-		free(kvs[i].value);
-	}
-	free(kvs);
-}
-
 /* ---- requests ---- */
 
 struct membuf {
@@ -247,10 +245,10 @@ static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-static void setup(struct etcd_conn *c, CURL *h, const char *path, const char *body,
+static void setup(struct etcd_conn *c, size_t idx, CURL *h, const char *path, const char *body,
 		  struct curl_slist *hdr, char *url, size_t url_size)
 {
-	snprintf(url, url_size, "%s%s", c->endpoints[c->cur], path);
+	snprintf(url, url_size, "%s%s", c->endpoints[idx], path);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
@@ -297,8 +295,9 @@ static int reply_error(struct etcd_conn *c, json_object *reply)
 	return -EPROTO;
 }
 
-/* POST @body to @path; *@reply gets the parsed JSON object. */
-static int request(struct etcd_conn *c, const char *path, json_object *body, json_object **reply)
+/* POST @body to @path of endpoint @idx; *@reply gets the parsed JSON object. */
+static int request_at(struct etcd_conn *c, size_t idx, const char *path, json_object *body,
+		      json_object **reply)
 {
 	struct curl_slist *hdr;
 	struct membuf b = { 0 };
@@ -314,8 +313,8 @@ static int request(struct etcd_conn *c, const char *path, json_object *body, jso
 	if (!hdr)
 		return -ENOMEM;
 	curl_easy_reset(c->unary);
-	setup(c, c->unary, path, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), hdr,
-	      url, sizeof(url));
+	setup(c, idx, c->unary, path, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN),
+	      hdr, url, sizeof(url));
 	curl_easy_setopt(c->unary, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	curl_easy_setopt(c->unary, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(c->unary, CURLOPT_WRITEDATA, &b);
@@ -345,6 +344,11 @@ out:
 	return err;
 }
 
+static int request(struct etcd_conn *c, const char *path, json_object *body, json_object **reply)
+{
+	return request_at(c, c->cur, path, body, reply);
+}
+
 static int add_b64(json_object *obj, const char *field, const char *data, size_t len)
 {
 	char *enc;
@@ -372,28 +376,15 @@ static int add_prefix_range(json_object *obj, const char *prefix)
 	return err;
 }
 
-static int decode_field(json_object *obj, const char *field, char **out, size_t *len)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(obj, field, &v)) { /* empty values are left out */
-		*out = strdup("");
-		*len = 0;
-		return *out ? 0 : -ENOMEM;
-	}
-	return etcd_b64_decode(json_object_get_string(v), out, len);
-}
-
 int etcd_range_prefix(struct etcd_conn *c, const char *prefix, int64_t *revision,
 		      struct etcd_kv **kvs, size_t *n)
 {
-	json_object *body = json_object_new_object(), *reply = NULL, *arr, *hdr;
-	struct etcd_kv *v = NULL;
-	size_t count = 0, i;
+	json_object *body = json_object_new_object(), *reply = NULL;
 	int err;
 
 	*kvs = NULL;
 	*n = 0;
+	c->dropped = 0;
 	if (!body)
 		return -ENOMEM;
 	err = add_prefix_range(body, prefix);
@@ -402,45 +393,69 @@ int etcd_range_prefix(struct etcd_conn *c, const char *prefix, int64_t *revision
 	if (!err)
 		err = request(c, "/v3/kv/range", body, &reply);
 	json_object_put(body);
-	if (err)
-		return err;
-	if (!json_object_object_get_ex(reply, "header", &hdr)) {
-		err = -EBADMSG;
-		goto out;
+	if (!err) {
+		err = etcd_parse_range(reply, prefix, revision, kvs, n, &c->dropped);
+		if (err)
+			set_err(c, "etcd gateway: %s", "a range reply that is not etcd's");
 	}
-	*revision = etcd_json_i64(hdr, "revision");
-	if (json_object_object_get_ex(reply, "kvs", &arr))
-		count = json_object_array_length(arr);
-	v = calloc(count ? count : 1, sizeof(*v));
-	if (!v) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < count; i++) {
-		json_object *kv = json_object_array_get_idx(arr, i);
-		size_t klen;
-
-		err = decode_field(kv, "key", &v[i].key, &klen);
-		if (!err)
-			err = decode_field(kv, "value", &v[i].value, &v[i].value_len);
-		if (err) {
-			etcd_kvs_free(v, i + 1);
-			v = NULL;
-			goto out;
-		}
-		v[i].mod_revision = etcd_json_i64(kv, "mod_revision");
-	}
-	*kvs = v;
-	*n = count;
-out:
 	json_object_put(reply);
+	return err;
+}
+
+int etcd_max_mod_revision(struct etcd_conn *c, size_t index, const char *prefix,
+			  int64_t *max_mod, int64_t *revision)
+{
+	json_object *body = json_object_new_object(), *reply = NULL;
+	struct etcd_kv *kvs = NULL;
+	size_t n = 0, dropped;
+	int err;
+
+	*max_mod = 0;
+	*revision = 0;
+	if (!body)
+		return -ENOMEM;
+	if (index >= c->n_endpoints)
+		index = 0;
+	/* Only the newest-modified key, without its value: one small reply. */
+	err = add_prefix_range(body, prefix);
+	if (!err) {
+		json_object_object_add(body, "limit", json_object_new_int64(1));
+		json_object_object_add(body, "sort_order", json_object_new_string("DESCEND"));
+		json_object_object_add(body, "sort_target", json_object_new_string("MOD"));
+		json_object_object_add(body, "keys_only", json_object_new_boolean(1));
+		err = request_at(c, index, "/v3/kv/range", body, &reply);
+	}
+	json_object_put(body);
+	if (!err)
+		err = etcd_parse_range(reply, prefix, revision, &kvs, &n, &dropped);
+	if (!err && n)
+		*max_mod = kvs[0].mod_revision;
+	if (err == -EBADMSG)
+		set_err(c, "etcd gateway: %s", "a range reply that is not etcd's");
+	etcd_kvs_free(kvs, n);
+	json_object_put(reply);
+	return err;
+}
+
+/* The revision in @reply's header; a malformed one is -EBADMSG. */
+static int header_rev(struct etcd_conn *c, json_object *reply, int64_t *revision)
+{
+	json_object *hdr;
+	int err = -EBADMSG;
+
+	*revision = 0;
+	if (json_object_object_get_ex(reply, "header", &hdr) &&
+	    json_object_is_type(hdr, json_type_object))
+		err = etcd_json_i64(hdr, "revision", revision) ? -EBADMSG : 0;
+	if (err)
+		set_err(c, "etcd gateway: %s", "a reply header that is not etcd's");
 	return err;
 }
 
 int etcd_put(struct etcd_conn *c, const char *key, const char *value, size_t len,
 	     int64_t *revision)
 {
-	json_object *body = json_object_new_object(), *reply = NULL, *hdr;
+	json_object *body = json_object_new_object(), *reply = NULL;
 	int err;
 
 	if (!body)
@@ -452,8 +467,7 @@ int etcd_put(struct etcd_conn *c, const char *key, const char *value, size_t len
 		err = request(c, "/v3/kv/put", body, &reply);
 	json_object_put(body);
 	if (!err && revision)
-		*revision = json_object_object_get_ex(reply, "header", &hdr) ?
-				    etcd_json_i64(hdr, "revision") : 0;
+		err = header_rev(c, reply, revision);
 	json_object_put(reply);
 	return err;
 }
@@ -464,7 +478,7 @@ int etcd_put_if(struct etcd_conn *c, const char *key, const char *value, size_t 
 	json_object *body = json_object_new_object(), *cmp = json_object_new_object(),
 		    *put = json_object_new_object(), *op = json_object_new_object();
 	json_object *cmps = json_object_new_array(), *ops = json_object_new_array();
-	json_object *reply = NULL, *hdr, *ok;
+	json_object *reply = NULL, *ok;
 	int err = -ENOMEM;
 
 	if (!body || !cmp || !put || !op || !cmps || !ops) {
@@ -494,11 +508,17 @@ int etcd_put_if(struct etcd_conn *c, const char *key, const char *value, size_t 
 		err = request(c, "/v3/kv/txn", body, &reply);
 	json_object_put(body);
 	if (!err) {
-		*done = json_object_object_get_ex(reply, "succeeded", &ok) &&
-			json_object_get_boolean(ok);
-		if (revision)
-			*revision = json_object_object_get_ex(reply, "header", &hdr) ?
-					    etcd_json_i64(hdr, "revision") : 0;
+		/* "succeeded" is left out when false (proto3); any other type is not etcd. */
+		*done = 0;
+		if (json_object_object_get_ex(reply, "succeeded", &ok) &&
+		    !json_object_is_type(ok, json_type_null)) {
+			if (json_object_is_type(ok, json_type_boolean))
+				*done = json_object_get_boolean(ok);
+			else
+				err = -EBADMSG;
+		}
+		if (!err && revision)
+			err = header_rev(c, reply, revision);
 	}
 	json_object_put(reply);
 	return err;
@@ -536,6 +556,38 @@ int etcd_put_many(struct etcd_conn *c, const char *const *keys, const char *cons
 	return err;
 }
 
+int etcd_txn_put_delete(struct etcd_conn *c, const char *const *keys, const char *const *values,
+			size_t n)
+{
+	json_object *body = json_object_new_object(), *ops = json_object_new_array(), *reply = NULL;
+	int err = body && ops ? 0 : -ENOMEM;
+
+	if (!err)
+		json_object_object_add(body, "success", ops);
+	else
+		json_object_put(ops);
+	for (size_t i = 0; !err && i < n; i++) {
+		json_object *op = json_object_new_object(), *req = json_object_new_object();
+
+		if (!op || !req) {
+			json_object_put(op);
+			json_object_put(req);
+			err = -ENOMEM;
+			break;
+		}
+		json_object_object_add(op, values[i] ? "request_put" : "request_delete_range", req);
+		json_object_array_add(ops, op);
+		err = add_b64(req, "key", keys[i], strlen(keys[i]));
+		if (!err && values[i])
+			err = add_b64(req, "value", values[i], strlen(values[i]));
+	}
+	if (!err)
+		err = request(c, "/v3/kv/txn", body, &reply);
+	json_object_put(body);
+	json_object_put(reply);
+	return err;
+}
+
 int etcd_delete(struct etcd_conn *c, const char *key)
 {
 	json_object *body = json_object_new_object(), *reply = NULL;
@@ -558,16 +610,28 @@ struct watch_ctx {
 	struct membuf line;
 	etcd_watch_fn *fn;
 	void *arg;
-	int (*stop)(void *arg);
+	int (*tick)(void *arg);
 	int result; /* why the stream was cut short by us */
 };
 
 /* One complete line of the stream: {"result": {...}} or {"error": {...}}. */
-static int watch_line(struct watch_ctx *w, const char *text)
+static int watch_line(struct watch_ctx *w, const char *text, size_t len)
 {
-	json_object *msg = json_tokener_parse(text), *res;
+	json_tokener *tok = json_tokener_new();
+	json_object *msg = NULL, *res;
+	struct etcd_watch_msg m;
 	int ret;
 
+	if (!tok)
+		return -ENOMEM;
+	msg = json_tokener_parse_ex(tok, text, (int)len);
+	/* One whole object and nothing after it: json_tokener_parse() would
+	 * take a prefix and drop the rest. */
+	if (msg && json_tokener_get_parse_end(tok) != len) {
+		json_object_put(msg);
+		msg = NULL;
+	}
+	json_tokener_free(tok);
 	if (!msg || !json_object_is_type(msg, json_type_object)) {
 		json_object_put(msg);
 		set_err(w->c, "watch: %s", "a message that is not JSON");
@@ -575,13 +639,29 @@ static int watch_line(struct watch_ctx *w, const char *text)
 	}
 	ret = reply_error(w->c, msg);
 	if (!ret) {
-		if (json_object_object_get_ex(msg, "result", &res))
-			ret = w->fn(w->arg, res);
-		else
+		if (!json_object_object_get_ex(msg, "result", &res)) {
+			set_err(w->c, "watch: %s", "a message without a result");
 			ret = -EBADMSG;
+		} else if ((ret = etcd_parse_watch(res, &m)) != 0) {
+			set_err(w->c, "watch: %s", ret == -ENOMEM ? "out of memory" :
+						   "a message that is not etcd's");
+		} else {
+			ret = w->fn(w->arg, &m);
+			etcd_watch_msg_free(&m);
+		}
 	}
 	json_object_put(msg);
 	return ret;
+}
+
+/* Non-zero ends the transfer; the first reason to end it is kept. */
+static int tick(struct watch_ctx *w)
+{
+	if (w->result)
+		return 1;
+	if (w->tick)
+		w->result = w->tick(w->arg);
+	return w->result != 0;
 }
 
 static size_t watch_data(char *data, size_t size, size_t nmemb, void *arg)
@@ -589,20 +669,17 @@ static size_t watch_data(char *data, size_t size, size_t nmemb, void *arg)
 	struct watch_ctx *w = arg;
 	size_t n = size * nmemb, start = 0, i;
 
-	if (w->stop(w->arg)) {
-		w->result = -ECANCELED;
-		return 0;
-	}
 	for (i = 0; i < n; i++) {
 		if (data[i] != '\n')
 			continue;
-		if (collect(data + start, 1, i - start, &w->line) != i - start) {
-			w->result = -ENOMEM;
+		if (w->line.len + i - start > LINE_MAX_BYTES ||
+		    collect(data + start, 1, i - start, &w->line) != i - start) {
+			w->result = -EMSGSIZE;
 			return 0;
 		}
 		start = i + 1;
 		if (w->line.len) {
-			int ret = watch_line(w, w->line.p);
+			int ret = watch_line(w, w->line.p, w->line.len);
 
 			w->line.len = 0;
 			if (ret) {
@@ -613,10 +690,10 @@ static size_t watch_data(char *data, size_t size, size_t nmemb, void *arg)
 	}
 	if (start < n && (w->line.len + n - start > LINE_MAX_BYTES ||
 			  collect(data + start, 1, n - start, &w->line) != n - start)) {
-		w->result = -ENOMEM;
+		w->result = -EMSGSIZE;
 		return 0;
 	}
-	return n;
+	return tick(w) ? 0 : n;
 }
 
 static int watch_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
@@ -624,24 +701,15 @@ static int watch_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut
 	struct watch_ctx *w = arg;
 
 	(void)dt, (void)dn, (void)ut, (void)un;
-	if (w->stop(w->arg)) {
-		w->result = -ECANCELED;
-		return 1;
-	}
-	return 0;
+	return tick(w);
 }
 
-int etcd_watch(struct etcd_conn *c, const char *prefix, int64_t start_revision,
-	       etcd_watch_fn *fn, void *arg, int (*stop)(void *arg))
+static int watch_body(const char *prefix, const struct etcd_watch_opts *o, json_object **out)
 {
 	json_object *body = json_object_new_object(), *create = json_object_new_object();
-	struct watch_ctx w = { .c = c, .fn = fn, .arg = arg, .stop = stop };
-	struct curl_slist *hdr = NULL;
-	char url[1024];
-	CURLcode rc;
-	CURL *h = NULL;
 	int err;
 
+	*out = NULL;
 	if (!body || !create) {
 		json_object_put(body);
 		json_object_put(create);
@@ -649,17 +717,43 @@ int etcd_watch(struct etcd_conn *c, const char *prefix, int64_t start_revision,
 	}
 	json_object_object_add(body, "create_request", create);
 	err = add_prefix_range(create, prefix);
+	if (!err) {
+		json_object_object_add(create, "start_revision",
+				       json_object_new_int64(o->start_revision));
+		if (o->progress_notify)
+			json_object_object_add(create, "progress_notify",
+					       json_object_new_boolean(1));
+		*out = body;
+	} else {
+		json_object_put(body);
+	}
+	return err;
+}
+
+int etcd_watch(struct etcd_conn *c, const char *prefix, const struct etcd_watch_opts *o,
+	       etcd_watch_fn *fn, void *arg)
+{
+	struct watch_ctx w = { .c = c, .fn = fn, .arg = arg, .tick = o->tick };
+	struct curl_slist *hdr = NULL, *h2;
+	json_object *body;
+	char url[1024];
+	CURLcode rc;
+	CURL *h = NULL;
+	int err = watch_body(prefix, o, &body);
+
 	if (err)
-		goto out;
-	json_object_object_add(create, "start_revision", json_object_new_int64(start_revision));
+		return err;
 	h = curl_easy_init();
 	hdr = curl_slist_append(NULL, "Content-Type: application/json");
-	if (!h || !hdr) {
+	/* clientv3's WithRequireLeader, as the gateway passes it on: a member
+	 * without a leader cancels the watch instead of going quiet. */
+	h2 = hdr ? curl_slist_append(hdr, "Grpc-Metadata-hasleader: true") : NULL;
+	if (!h || !h2) {
 		err = -ENOMEM;
 		goto out;
 	}
-	setup(c, h, "/v3/watch", json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), hdr,
-	      url, sizeof(url));
+	setup(c, c->cur, h, "/v3/watch", json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN),
+	      hdr, url, sizeof(url));
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, watch_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, watch_progress);

@@ -12,6 +12,7 @@
 #ifndef RCUSTRING_ETCD_HTTP_H
 #define RCUSTRING_ETCD_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,9 +33,14 @@ struct etcd_conn {
 	CURL *unary; /* kept for connection reuse between requests */
 	long timeout_ms;   /* unary requests (default 5000) */
 	char err[256];     /* last error, never holding a secret */
+	size_t dropped;    /* kvs the last range reply held that named no usable key */
 };
 
-/** Split @endpoints ("URL[,URL...]") and copy @tls. Return 0, -EINVAL, -ENOMEM. */
+/**
+ * Split @endpoints ("URL[,URL...]") and copy @tls. The first endpoint used is
+ * picked at random, so that a fleet does not pile onto the first one.
+ * Return 0, -EINVAL, -ENOMEM.
+ */
 int etcd_conn_init(struct etcd_conn *c, const char *endpoints, const struct etcd_tls *tls);
 void etcd_conn_free(struct etcd_conn *c);
 /** Move to the next endpoint (after a failure). */
@@ -45,20 +51,30 @@ void etcd_conn_name(const struct etcd_conn *c, char *buf, size_t size);
 /** Base64 (standard alphabet, padded). *@out is malloc'd and NUL-terminated. */
 int etcd_b64_encode(const void *data, size_t len, char **out);
 int etcd_b64_decode(const char *text, char **out, size_t *len);
+/** The same over @n bytes of @text (which may hold a NUL: that is an error). */
+int etcd_b64_decode_n(const char *text, size_t n, char **out, size_t *len);
 
 /** The range_end that selects every key starting with @prefix (malloc'd, length *@len). */
 int etcd_prefix_end(const char *prefix, char **out, size_t *len);
 
+/* Keys longer than this name no entry and are refused (a tree path is far shorter). */
+#define ETCD_KEY_MAX 1024
+
 struct etcd_kv {
-	char *key, *value; /* decoded, NUL-terminated (values may hold NULs: see value_len) */
-	size_t value_len;
-	int64_t mod_revision;
+	char *key, *value; /* decoded, NUL-terminated (either may hold NULs: see the lengths) */
+	size_t key_len, value_len;
+	int64_t mod_revision; /* 1 .. INT64_MAX - 1 when err is 0 */
+	int err; /* -EBADMSG: the value or revision could not be decoded (value is "") */
 };
 void etcd_kvs_free(struct etcd_kv *kvs, size_t n);
 
 /**
  * etcd_range_prefix - every key under @prefix at one revision
  * @revision: in: 0 for the newest, else that revision; out: the revision read
+ *
+ * Every kv returned starts with @prefix. A kv whose key cannot be decoded,
+ * or lies outside @prefix, is left out and counted in @c->dropped; one
+ * whose value cannot be decoded is returned with err set.
  */
 int etcd_range_prefix(struct etcd_conn *c, const char *prefix, int64_t *revision,
 		      struct etcd_kv **kvs, size_t *n);
@@ -75,27 +91,83 @@ int etcd_put_if(struct etcd_conn *c, const char *key, const char *value, size_t 
 /** etcd_put_many - put @n keys in one transaction (one revision; etcd allows 128 by default) */
 int etcd_put_many(struct etcd_conn *c, const char *const *keys, const char *const *values,
 		  size_t n);
+/** etcd_txn_put_delete - in one transaction, put keys[i] = values[i], or delete it where
+ *  values[i] is NULL (keys distinct; at most 128) */
+int etcd_txn_put_delete(struct etcd_conn *c, const char *const *keys, const char *const *values,
+			size_t n);
 /** etcd_delete - delete @key (absent is not an error) */
 int etcd_delete(struct etcd_conn *c, const char *key);
 
+enum etcd_event_type { ETCD_EVENT_PUT, ETCD_EVENT_DELETE };
+
+struct etcd_event {
+	enum etcd_event_type type;
+	struct etcd_kv kv; /* a DELETE's value is "" */
+};
+
+/* One message of a watch stream, decoded and checked (etcd_parse_watch). */
+struct etcd_watch_msg {
+	int64_t revision;         /* the header's (0 if none) */
+	int64_t compact_revision; /* non-zero: the start revision was compacted */
+	bool created, canceled;
+	char cancel_reason[128];
+	struct etcd_event *events;
+	size_t n_events;
+};
+
 /*
- * Called for each message of a watch stream with its "result" object.
+ * Called for each message of a watch stream, checked and decoded.
  * Return 0 to go on, non-zero to end the watch (etcd_watch returns it).
  */
-typedef int etcd_watch_fn(void *arg, json_object *result);
+typedef int etcd_watch_fn(void *arg, const struct etcd_watch_msg *msg);
+
+struct etcd_watch_opts {
+	int64_t start_revision;
+	bool progress_notify; /* ask etcd for progress messages while the prefix is quiet */
+	/* Polled about once a second while the stream is idle and after each
+	 * message: non-zero ends the watch with that value (-ECANCELED to stop). */
+	int (*tick)(void *arg);
+};
 
 /**
- * etcd_watch - watch every key under @prefix from @start_revision
- * @stop: polled while the stream is idle (about once a second) and between
- *        messages; non-zero ends the watch with -ECANCELED
+ * etcd_watch - watch every key under @prefix
  *
- * Blocks for as long as the stream lasts. Return: @fn's non-zero value,
- * -ECANCELED, -ECONNRESET (the stream ended), or an error above.
+ * The watch requires a leader (a member cut off from its cluster cancels
+ * it rather than serve a stale stream). Blocks for as long as the stream
+ * lasts. Return: @fn's or @o->tick's non-zero value, -ECONNRESET (the
+ * stream ended or was canceled), -EBADMSG (a message that is not what etcd
+ * sends), or an error above.
  */
-int etcd_watch(struct etcd_conn *c, const char *prefix, int64_t start_revision,
-	       etcd_watch_fn *fn, void *arg, int (*stop)(void *arg));
+int etcd_watch(struct etcd_conn *c, const char *prefix, const struct etcd_watch_opts *o,
+	       etcd_watch_fn *fn, void *arg);
 
-/** An int64 field that the gateway prints as a string ("12") or leaves out (0). */
-int64_t etcd_json_i64(json_object *obj, const char *field);
+/**
+ * etcd_max_mod_revision - the newest mod_revision under @prefix (0: no key),
+ * read from endpoint @index (not the current one); *@revision gets the
+ * reply's header revision.
+ */
+int etcd_max_mod_revision(struct etcd_conn *c, size_t index, const char *prefix,
+			  int64_t *max_mod, int64_t *revision);
+
+/*
+ * Decoding (etcd_json.c), for the client and the fuzz target. Every field
+ * is type-checked; anything else is -EBADMSG (or -ERANGE for a revision of
+ * INT64_MAX, which has no successor).
+ */
+/** An int64 field printed as a decimal string ("12") or a number, >= 0; absent: 0. */
+int etcd_json_i64(json_object *obj, const char *field, int64_t *out);
+/** A /v3/kv/range reply: kvs under @prefix, *@dropped counting the others. */
+int etcd_parse_range(json_object *reply, const char *prefix, int64_t *revision,
+		     struct etcd_kv **kvs, size_t *n, size_t *dropped);
+/** A watch stream's "result" object; free with etcd_watch_msg_free() after success. */
+int etcd_parse_watch(json_object *result, struct etcd_watch_msg *m);
+void etcd_watch_msg_free(struct etcd_watch_msg *m);
+/**
+ * etcd_key_check - can @key (@len bytes) name an entry under @prefix? No NUL
+ * (a C string would name another entry), at most ETCD_KEY_MAX bytes, a
+ * non-empty path with no empty, "." or ".." component.
+ * Return: 0, -EINVAL, or -ENAMETOOLONG.
+ */
+int etcd_key_check(const char *key, size_t len, const char *prefix, size_t prefix_len);
 
 #endif /* RCUSTRING_ETCD_HTTP_H */

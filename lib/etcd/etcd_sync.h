@@ -10,8 +10,16 @@
  * through the entry's handler as a local write would be, with the same
  * validation and permission check. A value the handler refuses changes
  * nothing; it is logged, counted and reported into etcd under
- * STATUS_PREFIX + the key less the prefix. All network work runs on the
- * sync's own thread: readers of the tree never wait for etcd.
+ * STATUS_PREFIX + the key less the prefix, by a thread of its own that
+ * writes such reports in batches. All network work runs on those two
+ * threads, or, for a write-through, in the writer's thread with none of the
+ * entry's locks held: readers of the tree never wait for etcd.
+ *
+ * Replies are hostile input: every field is type-checked (etcd_json.c); a
+ * reply that is not etcd's is logged, and the watch reconnects with
+ * backoff. The watch asks for progress messages and has an idle deadline
+ * (see idle_ms); it requires a leader; hosts start on a random endpoint and
+ * fail over to the next on any trouble.
  */
 #ifndef RCUSTRING_ETCD_SYNC_H
 #define RCUSTRING_ETCD_SYNC_H
@@ -33,6 +41,7 @@ struct etcd_sync_opts {
 	const char *cacert, *cert, *key; /* TLS files passed to libcurl (NULL: none / system CA) */
 	const struct sysctl_caller *caller; /* whose permissions apply; NULL: uid 0 of this pid */
 	int backoff_min_ms, backoff_max_ms; /* reconnect delays (0: 100 and 5000) */
+	int idle_ms; /* a watch quiet this long has its member checked (0: 5000) */
 	int write_through; /* entries of etcd_sync_own_table(): 0 refuses local writes
 			    * (-EROFS), 1 turns them into puts to etcd */
 	sysctl_log_fn *log; /* messages (NULL: stderr); never given a secret or a value */
@@ -40,15 +49,19 @@ struct etcd_sync_opts {
 };
 
 struct etcd_sync_status {
-	int connected;        /* a watch stream is established */
+	int connected;        /* a watch stream is established and its member passed the
+			       * last idle check */
 	int64_t revision;     /* etcd revision the tree holds everything up to */
-	int64_t etcd_revision; /* newest revision etcd reported */
+	int64_t etcd_revision; /* newest revision etcd reported (by the watch or by the
+				* idle check, which asks another member when the
+				* watched one fails it) */
 	uint64_t applied;     /* values written into the tree */
 	uint64_t refused;     /* values a handler (or the key mapping) refused */
 	uint64_t reconnects;  /* watch streams lost and started again */
 	uint64_t resyncs;     /* whole-prefix reads after a compaction */
 	struct timespec last_applied; /* CLOCK_REALTIME of the last write (0 if none) */
 	char last_error[256]; /* last connection or etcd error, "" if none */
+	char endpoint[200];   /* the member watched (no user:password@) */
 };
 
 /**
@@ -80,7 +93,7 @@ void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st);
  * etcd_sync_register_status - publish the status as read-only entries
  * @dir: directory in the sync's tree ("etcd" gives etcd.connected,
  *       etcd.revision, etcd.lag, etcd.applied, etcd.refused, etcd.reconnects,
- *       etcd.resyncs, etcd.last_error)
+ *       etcd.resyncs, etcd.last_error, etcd.endpoint)
  * Unregister with sysctl_unregister_table() before etcd_sync_stop().
  */
 int etcd_sync_register_status(struct etcd_sync *s, const char *dir,
@@ -89,18 +102,25 @@ int etcd_sync_register_status(struct etcd_sync *s, const char *dir,
 /**
  * etcd_sync_own_table - register @table under @dir with etcd as its owner
  *
- * Like sysctl_register_table() (same checks, same errors), but a local
- * write to one of these entries (control socket, FUSE, sysctl_set) is not
- * applied directly. Read-only mirror: it fails with -EROFS. Write-through:
- * the value is checked by the entry's handler on a scratch copy (a refused
- * value fails locally and reaches nobody), then put to etcd with a compare
- * on the key's mod_revision as this host last applied it; the tree changes
- * when the watch delivers the put, so every host applies the same sequence.
- * A compare that fails (another write got there first, or this host has not
- * caught up yet) gives -EAGAIN; etcd unreachable gives -ECONNREFUSED or
- * -ETIMEDOUT. Writes must start at position 0 (-EINVAL otherwise). Reads
- * are the entries' own. The wrapped rows live until etcd_sync_stop();
- * unregister with sysctl_unregister_table() before it.
+ * Like sysctl_register_table() (same checks, same errors; and -EINVAL for
+ * a row whose handler the library does not describe, sysctl_handler_info(),
+ * as its values could not be checked), but a local write to one of these
+ * entries (control socket, FUSE, sysctl_set) is not applied directly
+ * (sysctl_register_table_hooked()). Read-only mirror: it fails with -EROFS.
+ * Write-through: the value is checked by the entry's handler on a scratch
+ * copy (a refused value fails locally and reaches nobody), then put to etcd
+ * with a compare on the key's mod_revision as this host last applied it (0
+ * after a delete: the key is created), outside the entry's locks; the tree
+ * changes when the watch delivers the put, so every host applies the same
+ * sequence, and one accepted write is one change. A compare that fails
+ * (etcd's key moved past what this host applied) gives -EAGAIN; a
+ * conditional write (sysctl_entry_write_if) whose generation moved gives
+ * -ESTALE; etcd unreachable gives -ECONNREFUSED or -ETIMEDOUT. Plain writes
+ * compare with what the host applied, not with what the writer read: a
+ * read-modify-write must use the conditional write. Writes must start at
+ * position 0 (-EINVAL otherwise). Reads are the entries' own. @table must
+ * outlive the registration; unregister with sysctl_unregister_table()
+ * before etcd_sync_stop().
  */
 int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *table,
 			size_t count, struct sysctl_table_header **out);
@@ -115,7 +135,14 @@ int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *
  */
 bool etcd_sync_holds(struct etcd_sync *s, const char *path);
 
-/** etcd_sync_stop - end the watch, join the thread, free @s (NULL: no-op) */
+/**
+ * etcd_sync_rescan - read the whole prefix again soon (within about a
+ * second), applying what differs: after a reload declared new entries, the
+ * values refused for want of them are applied. Any thread.
+ */
+void etcd_sync_rescan(struct etcd_sync *s);
+
+/** etcd_sync_stop - end the watch, join the threads, free @s (NULL: no-op) */
 void etcd_sync_stop(struct etcd_sync *s);
 
 #endif /* RCUSTRING_ETCD_SYNC_H */

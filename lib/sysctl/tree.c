@@ -771,8 +771,9 @@ static int check_table(struct sysctl_tree *tree, const char *dir, struct sysctl_
 	return 0;
 }
 
-int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
-			  size_t count, struct sysctl_table_header **out)
+static int register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
+			  size_t count, sysctl_write_hook *hook, void *hook_arg,
+			  struct sysctl_table_header **out)
 {
 	struct sysctl_entry *newdirs[MAX_DEPTH] = { 0 };
 	char buf[MAX_DEPTH * (NAME_MAX_LEN + 1)];
@@ -818,6 +819,8 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	h->tree = tree;
 	h->count = count;
 	h->refs = 1;
+	h->write_hook = hook;
+	h->hook_arg = hook_arg;
 	if (pthread_mutex_init(&h->drain_lock, NULL)) {
 		free(h);
 		h = NULL;
@@ -892,6 +895,21 @@ fail:
 out:
 	pthread_mutex_unlock(&tree->lock);
 	return err;
+}
+
+int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
+			  size_t count, struct sysctl_table_header **out)
+{
+	return register_table(tree, path, table, count, NULL, NULL, out);
+}
+
+int sysctl_register_table_hooked(struct sysctl_tree *tree, const char *path,
+				 struct ctl_table *table, size_t count, sysctl_write_hook *hook,
+				 void *arg, struct sysctl_table_header **out)
+{
+	if (!hook)
+		return -EINVAL;
+	return register_table(tree, path, table, count, hook, arg, out);
 }
 
 void sysctl_unregister_table(struct sysctl_table_header *h)
@@ -1026,6 +1044,16 @@ static void inflight_exit(struct sysctl_table_header *h)
 		pthread_cond_broadcast(&h->drain_cond);
 		pthread_mutex_unlock(&h->drain_lock);
 	}
+}
+
+bool rcs_header_use(struct sysctl_table_header *h)
+{
+	return inflight_enter(h);
+}
+
+void rcs_header_unuse(struct sysctl_table_header *h)
+{
+	inflight_exit(h);
 }
 
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos)
@@ -1194,6 +1222,27 @@ static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const 
 }
 
 /*
+ * A write of an entry whose table has a write hook: the hook takes it, with
+ * none of the entry's locks held (it may wait on the network), and the
+ * entry changes later, through the owner's own write (not counted here).
+ */
+static int hooked_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
+			size_t *lenp, off_t *ppos, const uint64_t *expected)
+{
+	struct sysctl_table_header *h = e->header;
+	int err = -ENOENT;
+
+	if (*ppos != 0)
+		return -EINVAL; /* the whole value in one write */
+	if (inflight_enter(h))
+		err = h->write_hook(h->hook_arg, e, who, buf, *lenp, expected);
+	inflight_exit(h);
+	if (!err)
+		*ppos += (off_t)*lenp;
+	return err;
+}
+
+/*
  * The write, and with @expected non-NULL only while the change counter is
  * *@expected: checked under the writer lock, which every write of the entry
  * takes before it bumps the counter, so no write can land between the
@@ -1201,7 +1250,7 @@ static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const 
  */
 static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		       enum sysctl_origin origin, const char *buf, size_t *lenp, off_t *ppos,
-		       const uint64_t *expected)
+		       const uint64_t *expected, bool owner)
 {
 	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
 	struct sysctl_change ch = { .origin = origin, .who = who };
@@ -1214,6 +1263,8 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		return -EISDIR;
 	if (!sysctl_entry_live(e))
 		return -ENOENT;
+	if (e->header->write_hook && !owner)
+		return hooked_write(e, who, buf, lenp, ppos, expected);
 	/* One writer at a time, so the recorded old/new pair belongs together. */
 	pthread_mutex_lock(&e->write_lock);
 	if (expected && __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) != *expected) {
@@ -1244,19 +1295,19 @@ static enum sysctl_origin default_origin(const struct sysctl_caller *who)
 int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
 		       size_t *lenp, off_t *ppos)
 {
-	return entry_write(e, who, default_origin(who), buf, lenp, ppos, NULL);
+	return entry_write(e, who, default_origin(who), buf, lenp, ppos, NULL, false);
 }
 
 int sysctl_entry_write_from(struct sysctl_entry *e, const struct sysctl_caller *who,
 			    enum sysctl_origin origin, const char *buf, size_t *lenp, off_t *ppos)
 {
-	return entry_write(e, who, origin, buf, lenp, ppos, NULL);
+	return entry_write(e, who, origin, buf, lenp, ppos, NULL, false);
 }
 
 int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
 			  const char *buf, size_t *lenp, off_t *ppos, uint64_t expected_changes)
 {
-	return entry_write(e, who, default_origin(who), buf, lenp, ppos, &expected_changes);
+	return entry_write(e, who, default_origin(who), buf, lenp, ppos, &expected_changes, false);
 }
 
 const struct sysctl_change *sysctl_entry_writing(const struct sysctl_entry *e)
@@ -1304,14 +1355,8 @@ out:
 	return err ? err : (ssize_t)len;
 }
 
-int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
-	       const struct sysctl_caller *who)
-{
-	return sysctl_set_from(tree, path, value, len, who, default_origin(who));
-}
-
-int sysctl_set_from(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
-		    const struct sysctl_caller *who, enum sysctl_origin origin)
+static int set_path(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+		    const struct sysctl_caller *who, enum sysctl_origin origin, bool owner)
 {
 	struct sysctl_entry *e;
 	off_t off = 0;
@@ -1327,9 +1372,27 @@ int sysctl_set_from(struct sysctl_tree *tree, const char *path, const char *valu
 	else if (who)
 		err = sysctl_access(e, who, W_OK);
 	if (!err)
-		err = entry_write(e, who, origin, value, &len, &off, NULL);
+		err = entry_write(e, who, origin, value, &len, &off, NULL, owner);
 	sysctl_entry_put(e);
 	return err;
+}
+
+int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+	       const struct sysctl_caller *who)
+{
+	return set_path(tree, path, value, len, who, default_origin(who), false);
+}
+
+int sysctl_set_from(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+		    const struct sysctl_caller *who, enum sysctl_origin origin)
+{
+	return set_path(tree, path, value, len, who, origin, false);
+}
+
+int sysctl_set_owner(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+		     const struct sysctl_caller *who)
+{
+	return set_path(tree, path, value, len, who, SYSCTL_ORIGIN_MIRROR, true);
 }
 
 /* ---- walks ---- */

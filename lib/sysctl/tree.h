@@ -59,6 +59,10 @@ struct sysctl_table_header {
 	int dead;
 	pthread_mutex_t drain_lock;
 	pthread_cond_t drain_cond;
+
+	/* sysctl_register_table_hooked(): takes the writes, outside the locks. */
+	sysctl_write_hook *write_hook;
+	void *hook_arg;
 };
 
 /*
@@ -178,5 +182,10 @@ void rcs_audit_value(struct sysctl_entry *e, char *out);
 
 /* tree.c: run @e's handler with the table's in-flight count held */
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos);
+
+/* Keep @h's rows (and what they point to) while in use: true if still registered.
+ * Call rcs_header_unuse() either way. */
+bool rcs_header_use(struct sysctl_table_header *h);
+void rcs_header_unuse(struct sysctl_table_header *h);
 
 #endif

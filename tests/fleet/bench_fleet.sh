@@ -1,17 +1,70 @@
 #!/usr/bin/env bash
-# make bench: start a single-node etcd on 127.0.0.1 (free ports, data dir in
-# a temporary folder), run fleet-bench against it, stop etcd by its pid.
+# make bench: start a 3-member etcd cluster on 127.0.0.1 (free ports, data in
+# a temporary folder), run fleet-bench against it, then time rcusysd's start
+# with 10 000 keys in etcd, with its state file and with --no-persist, side
+# by side; stop everything by its pid.
 #   bench_fleet.sh PATH-TO-fleet-bench [fleet-bench options]
+# Prints, after fleet-bench's lines:
+#   summary fleet_startup_10k_ms X            (state file)
+#   summary fleet_startup_10k_nopersist_ms X
+#   summary fleet_startup_10k_vs_nopersist X  (target <= 1.5)
 set -u
 bench=${1:?usage: bench_fleet.sh PATH-TO-fleet-bench [--changes N] [--batches B]}
 shift
+build=$(cd "$(dirname "$bench")/../.." && pwd)
+rcusysd=$build/tools/rcusysd/rcusysd
+cli=$build/tools/rcusysctl/rcusysctl
 if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
 	echo "SKIP: etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
 	exit 77
 fi
 tmp=$(mktemp -d)
-etcd_pid=
-trap '[ -n "$etcd_pid" ] && kill "$etcd_pid" 2>/dev/null && wait "$etcd_pid"; rm -rf "$tmp"' EXIT
-guard=200 # tenths of a second for etcd to answer
+daemon=
+cleanup() {
+	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	for i in 1 2 3; do
+		[ -n "${member_pid[$i]:-}" ] && kill "${member_pid[$i]}" 2>/dev/null &&
+			wait "${member_pid[$i]}" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+guard=300 # tenths of a second for etcd to answer
+single_etcd=no
 . "$(dirname "$0")/etcd.sh"
-"$bench" "$url" "$@"
+start_cluster || { echo "FAIL: the etcd cluster did not start"; exit 1; }
+"$bench" "$cluster" "$@" || exit 1
+
+# --- rcusysd's start with 10 000 keys: the state file against none ---
+keys=10000
+prefix=/rcustring-bench/startup/
+"$bench" "$cluster" --load "${prefix}bench/" "$keys" || exit 1
+for ((i = 0; i < keys; i++)); do echo "bench.k$i int min=0 max=1000000 default=0"; done \
+	>"$tmp/tunables.conf"
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# Start rcusysd with $@ and print the ms until it has applied every key.
+startup() {
+	local t0 applied=0
+	rm -rf "$tmp/run" "$tmp/state"
+	mkdir -p "$tmp/state"
+	t0=$(now_ms)
+	"$rcusysd" --no-fuse -d "$tmp/run" -t "$tmp/tunables.conf" --etcd "$cluster" \
+		--etcd-prefix "$prefix" --etcd-host bench "$@" 2>>"$tmp/rcusysd.log" &
+	daemon=$!
+	for _ in $(seq 12000); do # 120 s hang guard
+		applied=$("$cli" --socket "$tmp/run/control.sock" -n rcusysd.etcd.applied 2>/dev/null)
+		[ "${applied:-0}" -ge "$keys" ] 2>/dev/null && break
+		sleep 0.01
+	done
+	echo $(($(now_ms) - t0))
+	kill "$daemon"
+	wait "$daemon"
+	daemon=
+	[ "${applied:-0}" -ge "$keys" ] 2>/dev/null
+}
+with=$(startup --state "$tmp/state/state.conf") || { echo "FAIL: startup with the state file"; exit 1; }
+without=$(startup --no-persist) || { echo "FAIL: startup with --no-persist"; exit 1; }
+echo "rcusysd start with $keys keys in etcd: ${with} ms with its state file, ${without} ms with --no-persist"
+echo "summary fleet_startup_10k_ms $with"
+echo "summary fleet_startup_10k_nopersist_ms $without"
+awk -v a="$with" -v b="$without" 'BEGIN { printf "summary fleet_startup_10k_vs_nopersist %.3f\n", a / b }'

@@ -33,15 +33,63 @@ run_etcd() {
 	return 1
 }
 
-for _ in 1 2 3; do # another program may take a port between the check and etcd's bind
-	client_port=$(free_port)
-	peer_port=$(free_port)
-	url=http://127.0.0.1:$client_port
-	rm -rf "$tmp/etcd"
-	run_etcd && break
-done
-if [ -z "$etcd_pid" ]; then
-	echo "FAIL: etcd did not start"
-	tail -20 "$tmp/etcd.log"
-	exit 1
+# A cluster test sets single_etcd=no and calls start_cluster (below) instead.
+if [ "${single_etcd:-yes}" = yes ]; then
+	for _ in 1 2 3; do # another program may take a port between the check and etcd's bind
+		client_port=$(free_port)
+		peer_port=$(free_port)
+		url=http://127.0.0.1:$client_port
+		rm -rf "$tmp/etcd"
+		run_etcd && break
+	done
+	if [ -z "$etcd_pid" ]; then
+		echo "FAIL: etcd did not start"
+		tail -20 "$tmp/etcd.log"
+		exit 1
+	fi
 fi
+
+# start_cluster: three members, m1..m3, one cluster on their own free
+# loopback ports, data in $tmp/m1..3, logs in $tmp/m1..3.log. Sets
+# member_url[1..3], member_pid[1..3] and $cluster (the three client URLs,
+# comma-separated); run_member I restarts member I from its data dir; mctl
+# URLS ARGS runs etcdctl against URLS. Returns 1 when the cluster does not
+# answer within $guard tenths of a second.
+mctl() {
+	local eps=$1
+	shift
+	ETCDCTL_API=3 etcdctl --endpoints "$eps" --dial-timeout=2s --command-timeout=5s "$@"
+}
+declare -a member_url member_peer member_pid
+run_member() { # I [new|existing]
+	local i=$1 initial=""
+	for j in 1 2 3; do initial+="${initial:+,}m$j=http://127.0.0.1:${member_peer[$j]}"; done
+	etcd --name "m$i" --data-dir "$tmp/m$i" \
+		--listen-client-urls "${member_url[$i]}" --advertise-client-urls "${member_url[$i]}" \
+		--listen-peer-urls "http://127.0.0.1:${member_peer[$i]}" \
+		--initial-advertise-peer-urls "http://127.0.0.1:${member_peer[$i]}" \
+		--initial-cluster "$initial" --initial-cluster-state "${2:-new}" \
+		--initial-cluster-token "fleet-$$" >>"$tmp/m$i.log" 2>&1 &
+	member_pid[$i]=$!
+}
+start_cluster() {
+	for i in 1 2 3; do
+		member_url[$i]=http://127.0.0.1:$(free_port)
+		member_peer[$i]=$(free_port)
+	done
+	cluster="${member_url[1]},${member_url[2]},${member_url[3]}"
+	for i in 1 2 3; do run_member "$i" new; done
+	for _ in $(seq $guard); do
+		mctl "$cluster" endpoint health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# The member (1..3) whose client URL is $1, or nothing.
+member_of() { for i in 1 2 3; do [ "${member_url[$i]}" == "$1" ] && echo "$i"; done; }
+# The members other than $1, as a URL list.
+others_of() {
+	local out=""
+	for i in 1 2 3; do [ "$i" != "$1" ] && out+="${out:+,}${member_url[$i]}"; done
+	echo "$out"
+}

@@ -1,25 +1,46 @@
 /*
  * fleet-bench: how fast a value put in etcd reaches a reader of a mirroring
- * tree, and how many values one instance applies per second.
+ * tree, beside etcdctl watch on the same puts; how many values one instance
+ * applies per second; and how long readers wait while a write-through's put
+ * goes unanswered.
  *
- *   fleet-bench URL [--changes N] [--batches B]
+ *   fleet-bench URL[,URL...] [--changes N] [--batches B]
+ *   fleet-bench URL --load PREFIX N     put N keys PREFIX kI = I + 1 (in 100-key txns)
  *
  * One process: a tree, its etcd sync (prefix /rcustring-bench/PID/), and a
  * client of its own. Propagation: N times, put a new value and wait for the
  * entry's change notification, then check that a reader copies the new
  * value; the time runs from just before the put (its round trip included)
- * to the reader's copy. Apply rate: B transactions of 100 puts each (one
- * per entry, one revision per transaction), timed from the first put to
- * the last value applied; the put side is batched so that the figure is
- * the instance's, not the client's round trips. Prints
+ * to the reader's copy. The same puts are watched by `etcdctl watch` (on the
+ * first endpoint), timed from the same start to the line's arrival. Apply
+ * rate: B transactions of 100 puts each (one per entry, one revision per
+ * transaction), timed from the first put to the last value applied; the put
+ * side is batched so that the figure is the instance's, not the client's
+ * round trips. Read stall: a second tree owns two entries (a proc_rcu_string
+ * and a proc_dointvec) in write-through against an endpoint that accepts
+ * connections and never answers; two readers read both for 1 s, then while
+ * one write-through of each waits for its put (5 s, the request timeout).
+ * Prints
  *   summary fleet_propagation_p50_ms X
  *   summary fleet_propagation_p99_ms X
+ *   summary etcdctl_watch_p50_ms X
+ *   summary etcdctl_watch_p99_ms X
+ *   summary fleet_vs_etcdctl_watch_p50 X     (target <= 1.2)
+ *   summary fleet_vs_etcdctl_watch_p99 X     (target <= 1.2)
  *   summary fleet_applied_per_s X
+ *   summary fleet_read_stall_baseline_max_ms X
+ *   summary fleet_read_stall_max_ms X        (target <= 10)
+ *   summary fleet_read_stall_vs_baseline_max X
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,24 +78,368 @@ static void quiet(void *arg, const char *msg)
 	fprintf(stderr, "fleet-bench: %s\n", msg);
 }
 
+static double pct(const double *sorted, int n, double p)
+{
+	return sorted[(size_t)((n - 1) * p)];
+}
+
+/* ---- etcdctl watch, side by side ---- */
+
+struct ctl_watch {
+	pid_t pid;
+	FILE *out;
+	pthread_t thread;
+	int64_t *arrived_ns; /* per change index; 0 until its line came (atomic) */
+	int n;
+	int64_t warm_ns;     /* the "warm" line (atomic) */
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *ctl_reader(void *arg)
+{
+	struct ctl_watch *w = arg;
+	char line[256];
+	int i;
+
+	/* etcdctl prints PUT, the key, the value: the value line is "vN". */
+	while (fgets(line, sizeof(line), w->out)) {
+		int64_t t = now_ns();
+
+		if (!strcmp(line, "warm\n"))
+			__atomic_store_n(&w->warm_ns, t, __ATOMIC_RELEASE);
+		else if (sscanf(line, "v%d\n", &i) == 1 && i >= 0 && i < w->n &&
+			 !__atomic_load_n(&w->arrived_ns[i], __ATOMIC_ACQUIRE))
+			__atomic_store_n(&w->arrived_ns[i], t, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static int ctl_start(struct ctl_watch *w, const char *endpoints, const char *key, int n)
+{
+	char ep[256];
+	int fd[2];
+
+	snprintf(ep, sizeof(ep), "%.*s", (int)strcspn(endpoints, ","), endpoints);
+	w->n = n;
+	w->arrived_ns = calloc((size_t)n, sizeof(*w->arrived_ns));
+	if (!w->arrived_ns || pipe(fd))
+		return -1;
+	w->pid = fork();
+	if (w->pid < 0)
+		return -1;
+	if (w->pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		setenv("ETCDCTL_API", "3", 1);
+		execlp("etcdctl", "etcdctl", "--endpoints", ep, "watch", key, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	w->out = fdopen(fd[0], "r");
+	return w->out ? -pthread_create(&w->thread, NULL, ctl_reader, w) : -1;
+}
+
+static void ctl_stop(struct ctl_watch *w)
+{
+	kill(w->pid, SIGTERM);
+	waitpid(w->pid, NULL, 0);
+	pthread_join(w->thread, NULL);
+	fclose(w->out);
+	free(w->arrived_ns);
+}
+
+/* Wait for *@slot to be set (10 s guard); its value, or 0. */
+static int64_t wait_slot(int64_t *slot)
+{
+	for (int i = 0; i < 100000; i++) {
+		int64_t t = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+		if (t)
+			return t;
+		usleep(100);
+	}
+	return 0;
+}
+
+/* ---- propagation ---- */
+
+static int propagation(struct sysctl_tree *tree, struct etcd_conn *c, const char *endpoints,
+		       const char *prefix, int changes)
+{
+	double *lat = calloc((size_t)changes, sizeof(*lat)), *ctl = calloc((size_t)changes,
+									    sizeof(*ctl));
+	struct sysctl_entry *e = sysctl_lookup(tree, "bench/value");
+	struct ctl_watch w = { 0 };
+	char key[128], want[64], got[64];
+	double t0;
+
+	snprintf(key, sizeof(key), "%sbench/value", prefix);
+	if (!lat || !ctl || !e || ctl_start(&w, endpoints, key, changes))
+		return 1;
+	/* etcdctl's watch is up once it prints a put made after it started. */
+	for (int i = 0; i < 50 && !__atomic_load_n(&w.warm_ns, __ATOMIC_ACQUIRE); i++) {
+		etcd_put(c, key, "warm", 4, NULL);
+		usleep(100000);
+	}
+	if (!__atomic_load_n(&w.warm_ns, __ATOMIC_ACQUIRE)) {
+		fprintf(stderr, "fleet-bench: etcdctl watch printed nothing\n");
+		return 1;
+	}
+	for (int i = 0; i < changes; i++) {
+		uint64_t seen = sysctl_entry_changes(e);
+		int64_t t0_ns = now_ns(), arrived;
+
+		snprintf(want, sizeof(want), "v%d", i);
+		t0 = now_ms();
+		if (etcd_put(c, key, want, strlen(want), NULL)) {
+			fprintf(stderr, "fleet-bench: put: %s\n", c->err);
+			return 1;
+		}
+		for (;;) {
+			if (sysctl_entry_wait(e, seen, 10000) < 0) {
+				fprintf(stderr, "fleet-bench: %s not applied within 10 s\n", want);
+				return 1;
+			}
+			seen = sysctl_entry_changes(e);
+			if (rcustring_copy(&value, got, sizeof(got)) >= 0 && !strcmp(got, want))
+				break;
+		}
+		lat[i] = now_ms() - t0;
+		arrived = wait_slot(&w.arrived_ns[i]);
+		if (!arrived) {
+			fprintf(stderr, "fleet-bench: etcdctl watch missed %s\n", want);
+			return 1;
+		}
+		ctl[i] = (double)(arrived - t0_ns) / 1e6;
+	}
+	ctl_stop(&w);
+	qsort(lat, (size_t)changes, sizeof(*lat), cmp_double);
+	qsort(ctl, (size_t)changes, sizeof(*ctl), cmp_double);
+	printf("propagation over %d changes: p50 %.3f ms, p99 %.3f ms, max %.3f ms; "
+	       "etcdctl watch on the same puts: p50 %.3f ms, p99 %.3f ms\n", changes,
+	       pct(lat, changes, 0.5), pct(lat, changes, 0.99), lat[changes - 1],
+	       pct(ctl, changes, 0.5), pct(ctl, changes, 0.99));
+	printf("summary fleet_propagation_p50_ms %.3f\n", pct(lat, changes, 0.5));
+	printf("summary fleet_propagation_p99_ms %.3f\n", pct(lat, changes, 0.99));
+	printf("summary etcdctl_watch_p50_ms %.3f\n", pct(ctl, changes, 0.5));
+	printf("summary etcdctl_watch_p99_ms %.3f\n", pct(ctl, changes, 0.99));
+	printf("summary fleet_vs_etcdctl_watch_p50 %.3f\n",
+	       pct(lat, changes, 0.5) / pct(ctl, changes, 0.5));
+	printf("summary fleet_vs_etcdctl_watch_p99 %.3f\n",
+	       pct(lat, changes, 0.99) / pct(ctl, changes, 0.99));
+	sysctl_entry_put(e);
+	free(lat);
+	free(ctl);
+	return 0;
+}
+
+/* ---- apply rate ---- */
+
+static int apply_rate(struct etcd_sync *sync, struct etcd_conn *c, const char *prefix,
+		      int batches)
+{
+	static char kbuf[ENTRIES][128], vbuf[ENTRIES][16];
+	const char *keys[ENTRIES], *vals[ENTRIES];
+	struct etcd_sync_status st;
+	uint64_t base;
+	double t0, t1;
+
+	etcd_sync_status(sync, &st);
+	base = st.applied;
+	t0 = now_ms();
+	for (int b = 0; b < batches; b++) {
+		for (int i = 0; i < ENTRIES; i++) {
+			snprintf(kbuf[i], sizeof(kbuf[i]), "%smany/k%d", prefix, i);
+			snprintf(vbuf[i], sizeof(vbuf[i]), "%d", b + 1);
+			keys[i] = kbuf[i];
+			vals[i] = vbuf[i];
+		}
+		if (etcd_put_many(c, keys, vals, ENTRIES)) {
+			fprintf(stderr, "fleet-bench: txn: %s\n", c->err);
+			return 1;
+		}
+	}
+	for (int i = 0; i < 60000; i++) { /* 60 s hang guard */
+		etcd_sync_status(sync, &st);
+		if (st.applied - base >= (uint64_t)batches * ENTRIES)
+			break;
+		usleep(1000);
+	}
+	t1 = now_ms();
+	if (st.applied - base < (uint64_t)batches * ENTRIES) {
+		fprintf(stderr, "fleet-bench: only %llu of %d applied\n",
+			(unsigned long long)(st.applied - base), batches * ENTRIES);
+		return 1;
+	}
+	printf("applied %d values in %.1f ms\n", batches * ENTRIES, t1 - t0);
+	printf("summary fleet_applied_per_s %.0f\n", batches * ENTRIES * 1e3 / (t1 - t0));
+	return 0;
+}
+
+/* ---- readers while a write-through's put goes unanswered ---- */
+
+static struct rcustring wt_str = RCUSTRING_INITIALIZER(64, "initial");
+static int wt_num = 1;
+static struct ctl_table wt_table[] = {
+	{ "str", &wt_str, 64, 0644, proc_rcu_string, NULL, NULL, "read-stall probe (RCU)" },
+	{ "num", &wt_num, sizeof(int), 0644, proc_dointvec, NULL, NULL, "read-stall probe (int)" },
+};
+
+struct stall {
+	struct sysctl_tree *tree;
+	int phase; /* atomic: 0 baseline, 1 writes in flight, 2 stop */
+	double max[2];
+	pthread_mutex_t lock;
+};
+
+static void *stall_reader(void *arg)
+{
+	struct stall *st = arg;
+	double max[2] = { 0, 0 };
+	char buf[64];
+	int phase;
+
+	while ((phase = __atomic_load_n(&st->phase, __ATOMIC_ACQUIRE)) < 2) {
+		for (int k = 0; k < 2; k++) {
+			double t = now_ms(), dt;
+
+			sysctl_get(st->tree, k ? "wt/num" : "wt/str", buf, sizeof(buf));
+			dt = now_ms() - t;
+			if (dt > max[phase])
+				max[phase] = dt;
+		}
+	}
+	pthread_mutex_lock(&st->lock);
+	for (int p = 0; p < 2; p++)
+		if (max[p] > st->max[p])
+			st->max[p] = max[p];
+	pthread_mutex_unlock(&st->lock);
+	return NULL;
+}
+
+static void *stall_writer(void *arg)
+{
+	struct stall *st = arg;
+	static int which;
+	int me = __atomic_fetch_add(&which, 1, __ATOMIC_RELAXED);
+
+	/* Blocks until the put times out: the endpoint never answers. */
+	sysctl_set(st->tree, me ? "wt/num" : "wt/str", me ? "7" : "written", me ? 1 : 7, NULL);
+	return NULL;
+}
+
+/* A listening socket that never accepts: connections complete, requests wait. */
+static int blackhole(int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len))
+		return -1;
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static int read_stall(void)
+{
+	struct etcd_sync_opts so = { .prefix = "/rcustring-bench/stall/", .host = "bench",
+				     .write_through = 1, .log = quiet };
+	struct stall st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct sysctl_table_header *h;
+	pthread_t r[2], w[2];
+	struct etcd_sync *sync;
+	char url[64];
+	int port, fd = blackhole(&port);
+
+	st.tree = sysctl_tree_new();
+	if (fd < 0 || !st.tree)
+		return 1;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	so.endpoints = url;
+	if (etcd_sync_new(st.tree, &so, &sync) ||
+	    etcd_sync_own_table(sync, "wt", wt_table, 2, &h) || etcd_sync_run(sync))
+		return 1;
+	for (int i = 0; i < 2; i++)
+		pthread_create(&r[i], NULL, stall_reader, &st);
+	usleep(1000000);
+	__atomic_store_n(&st.phase, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&w[i], NULL, stall_writer, &st);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	__atomic_store_n(&st.phase, 2, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(r[i], NULL);
+	printf("readers of a write-through entry: longest read %.3f ms alone, %.3f ms while "
+	       "its put went unanswered\n", st.max[0], st.max[1]);
+	printf("summary fleet_read_stall_baseline_max_ms %.3f\n", st.max[0]);
+	printf("summary fleet_read_stall_max_ms %.3f\n", st.max[1]);
+	/* On shared cores the longest read alone is scheduling noise: the ratio
+	 * says whether an unanswered put adds to it (above 1) or not. */
+	printf("summary fleet_read_stall_vs_baseline_max %.3f\n",
+	       st.max[0] > 0 ? st.max[1] / st.max[0] : 0.0);
+	sysctl_unregister_table(h);
+	etcd_sync_stop(sync);
+	sysctl_tree_free(st.tree);
+	close(fd);
+	rcustring_destroy(&wt_str);
+	return 0;
+}
+
+/* --load PREFIX N: N keys PREFIX kI = I + 1, in transactions of ENTRIES puts. */
+static int load(struct etcd_conn *c, const char *prefix, int n)
+{
+	static char kbuf[ENTRIES][128], vbuf[ENTRIES][16];
+	const char *keys[ENTRIES], *vals[ENTRIES];
+
+	for (int i = 0; i < n; i += ENTRIES) {
+		int k = n - i < ENTRIES ? n - i : ENTRIES;
+
+		for (int j = 0; j < k; j++) {
+			snprintf(kbuf[j], sizeof(kbuf[j]), "%sk%d", prefix, i + j);
+			snprintf(vbuf[j], sizeof(vbuf[j]), "%d", i + j + 1); /* not the default 0 */
+			keys[j] = kbuf[j];
+			vals[j] = vbuf[j];
+		}
+		if (etcd_put_many(c, keys, vals, (size_t)k)) {
+			fprintf(stderr, "fleet-bench: txn: %s\n", c->err);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct etcd_sync_opts so = { .log = quiet };
 	struct sysctl_table_header *h1, *h2;
 	struct etcd_sync_status st;
 	struct sysctl_tree *tree;
-	struct sysctl_entry *e;
 	struct etcd_sync *sync;
 	struct etcd_conn c;
-	char prefix[64], key[128], want[64], got[64];
+	char prefix[64];
 	int changes = 1000, batches = 50, err;
-	double *lat, t0, t1;
-	uint64_t base;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s URL [--changes N] [--batches B]\n", argv[0]);
+		fprintf(stderr, "usage: %s URL [--changes N] [--batches B] | URL --load PREFIX N\n",
+			argv[0]);
 		return 2;
 	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (etcd_conn_init(&c, argv[1], NULL))
+		return 1;
+	if (argc == 5 && !strcmp(argv[2], "--load"))
+		return load(&c, argv[3], atoi(argv[4]));
 	for (int i = 2; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--changes"))
 			changes = atoi(argv[i + 1]);
@@ -96,8 +461,7 @@ int main(int argc, char **argv)
 	if (!tree || sysctl_register_table(tree, "bench", one, 1, &h1) ||
 	    sysctl_register_table(tree, "many", many, ENTRIES, &h2))
 		return 1;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (etcd_conn_init(&c, argv[1], NULL) || etcd_sync_start(tree, &so, &sync))
+	if (etcd_sync_start(tree, &so, &sync))
 		return 1;
 	for (int i = 0; i < 200; i++) { /* 20 s hang guard for the first watch */
 		etcd_sync_status(sync, &st);
@@ -109,82 +473,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fleet-bench: no watch on %s\n", argv[1]);
 		return 1;
 	}
-
-	lat = calloc((size_t)changes, sizeof(*lat));
-	e = sysctl_lookup(tree, "bench/value");
-	if (!lat || !e)
-		return 1;
-	snprintf(key, sizeof(key), "%sbench/value", prefix);
-	for (int i = 0; i < changes; i++) {
-		uint64_t seen = sysctl_entry_changes(e);
-
-		snprintf(want, sizeof(want), "v%d", i);
-		t0 = now_ms();
-		err = etcd_put(&c, key, want, strlen(want), NULL);
-		if (err) {
-			fprintf(stderr, "fleet-bench: put: %s\n", c.err);
-			return 1;
-		}
-		for (;;) {
-			if (sysctl_entry_wait(e, seen, 10000) < 0) {
-				fprintf(stderr, "fleet-bench: %s not applied within 10 s\n", want);
-				return 1;
-			}
-			seen = sysctl_entry_changes(e);
-			if (rcustring_copy(&value, got, sizeof(got)) >= 0 && !strcmp(got, want))
-				break;
-		}
-		lat[i] = now_ms() - t0;
-	}
-	qsort(lat, (size_t)changes, sizeof(*lat), cmp_double);
-	printf("propagation over %d changes: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", changes,
-	       lat[changes / 2], lat[(size_t)((changes - 1) * 0.99)], lat[changes - 1]);
-	printf("summary fleet_propagation_p50_ms %.3f\n", lat[changes / 2]);
-	printf("summary fleet_propagation_p99_ms %.3f\n", lat[(size_t)((changes - 1) * 0.99)]);
-
-	{
-		static char kbuf[ENTRIES][128], vbuf[ENTRIES][16];
-		const char *keys[ENTRIES], *vals[ENTRIES];
-
-		etcd_sync_status(sync, &st);
-		base = st.applied;
-		t0 = now_ms();
-		for (int b = 0; b < batches; b++) {
-			for (int i = 0; i < ENTRIES; i++) {
-				snprintf(kbuf[i], sizeof(kbuf[i]), "%smany/k%d", prefix, i);
-				snprintf(vbuf[i], sizeof(vbuf[i]), "%d", b + 1);
-				keys[i] = kbuf[i];
-				vals[i] = vbuf[i];
-			}
-			if (etcd_put_many(&c, keys, vals, ENTRIES)) {
-				fprintf(stderr, "fleet-bench: txn: %s\n", c.err);
-				return 1;
-			}
-		}
-		for (int i = 0; i < 600; i++) { /* 60 s hang guard */
-			etcd_sync_status(sync, &st);
-			if (st.applied - base >= (uint64_t)batches * ENTRIES)
-				break;
-			usleep(1000);
-		}
-		t1 = now_ms();
-		if (st.applied - base < (uint64_t)batches * ENTRIES) {
-			fprintf(stderr, "fleet-bench: only %llu of %d applied\n",
-				(unsigned long long)(st.applied - base), batches * ENTRIES);
-			return 1;
-		}
-		printf("applied %d values in %.1f ms\n", batches * ENTRIES, t1 - t0);
-		printf("summary fleet_applied_per_s %.0f\n", batches * ENTRIES * 1e3 / (t1 - t0));
-	}
-	sysctl_entry_put(e);
+	err = propagation(tree, &c, argv[1], prefix, changes);
+	if (!err)
+		err = apply_rate(sync, &c, prefix, batches);
 	etcd_sync_stop(sync);
 	sysctl_unregister_table(h1);
 	sysctl_unregister_table(h2);
 	sysctl_tree_free(tree);
+	if (!err)
+		err = read_stall();
 	etcd_conn_free(&c);
-	free(lat);
 	rcustring_destroy(&value);
 	rcustring_barrier();
 	curl_global_cleanup();
-	return 0;
+	return err;
 }

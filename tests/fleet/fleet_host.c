@@ -3,10 +3,12 @@
  * socket, standing for one host of a fleet in the etcd tests.
  *
  *   fleet-host --socket PATH --etcd URL[,URL] --prefix P --host NAME [--write-through]
+ *              [--idle-ms N]
  *
  * Entries: kernel.core_pattern (string, 63 bytes at most), kernel.modprobe
- * (string), net.core.somaxconn (int 16..65535), vm.swappiness (int 0..100),
- * and the sync's status under etcd.*. The first four are owned by etcd:
+ * (string), kernel.cpus (a 64-bit bitmap), net.core.somaxconn (int
+ * 16..65535), vm.swappiness (int 0..100), and the sync's status under
+ * etcd.*. The first five are owned by etcd:
  * local writes are refused, or with --write-through put to etcd. Runs until SIGTERM/SIGINT, then stops
  * and prints the audit ring, one "audit PATH OLD NEW" line per write (tab
  * separated), so a test can tell that no value was applied twice.
@@ -26,11 +28,13 @@ static struct rcustring core_pattern = RCUSTRING_INITIALIZER(64, "core");
 static struct rcustring modprobe = RCUSTRING_INITIALIZER(256, "/sbin/modprobe");
 static int somaxconn = 128, somaxconn_min = 16, somaxconn_max = 65535;
 static int swappiness = 60, swappiness_min = 0, swappiness_max = 100;
+static unsigned long cpus_bits[1], *cpus = cpus_bits;
 
 static struct ctl_table kernel_table[] = {
 	{ "core_pattern", &core_pattern, 64, 0644, proc_rcu_string, NULL, NULL,
 	  "pattern for core file names" },
 	{ "modprobe", &modprobe, 256, 0644, proc_rcu_string, NULL, NULL, "module loader path" },
+	{ "cpus", &cpus, 64, 0644, proc_do_large_bitmap, NULL, NULL, "a set of CPUs" },
 };
 static struct ctl_table net_table[] = {
 	{ "somaxconn", &somaxconn, sizeof(int), 0644, proc_dointvec_minmax, &somaxconn_min,
@@ -68,6 +72,7 @@ int main(int argc, char **argv)
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "host", required_argument, NULL, 'H' },
 		{ "write-through", no_argument, NULL, 'w' },
+		{ "idle-ms", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct etcd_sync_opts so = { .backoff_min_ms = 50, .backoff_max_ms = 1000 };
@@ -86,6 +91,7 @@ int main(int argc, char **argv)
 		case 'p': so.prefix = optarg; break;
 		case 'H': so.host = optarg; break;
 		case 'w': so.write_through = 1; break;
+		case 'i': so.idle_ms = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -109,7 +115,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fleet-host: etcd: %s\n", strerror(-ret));
 		return 1;
 	}
-	if (etcd_sync_own_table(sync, "kernel", kernel_table, 2, &h[0]) ||
+	if (etcd_sync_own_table(sync, "kernel", kernel_table, 3, &h[0]) ||
 	    etcd_sync_own_table(sync, "net.core", net_table, 1, &h[1]) ||
 	    etcd_sync_own_table(sync, "vm", vm_table, 1, &h[2]) ||
 	    etcd_sync_register_status(sync, "etcd", &h[3]) || etcd_sync_run(sync))

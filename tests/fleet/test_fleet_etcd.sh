@@ -232,6 +232,55 @@ check "compare on the current mod_revision: put" put \
 for h in c d; do wait_value $h kernel.core_pattern "cas.%p" "compared put reaches every host"; done
 check "gateway client reads the prefix" "/rcustring/api/kernel/core_pattern=cas.%p" \
 	"$("$probe" "$url" range /rcustring/api/kernel/)"
+gen() { "$cli" --socket "$tmp/$1.sock" -n --generation "$2" 2>&1; }
+# One accepted write-through is one change: the tree changes when the watch
+# delivers the put, and the local write itself changes nothing.
+g0=$(gen c kernel.core_pattern)
+check "write-through accepted" "rc=0" \
+	"$("$cli" --socket "$tmp/c.sock" -q -w kernel.core_pattern=one.%p 2>&1; echo "rc=$?")"
+wait_value c kernel.core_pattern "one.%p" "write-through applied"
+check "one accepted write-through is one change" "$((g0 + 1))" "$(gen c kernel.core_pattern)"
+# A delete in etcd: the tree keeps the value, and the next write-through
+# creates the key (its compare is on a missing key, not the deleted value).
+ctl del /rcustring/api/kernel/core_pattern >/dev/null
+for h in c d; do
+	for _ in $(seq $guard); do grep -q 'core_pattern was deleted' "$tmp/$h.err" && break; sleep 0.1; done
+done
+check "a delete keeps the value" "one.%p" "$(get c kernel.core_pattern)"
+check "write-through after a delete creates the key" "rc=0" \
+	"$("$cli" --socket "$tmp/c.sock" -q -w kernel.core_pattern=reborn.%p 2>&1; echo "rc=$?")"
+check "etcd holds the re-created key" "reborn.%p" \
+	"$(ctl get --print-value-only /rcustring/api/kernel/core_pattern)"
+for h in c d; do wait_value $h kernel.core_pattern "reborn.%p" "re-created key reaches every host"; done
+# Read-modify-write: plain SET compares with what the host applied, so it
+# needs the conditional write: a generation that moved is refused.
+g=$(gen c vm.swappiness)
+"$cli" --socket "$tmp/d.sock" -q -w vm.swappiness=77
+wait_value c vm.swappiness 77 "a write through d reaches c"
+check "SETIF on a generation that moved is refused" "rc=1" \
+	"$("$cli" --socket "$tmp/c.sock" -q --if-generation "$g" -w vm.swappiness=78 2>/dev/null; echo "rc=$?")"
+check "the refused SETIF reached nobody" 77 "$(ctl get --print-value-only /rcustring/api/vm/swappiness)"
+# Two hosts increment one value 15 times each, by GET then SETIF, retrying a
+# refusal: none is lost.
+incr() { # HOST: one increment through HOST, retried until it lands
+	local g v
+	for _ in $(seq 400); do
+		g=$(gen "$1" vm.swappiness)
+		v=$(get "$1" vm.swappiness)
+		"$cli" --socket "$tmp/$1.sock" -q --if-generation "$g" -w "vm.swappiness=$((v + 1))" \
+			2>/dev/null && return 0
+		sleep 0.02
+	done
+	return 1
+}
+"$cli" --socket "$tmp/c.sock" -q -w vm.swappiness=0
+for h in c d; do wait_value $h vm.swappiness 0 "counter at 0"; done
+writers=()
+for h in c d; do ( for _ in $(seq 15); do incr $h || exit 1; done ) & writers+=($!); done
+rc=0
+for p in "${writers[@]}"; do wait "$p" || rc=1; done
+check "every SETIF increment landed" 0 "$rc"
+check "no increment lost (GET + SETIF)" 30 "$(ctl get --print-value-only /rcustring/api/vm/swappiness)"
 # Both hosts write at once; a write based on a value already replaced loses
 # its compare (EAGAIN). Whatever wins, every host ends with etcd's value.
 writers=()

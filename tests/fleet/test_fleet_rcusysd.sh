@@ -51,8 +51,8 @@ wait_value() {
 	done
 	check "$3 ($1)" "$2" "$v"
 }
-# rcusysd names itself in status keys by its host name.
-status_key() { ctl get --print-value-only "/rcustring-status/web/$(hostname)/$1"; }
+# rcusysd names itself in status keys by --etcd-host (containers may share a host name).
+status_key() { ctl get --print-value-only "/rcustring-status/web/fleet-test-host/$1"; }
 state_keys() { sed 's/ = .*//' "$tmp/state/state.conf" 2>/dev/null | sort | tr '\n' ' '; }
 # The tree shows etcd's value before the sync's write has rewritten the
 # state file (the change callback runs after the change is published).
@@ -79,7 +79,8 @@ ctl put "$prefix/app/workers" 16 >/dev/null
 ctl put "$prefix/kernel/modprobe" /usr/sbin/modprobe >/dev/null
 
 "$rcusysd" --no-fuse -d "$tmp/run" -t "$tmp/tunables.conf" -c "$tmp/settings.conf" \
-	--state "$tmp/state/state.conf" --etcd "$url" --etcd-prefix "$prefix/" 2>>"$tmp/log" &
+	--state "$tmp/state/state.conf" --etcd "$url" --etcd-prefix "$prefix/" \
+	--etcd-host fleet-test-host 2>>"$tmp/log" &
 pid=$!
 for _ in $(seq $guard); do [ -S "$tmp/run/events.sock" ] && break; sleep 0.1; done
 
@@ -89,9 +90,15 @@ wait_value app.workers 16 "etcd wins over -c and the state file"
 wait_value kernel.modprobe /usr/sbin/modprobe "first read"
 check "a -c value etcd does not set stays" from-conf "$(get app.greeting)"
 
-# --- a put reaches the tree ---
+# --- a put reaches the tree, and leaves the state file alone ---
+# A mirrored value whose key the state file does not hold rewrites nothing
+# (a rewrite renames a new file in: the inode changes).
+wait_state_keys "" "state file: etcd's value took app.workers out"
+inode=$(stat -c %i "$tmp/state/state.conf")
 ctl put "$prefix/app/greeting" from-etcd >/dev/null
 wait_value app.greeting from-etcd "put reaches rcusysd"
+check "a mirrored value not in the state file does not rewrite it" "$inode" \
+	"$(stat -c %i "$tmp/state/state.conf")"
 
 # --- a refused value: the old value stays, the status key says why ---
 ctl put "$prefix/app/workers" 100 >/dev/null # above its max, 64
@@ -111,15 +118,25 @@ wait_value app.greeting etcd-again "put after a local write"
 wait_state_keys "app.local " "state file: etcd's put took the key out"
 
 # --- reload (SIGHUP) keeps the sync running, and etcd's values ---
+# A value for an entry not declared yet is refused; the reload that
+# declares it applies it.
+ctl put "$prefix/app/later" 5 >/dev/null
+wait_value rcusysd.etcd.refused 2 "a value for an undeclared entry refused"
+for _ in $(seq $guard); do [ -n "$(status_key app/later)" ] && break; sleep 0.1; done
+check "its status key says so" '"error":"ENOENT"' "$(status_key app/later | grep -o '"error":"[A-Z]*"')"
+echo 'app.later    int     min=0 max=10 default=0' >> "$tmp/tunables.conf"
 applied=$(get rcusysd.etcd.applied)
 kill -HUP "$pid"
 for _ in $(seq $guard); do grep -q reloaded "$tmp/log" && break; sleep 0.1; done
 check "reloaded" 1 "$(grep -c 'reloaded' "$tmp/log")"
 check "reload: the -c file does not overwrite etcd's value" etcd-again "$(get app.greeting)"
 check "reload: nor a value etcd set before refusing the next" 16 "$(get app.workers)"
+wait_value app.later 5 "the reload that declared it applied etcd's value"
+for _ in $(seq $guard); do [ -z "$(status_key app/later)" ] && break; sleep 0.1; done
+check "its status key cleared" "" "$(status_key app/later)"
 ctl put "$prefix/app/workers" 32 >/dev/null
 wait_value app.workers 32 "put after reload"
-check "same sync after reload: counters kept" $((applied + 1)) "$(get rcusysd.etcd.applied)"
+check "same sync after reload: counters kept" $((applied + 2)) "$(get rcusysd.etcd.applied)"
 check "still connected after reload" 1 "$(get rcusysd.etcd.connected)"
 
 # --- SIGTERM with the sync running: a clean exit ---

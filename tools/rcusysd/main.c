@@ -278,6 +278,7 @@ struct files {
 	struct tunables *declared[MAX_FILES];
 	int ntunables, nconfigs;
 	bool (*etcd_holds)(const char *key); /* NULL without --etcd */
+	void (*etcd_rescan)(void);           /* NULL without --etcd */
 };
 
 static void reload_report(void *arg, unsigned line, const char *msg)
@@ -320,11 +321,18 @@ static void reload(struct sysctl_tree *tree, struct files *f)
 	for (int i = 0; i < f->nconfigs; i++)
 		if (load_settings(tree, f->configs[i], true, f->etcd_holds))
 			failures++;
+	if (f->etcd_rescan)
+		f->etcd_rescan(); /* values refused for want of an entry the reload declared */
 	rlog(failures ? LOG_WARNING : LOG_INFO, "reloaded%s", failures ? " with errors (see above)" : "");
 }
 
 #ifdef HAVE_ETCD
 static struct etcd_sync *etcd;
+
+static void etcd_rescan(void)
+{
+	etcd_sync_rescan(etcd);
+}
 
 /* At reload, a -c line does not overwrite a value etcd set: etcd wins, as at start. */
 static bool etcd_holds(const char *key)
@@ -413,6 +421,7 @@ static void usage(FILE *out, int code)
 		"      --etcd URL[,URL]  mirror an etcd prefix into the tree after the -c files and\n"
 		"                        the state file (rcustring-etcd(7)); needs --etcd-prefix\n"
 		"      --etcd-prefix P   the prefix, e.g. /rcustring/web/\n"
+		"      --etcd-host NAME  this host's name in its status keys (default: the host name)\n"
 		"      --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE\n"
 		"                        TLS files for the connection to etcd\n"
 		"  -e, --event LINE      send one event to a running rcusysd and print the reply\n"
@@ -434,6 +443,7 @@ int main(int argc, char **argv)
 		{ "etcd", required_argument, NULL, 'E' },    { "etcd-prefix", required_argument, NULL, 'X' },
 		{ "etcd-cacert", required_argument, NULL, 'C' }, { "etcd-cert", required_argument, NULL, 'T' },
 		{ "etcd-key", required_argument, NULL, 'K' }, { "owner", required_argument, NULL, 'O' },
+		{ "etcd-host", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *run_dir = DEFAULT_RUN_DIR, *state = DEFAULT_STATE, *owner = NULL;
@@ -502,9 +512,16 @@ int main(int argc, char **argv)
 		case 'C': eo.cacert = optarg; break;
 		case 'T': eo.cert = optarg; break;
 		case 'K': eo.key = optarg; break;
+		case 'H':
+			if (!*optarg || strchr(optarg, '/')) {
+				rlog(LOG_ERR, "--etcd-host \"%s\": a name, without '/'", optarg);
+				return 2;
+			}
+			eo.host = optarg;
+			break;
 #else
 		case 'E': etcd_url = optarg; break;
-		case 'X': case 'C': case 'T': case 'K': break;
+		case 'X': case 'C': case 'T': case 'K': case 'H': break;
 #endif
 		case 'V': printf("rcusysd %s\n", RCUSYSD_VERSION); return 0;
 		case 'h': usage(stdout, 0); break;
@@ -625,6 +642,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		files.etcd_holds = etcd_holds;
+		files.etcd_rescan = etcd_rescan;
 	}
 #endif
 

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Keys of the prefix: which ones may name an entry, what was last applied
+ * for each (a hash table: a prefix may hold thousands of keys, refused
+ * ones included), and the write of one value into the tree.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etcd_sync_int.h"
+
+
+static size_t key_hash(const char *key)
+{
+	size_t h = 14695981039346656037ull; /* FNV-1a */
+
+	for (; *key; key++)
+		h = (h ^ (unsigned char)*key) * 1099511628211ull;
+	return h;
+}
+
+struct key_state *etcd_key_find(struct etcd_sync *s, const char *key)
+{
+	struct key_state *k;
+
+	if (!s->n_buckets)
+		return NULL;
+	for (k = s->buckets[key_hash(key) & (s->n_buckets - 1)]; k; k = k->next)
+		if (!strcmp(k->key, key))
+			return k;
+	return NULL;
+}
+
+/* Double the table (lock held); a failure leaves it as it was, only slower. */
+static void grow(struct etcd_sync *s)
+{
+	size_t n = s->n_buckets ? s->n_buckets * 2 : 64;
+	struct key_state **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return;
+	for (size_t i = 0; i < s->n_buckets; i++) {
+		while (s->buckets[i]) {
+			struct key_state *k = s->buckets[i];
+
+			s->buckets[i] = k->next;
+			k->next = b[key_hash(k->key) & (n - 1)];
+			b[key_hash(k->key) & (n - 1)] = k;
+		}
+	}
+	free(s->buckets);
+	s->buckets = b;
+	s->n_buckets = n;
+}
+
+struct key_state *etcd_key_get(struct etcd_sync *s, const char *key)
+{
+	struct key_state *k;
+
+	pthread_mutex_lock(&s->lock);
+	k = etcd_key_find(s, key);
+	if (k)
+		goto out;
+	if (s->n_keys >= s->n_buckets)
+		grow(s);
+	k = s->n_buckets ? calloc(1, sizeof(*k)) : NULL;
+	if (k && !(k->key = strdup(key))) {
+		free(k);
+		k = NULL;
+	}
+	if (k) {
+		size_t b = key_hash(key) & (s->n_buckets - 1);
+
+		k->next = s->buckets[b];
+		s->buckets[b] = k;
+		s->n_keys++;
+	}
+out:
+	pthread_mutex_unlock(&s->lock);
+	return k;
+}
+
+void etcd_keys_free(struct etcd_sync *s)
+{
+	for (size_t i = 0; i < s->n_buckets; i++)
+		while (s->buckets[i]) {
+			struct key_state *k = s->buckets[i];
+
+			s->buckets[i] = k->next;
+			free(k->key);
+			free(k->report);
+			free(k);
+		}
+	free(s->buckets);
+	s->buckets = NULL;
+	s->n_buckets = s->n_keys = 0;
+}
+
+int64_t etcd_key_revision(struct etcd_sync *s, const char *key)
+{
+	struct key_state *k;
+	int64_t rev;
+
+	pthread_mutex_lock(&s->lock);
+	k = etcd_key_find(s, key);
+	rev = k ? k->mod_revision : 0;
+	pthread_mutex_unlock(&s->lock);
+	return rev;
+}
+
+/*
+ * A delete: the tree keeps the value (a tunable cannot vanish), but the key
+ * no longer exists in etcd, so a write-through must create it (compare on
+ * mod_revision 0), not compare with the deleted value's revision.
+ */
+void etcd_key_deleted(struct etcd_sync *s, const char *key, int64_t rev)
+{
+	struct key_state *k;
+
+	pthread_mutex_lock(&s->lock);
+	k = etcd_key_find(s, key);
+	if (k) {
+		k->mod_revision = 0;
+		k->refused = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	etcd_say(s, "%s was deleted in etcd at revision %lld; the tree keeps its value", key,
+		 (long long)rev);
+}
+
+static void count(struct etcd_sync *s, bool applied)
+{
+	pthread_mutex_lock(&s->lock);
+	if (applied) {
+		s->st.applied++;
+		clock_gettime(CLOCK_REALTIME, &s->st.last_applied);
+	} else {
+		s->st.refused++;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A key that names no entry: counted and logged; no status key can name it. */
+static void refuse_key(struct etcd_sync *s, const struct etcd_kv *kv, int err)
+{
+	count(s, false);
+	etcd_say(s, "refused a key of %zu bytes at revision %lld: %s (a key needs a path under %s "
+		    "of at most %d bytes, with no NUL, empty, \".\" or \"..\" component)",
+		 kv->key_len, (long long)kv->mod_revision, strerror(-err), s->prefix,
+		 ETCD_KEY_MAX);
+}
+
+void etcd_refuse_undecodable(struct etcd_sync *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		count(s, false);
+	if (n)
+		etcd_say(s, "refused %zu kv(s) of a range reply whose key could not be decoded", n);
+}
+
+/* A value refused for want of its entry: does the entry exist now (a reload)? */
+static bool declared_now(struct etcd_sync *s, const char *path, int refused)
+{
+	struct sysctl_entry *e;
+
+	if (refused != -ENOENT)
+		return false;
+	e = sysctl_lookup(s->tree, path);
+	if (e)
+		sysctl_entry_put(e);
+	return e != NULL;
+}
+
+/*
+ * Write one value from etcd into the tree. @resync: skip the write when the
+ * tree already holds the value (a whole-prefix read applies differences
+ * only); otherwise a revision already applied for the key is not applied
+ * again.
+ */
+void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
+{
+	int err = etcd_key_check(kv->key, kv->key_len, s->prefix, s->prefix_len);
+	const char *path = kv->key + s->prefix_len, *value = kv->value;
+	size_t len = kv->value_len;
+	struct key_state *k;
+	int64_t seen;
+	int was;
+
+	if (err) {
+		refuse_key(s, kv, err);
+		return;
+	}
+	k = etcd_key_get(s, kv->key);
+	if (!k) {
+		etcd_say(s, "out of memory for the state of %s", kv->key);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	seen = k->mod_revision;
+	was = k->refused;
+	pthread_mutex_unlock(&s->lock);
+	/* A watch event at or below what was applied is a replay: skip it. A
+	 * re-read compares values instead, so that it also restores a value
+	 * changed in the tree behind etcd's back. A value refused because its
+	 * entry did not exist is tried again: a reload may have declared it. */
+	if (!resync && seen >= kv->mod_revision)
+		return;
+	if (resync && seen == kv->mod_revision && was && !declared_now(s, path, was))
+		return; /* the same value, refused already: not counted or reported twice */
+	err = kv->err;
+	if (!err && len && value[len - 1] == '\n')
+		len--; /* "value\n" is how a file is written; the same value */
+	/* A string handler stops at the first newline or NUL: a value holding one
+	 * would be applied in part. Refuse it whole. */
+	if (!err && (memchr(value, '\n', len) || memchr(value, '\0', len)))
+		err = -EINVAL;
+	if (!err)
+		err = etcd_write_value(s, path, value, len, resync);
+	if (err < 0) {
+		count(s, false);
+		/* The key names the tunable; the value may be private and is not logged.
+		 * A read of thousands of refused keys logs a few and a count. */
+		if (!resync || s->read_refusals++ < READ_REFUSALS_LOGGED)
+			etcd_say(s, "refused %s at revision %lld (%zu bytes): %s", kv->key,
+				 (long long)kv->mod_revision, len,
+				 kv->err ? "the value could not be decoded" : strerror(-err));
+		etcd_report_refusal(s, k, kv->mod_revision, len, err);
+	} else {
+		if (!err)
+			count(s, true);
+		etcd_report_clear(s, k);
+	}
+	pthread_mutex_lock(&s->lock);
+	k->mod_revision = kv->mod_revision;
+	k->refused = err < 0 ? err : 0;
+	k->applied |= err >= 0;
+	pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the host tells the fleet's operator: refusals as status keys in
+ * etcd, put and deleted by a thread of their own in transactions of up to
+ * REPORT_BATCH keys, so that a storm of refused keys never holds up the
+ * valid ones (the sync thread only queues); and the status as read-only
+ * entries of the tree.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etcd_sync_int.h"
+
+#define REPORT_BATCH 100 /* etcd's default --max-txn-ops is 128 */
+
+/* Queue @k's status key to be written (@json) or deleted (NULL); lock held. */
+static void enqueue(struct etcd_sync *s, struct key_state *k, char *json)
+{
+	free(k->report);
+	k->report = json;
+	if (!k->queued) {
+		k->queued = true;
+		k->qnext = NULL;
+		*s->queue_tail = k;
+		s->queue_tail = &k->qnext;
+		s->queued++;
+	}
+	pthread_cond_signal(&s->report_wake);
+}
+
+void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, size_t len,
+			 int err)
+{
+	const char *name = strerrorname_np(-err);
+	struct timespec now;
+	char *json;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (asprintf(&json, "{\"revision\":%lld,\"error\":\"%s\",\"message\":\"%s\","
+			    "\"value_bytes\":%zu,\"time\":%lld}",
+		     (long long)rev, name ? name : "?", strerror(-err), len,
+		     (long long)now.tv_sec) < 0) {
+		etcd_say(s, "cannot report the refusal of %s: out of memory", k->key);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	enqueue(s, k, json);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void etcd_report_clear(struct etcd_sync *s, struct key_state *k)
+{
+	pthread_mutex_lock(&s->lock);
+	if (k->reported || (k->queued && k->report))
+		enqueue(s, k, NULL);
+	pthread_mutex_unlock(&s->lock);
+}
+
+struct batch {
+	struct key_state *k[REPORT_BATCH];
+	char *skey[REPORT_BATCH], *json[REPORT_BATCH];
+	size_t n;
+};
+
+/* Take up to REPORT_BATCH queued keys (lock held). */
+static void take(struct etcd_sync *s, struct batch *b)
+{
+	b->n = 0;
+	while (s->queue_head && b->n < REPORT_BATCH) {
+		struct key_state *k = s->queue_head;
+
+		s->queue_head = k->qnext;
+		if (!s->queue_head)
+			s->queue_tail = &s->queue_head;
+		s->queued--;
+		k->queued = false;
+		if (asprintf(&b->skey[b->n], "%s%s", s->status_prefix, k->key + s->prefix_len) < 0)
+			continue; /* out of memory: this report is lost, logged below */
+		b->k[b->n] = k;
+		b->json[b->n] = k->report;
+		k->report = NULL;
+		b->n++;
+	}
+}
+
+static void *report_main(void *arg)
+{
+	struct etcd_sync *s = arg;
+	unsigned attempt = 0;
+	struct batch b;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		int err;
+
+		if (!s->queue_head) {
+			pthread_cond_wait(&s->report_wake, &s->lock);
+			continue;
+		}
+		take(s, &b);
+		pthread_mutex_unlock(&s->lock);
+		err = etcd_txn_put_delete(&s->rconn, (const char *const *)b.skey,
+					  (const char *const *)b.json, b.n);
+		if (err) {
+			etcd_say(s, "cannot write %zu status key(s) to etcd: %s", b.n, s->rconn.err);
+			etcd_conn_next(&s->rconn);
+		}
+		pthread_mutex_lock(&s->lock);
+		for (size_t i = 0; i < b.n; i++) {
+			if (err && !b.k[i]->queued)
+				enqueue(s, b.k[i], b.json[i]); /* again, unless a newer one waits */
+			else if (!err)
+				b.k[i]->reported = b.json[i] != NULL;
+			if (!err || b.k[i]->report != b.json[i])
+				free(b.json[i]);
+			free(b.skey[i]);
+		}
+		if (err) {
+			struct timespec until;
+			long ms = (long)s->backoff_min << (attempt < 6 ? attempt++ : 6);
+
+			if (ms > s->backoff_max)
+				ms = s->backoff_max;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += ms / 1000;
+			until.tv_nsec += ms % 1000 * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			/* Woken early only by the stop. */
+			while (!s->stop && pthread_cond_timedwait(&s->wake, &s->lock, &until) == 0)
+				;
+		} else {
+			attempt = 0;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int etcd_report_start(struct etcd_sync *s)
+{
+	int err = -pthread_create(&s->reporter, NULL, report_main, s);
+
+	s->reporter_running = !err;
+	return err;
+}
+
+void etcd_report_stop(struct etcd_sync *s)
+{
+	pthread_mutex_lock(&s->lock);
+	pthread_cond_broadcast(&s->report_wake);
+	pthread_mutex_unlock(&s->lock);
+	if (s->reporter_running)
+		pthread_join(s->reporter, NULL);
+	s->reporter_running = false;
+}
+
+/* ---- the status as entries ---- */
+
+enum status_field {
+	ST_CONNECTED, ST_REVISION, ST_LAG, ST_APPLIED, ST_REFUSED, ST_RECONNECTS, ST_RESYNCS,
+	ST_LAST_ERROR, ST_ENDPOINT, ST_COUNT
+};
+_Static_assert(ST_COUNT == ETCD_ST_COUNT, "ETCD_ST_COUNT counts the status entries");
+
+static const char *const status_names[ST_COUNT] = {
+	"connected", "revision", "lag", "applied", "refused", "reconnects", "resyncs",
+	"last_error", "endpoint",
+};
+static const char *const status_desc[ST_COUNT] = {
+	"1 while the watch stream is up and its member answers",
+	"etcd revision the tree holds every change up to",
+	"revisions the cluster reported beyond the applied one",
+	"values from etcd written into the tree",
+	"values from etcd the tree refused (see the status keys)",
+	"etcd watch streams lost and started again",
+	"whole-prefix reads after the watched revision was compacted",
+	"last error talking to etcd",
+	"the etcd member watched (user:password@ left out)",
+};
+
+static size_t status_text(struct etcd_sync *s, enum status_field f, char *text, size_t size)
+{
+	struct etcd_sync_status st;
+	unsigned long long v;
+
+	etcd_sync_status(s, &st);
+	switch (f) {
+	case ST_CONNECTED: v = (unsigned long long)st.connected; break;
+	case ST_REVISION: v = (unsigned long long)st.revision; break;
+	case ST_LAG:
+		v = st.etcd_revision > st.revision ? (unsigned long long)(st.etcd_revision -
+									   st.revision) : 0;
+		break;
+	case ST_APPLIED: v = st.applied; break;
+	case ST_REFUSED: v = st.refused; break;
+	case ST_RECONNECTS: v = st.reconnects; break;
+	case ST_RESYNCS: v = st.resyncs; break;
+	case ST_ENDPOINT:
+		return (size_t)snprintf(text, size, "%s\n", st.endpoint);
+	default:
+		return (size_t)snprintf(text, size, "%s\n", st.last_error);
+	}
+	return (size_t)snprintf(text, size, "%llu\n", v);
+}
+
+/* Read-only entries: the value is formatted at each read, from one status copy. */
+static int status_handler(const struct ctl_table *t, int write, void *buffer, size_t *lenp,
+			  off_t *ppos)
+{
+	struct etcd_sync *s = t->data;
+	char text[sizeof(((struct etcd_sync_status *)0)->last_error) + 2];
+	size_t len, pos;
+
+	if (write)
+		return -EPERM;
+	if (!lenp || !ppos || *ppos < 0 || (!buffer && *lenp))
+		return -EINVAL;
+	len = status_text(s, (enum status_field)(t - s->status_table), text, sizeof(text));
+	if (len >= sizeof(text))
+		len = sizeof(text) - 1;
+	pos = (size_t)*ppos;
+	if (pos >= len) {
+		*lenp = 0;
+		return 0;
+	}
+	if (*lenp > len - pos)
+		*lenp = len - pos;
+	memcpy(buffer, text + pos, *lenp);
+	*ppos += (off_t)*lenp;
+	return 0;
+}
+
+int etcd_sync_register_status(struct etcd_sync *s, const char *dir,
+			      struct sysctl_table_header **out)
+{
+	for (int i = 0; i < ST_COUNT; i++)
+		s->status_table[i] = (struct ctl_table){
+			.procname = status_names[i],
+			.data = s,
+			.mode = 0444,
+			.proc_handler = status_handler,
+			.desc = status_desc[i],
+		};
+	return sysctl_register_table(s->tree, dir, s->status_table, ST_COUNT, out);
+}

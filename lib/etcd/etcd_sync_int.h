@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The mirror's internals, shared by etcd_sync.c (the sync thread: reads,
+ * watch, liveness), etcd_keys.c (what was applied per key), etcd_report.c
+ * (status keys put in batches by their own thread; the status entries) and
+ * etcd_owned.c (entries etcd owns, write-through). Internal to the module.
+ */
+#ifndef RCUSTRING_ETCD_SYNC_INT_H
+#define RCUSTRING_ETCD_SYNC_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "etcd_http.h"
+#include "etcd_sync.h"
+
+/* What was last seen for one key: a resumed watch or a resync never applies it twice. */
+struct key_state {
+	struct key_state *next; /* hash chain */
+	char *key;              /* NUL-free, checked by etcd_key_check() */
+	int64_t mod_revision;   /* of the value last applied or refused; 0 after a delete */
+	int refused;            /* errno of the refusal of the value at mod_revision, or 0 */
+	bool applied;           /* some value of the key is in the tree (etcd_sync_holds) */
+	/* Status key (etcd_report.c, under lock): what etcd holds and what it should. */
+	bool reported;          /* a refusal is in etcd */
+	bool queued;            /* in the report queue */
+	char *report;           /* JSON to put, or NULL to delete */
+	struct key_state *qnext;
+};
+
+/* A whole-prefix read logs this many refusals one by one, then a count. */
+#define READ_REFUSALS_LOGGED 20
+
+/* Entries of etcd_sync_register_status(). */
+#define ETCD_ST_COUNT 9
+
+struct etcd_sync {
+	struct sysctl_tree *tree;
+	struct etcd_conn conn;  /* the sync thread's */
+	char *prefix, *status_prefix;
+	size_t prefix_len;
+	struct sysctl_caller caller;
+	int backoff_min, backoff_max;
+	int idle_ms, probe_ms;
+	sysctl_log_fn *log;
+	void *log_arg;
+	unsigned int seed; /* jitter */
+
+	bool write_through;
+	pthread_mutex_t wlock; /* wconn: local writes, from any thread */
+	struct etcd_conn wconn;
+	struct owned_table *owned;
+
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock; /* st, stop, the key table, the report queue */
+	pthread_cond_t wake;
+	bool stop;
+	bool rescan;          /* etcd_sync_rescan(): read the prefix again */
+	struct etcd_sync_status st;
+	char endpoint[200];   /* the member watched (for etcd.endpoint) */
+
+	/* Key table (under lock; only the sync thread adds keys). */
+	struct key_state **buckets;
+	size_t n_buckets, n_keys;
+
+	/* Report thread (etcd_report.c). */
+	pthread_t reporter;
+	bool reporter_running;
+	pthread_cond_t report_wake;
+	struct etcd_conn rconn;
+	struct key_state *queue_head, **queue_tail;
+	size_t queued;
+
+	/* The sync thread's own. */
+	bool need_range, created;
+	size_t read_refusals; /* in the current whole-prefix read */
+	struct timespec last_msg; /* CLOCK_MONOTONIC of the watch's last message */
+
+	struct ctl_table status_table[ETCD_ST_COUNT];
+};
+
+void etcd_say(struct etcd_sync *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int etcd_stopping(void *arg);
+
+/* etcd_keys.c */
+struct key_state *etcd_key_find(struct etcd_sync *s, const char *key); /* lock held */
+struct key_state *etcd_key_get(struct etcd_sync *s, const char *key); /* sync thread */
+void etcd_keys_free(struct etcd_sync *s);
+int64_t etcd_key_revision(struct etcd_sync *s, const char *key); /* any thread */
+void etcd_key_deleted(struct etcd_sync *s, const char *key, int64_t rev);
+void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync);
+void etcd_refuse_undecodable(struct etcd_sync *s, size_t count);
+/* etcd_sync.c: the tree write of one value (1: the tree held it already) */
+int etcd_write_value(struct etcd_sync *s, const char *path, const char *value, size_t len,
+		     bool resync);
+
+/* etcd_report.c */
+void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, size_t len,
+			 int err);
+void etcd_report_clear(struct etcd_sync *s, struct key_state *k);
+int etcd_report_start(struct etcd_sync *s);
+void etcd_report_stop(struct etcd_sync *s);
+
+/* etcd_owned.c */
+void etcd_owned_free(struct etcd_sync *s);
+
+#endif /* RCUSTRING_ETCD_SYNC_INT_H */

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Three hosts (fleet-host) mirror one prefix from a real 3-member etcd
+# cluster on loopback (free ports, data under a temporary folder), each
+# given all three endpoints. Covers: a frozen member (SIGSTOP) that a host
+# watches: the host moves on and converges while the member stays frozen;
+# a frozen cluster: connected says 0; the leader killed: every host
+# converges, and the member rejoins. Waits are bounded only as a hang
+# guard. Skips (77) when etcd is not installed.
+set -u
+host_bin=${1:?usage: test_fleet_cluster.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
+cli=${2:?usage: test_fleet_cluster.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
+. "$(dirname "$0")/../check.sh"
+if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
+	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
+fi
+
+tmp=$(mktemp -d)
+declare -A host_pid
+cleanup() {
+	for h in "${!host_pid[@]}"; do
+		kill "${host_pid[$h]}" 2>/dev/null && wait "${host_pid[$h]}" 2>/dev/null
+	done
+	for i in 1 2 3; do
+		[ -n "${member_pid[$i]:-}" ] || continue
+		kill -CONT "${member_pid[$i]}" 2>/dev/null
+		kill "${member_pid[$i]}" 2>/dev/null && wait "${member_pid[$i]}" 2>/dev/null
+	done
+	if [ "$failed" -gt 0 ] || [ -n "${FLEET_TEST_LOGS:-}" ]; then
+		for f in "$tmp"/*.err; do echo "--- $f"; cat "$f"; done
+		for i in 1 2 3; do echo "--- m$i.log (tail)"; tail -5 "$tmp/m$i.log"; done
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+prefix=/rcustring/web
+guard=300 # tenths of a second: a hang guard, not a timing assertion
+single_etcd=no
+. "$(dirname "$0")/etcd.sh"
+if ! start_cluster; then
+	echo "FAIL: the etcd cluster did not start"
+	tail -20 "$tmp"/m*.log
+	exit 1
+fi
+
+start_host() {
+	"$host_bin" --socket "$tmp/$1.sock" --etcd "$cluster" --prefix "$prefix/" --host "$1" \
+		--idle-ms 1000 >"$tmp/$1.out" 2>>"$tmp/$1.err" &
+	host_pid[$1]=$!
+	for _ in $(seq $guard); do [ -S "$tmp/$1.sock" ] && return; sleep 0.1; done
+}
+get() { "$cli" --socket "$tmp/$1.sock" -n "$2" 2>&1; }
+wait_value() {
+	local v
+	for _ in $(seq $guard); do
+		v=$(get "$1" "$2")
+		[ "$v" == "$3" ] && break
+		sleep 0.1
+	done
+	check "$4 ($1 $2)" "$3" "$v"
+}
+# Put through the members in $1 until one takes it (a new leader may be on its way).
+put_via() {
+	for _ in $(seq 30); do
+		mctl "$1" put "$prefix/$2" "$3" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+mctl "$cluster" put "$prefix/kernel/modprobe" /sbin/first >/dev/null
+for h in a b c; do start_host $h; done
+for h in a b c; do
+	wait_value $h kernel.modprobe /sbin/first "first read from the cluster"
+	wait_value $h etcd.connected 1 "connected"
+done
+
+# --- a frozen member: its hosts move on while it stays frozen ---
+ep=$(get a etcd.endpoint)
+m=$(member_of "$ep")
+check "host a names the member it watches" 1 "$([ -n "$m" ] && echo 1)"
+kill -STOP "${member_pid[$m]}"
+check "a put through the other members" 0 "$(put_via "$(others_of "$m")" kernel/modprobe /sbin/frozen; echo $?)"
+for h in a b c; do
+	wait_value $h kernel.modprobe /sbin/frozen "converged with a member frozen"
+done
+check "member $m still frozen while the hosts converged" T \
+	"$(ps -o stat= -p "${member_pid[$m]}" | cut -c1)"
+check "host a left the frozen member" 1 "$([ "$(get a etcd.endpoint)" != "$ep" ] && echo 1)"
+for h in a b c; do
+	wait_value $h etcd.connected 1 "connected again, to a live member"
+	wait_value $h etcd.lag 0 "no lag once moved"
+done
+kill -CONT "${member_pid[$m]}"
+
+# --- the whole cluster frozen: the status says so ---
+for i in 1 2 3; do kill -STOP "${member_pid[$i]}"; done
+for h in a b c; do
+	wait_value $h etcd.connected 0 "a frozen cluster is not connected"
+	check "reads go on from the tree ($h)" /sbin/frozen "$(get $h kernel.modprobe)"
+done
+for i in 1 2 3; do kill -CONT "${member_pid[$i]}"; done
+for h in a b c; do wait_value $h etcd.connected 1 "connected after the cluster thawed"; done
+
+# --- the leader killed: every host converges; the member rejoins ---
+leader=
+for _ in $(seq $guard); do
+	for i in 1 2 3; do # ENDPOINT, ID, VERSION, DB SIZE, IS LEADER, ...
+		[ "$(mctl "${member_url[$i]}" endpoint status 2>/dev/null | cut -d, -f5 | tr -d ' ')" = true ] &&
+			leader=$i
+	done
+	[ -n "$leader" ] && break
+	sleep 0.1
+done
+check "a leader found" 1 "$([ -n "$leader" ] && echo 1)"
+kill -KILL "${member_pid[$leader]}"
+wait "${member_pid[$leader]}" 2>/dev/null
+check "a put after the leader died" 0 \
+	"$(put_via "$(others_of "$leader")" kernel/modprobe /sbin/after-leader; echo $?)"
+for h in a b c; do
+	wait_value $h kernel.modprobe /sbin/after-leader "converged after the leader was killed"
+done
+run_member "$leader" existing
+for _ in $(seq $guard); do
+	mctl "${member_url[$leader]}" endpoint health >/dev/null 2>&1 && break
+	sleep 0.1
+done
+check "the killed member rejoined" 0 "$(put_via "${member_url[$leader]}" kernel/core_pattern rejoined; echo $?)"
+for h in a b c; do wait_value $h kernel.core_pattern rejoined "put through the rejoined member"; done
+
+for h in a b c; do
+	kill "${host_pid[$h]}"
+	wait "${host_pid[$h]}"
+	check "$h stopped cleanly" 0 "$?"
+	unset "host_pid[$h]"
+	check "no value applied twice or out of order ($h)" "" \
+		"$(awk -F'\t' '$1 == "audit" && $2 ~ /modprobe/ { if (seen[$4]++) print "again: " $4 }' "$tmp/$h.out")"
+done
+finish fleet-cluster

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# fleet-host against a hostile stand-in for etcd's JSON gateway
+# (fake_gateway.py): replies of the wrong types, bad keys, an INT64_MAX
+# revision, a kv that cannot be decoded, status puts that never return, a
+# gateway that fails right after "created", a stream that goes silent, and
+# write-throughs that never get an answer. Each case checks that the host
+# lives, refuses what it must, applies the rest, and that readers never wait
+# for the network. Waits are bounded only as a hang guard.
+set -u
+host_bin=${1:?usage: test_fleet_hostile.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
+cli=${2:?usage: test_fleet_hostile.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
+. "$(dirname "$0")/../check.sh"
+command -v python3 >/dev/null || skip "python3 is not installed (Debian python3)"
+gateway=$(dirname "$0")/fake_gateway.py
+
+tmp=$(mktemp -d)
+gw_pid= host_pid=
+cleanup() {
+	[ -n "$host_pid" ] && kill "$host_pid" 2>/dev/null && wait "$host_pid" 2>/dev/null
+	[ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null
+	if [ "$failed" -gt 0 ] || [ -n "${FLEET_TEST_LOGS:-}" ]; then
+		for f in "$tmp"/*.err; do [ -e "$f" ] && { echo "--- $f"; cat "$f"; }; done
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+P=/rcustring/web/
+guard=200 # tenths of a second: a hang guard, not a timing assertion
+
+b64() { printf '%s' "$1" | base64 -w0; }
+created='{"result":{"header":{"revision":"10"},"created":true}}'
+# A watch message with one PUT of key $1 (already base64) = $2 at revision $3.
+put_event() {
+	printf '{"result":{"header":{"revision":"%s"},"events":[{"kv":{"key":"%s","mod_revision":"%s","value":"%s"}}]}}' \
+		"$3" "$1" "$3" "$(b64 "$2")"
+}
+range_one() { # a range reply holding key $1 = $2 at revision $3
+	printf '{"header":{"revision":"%s"},"kvs":[{"key":"%s","mod_revision":"%s","value":"%s"}]}' \
+		"$3" "$(b64 "$P$1")" "$3" "$(b64 "$2")"
+}
+jstr() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+
+# Start the gateway with scenario file $1, then a host on it ($2...: extra options).
+start() {
+	local scen=$1
+	shift
+	stop_all
+	rm -f "$tmp/port" "$tmp/requests"
+	python3 "$gateway" "$scen" "$tmp/port" "$tmp/requests" 2>>"$tmp/gateway.err" &
+	gw_pid=$!
+	for _ in $(seq $guard); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+	rm -f "$tmp/h.sock"
+	"$host_bin" --socket "$tmp/h.sock" --etcd "http://127.0.0.1:$(cat "$tmp/port")" \
+		--prefix "$P" --host h "$@" >"$tmp/h.out" 2>>"$tmp/h.err" &
+	host_pid=$!
+	for _ in $(seq $guard); do [ -S "$tmp/h.sock" ] && break; sleep 0.1; done
+}
+stop_all() {
+	[ -n "$host_pid" ] && kill "$host_pid" 2>/dev/null && wait "$host_pid" 2>/dev/null
+	[ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null
+	host_pid= gw_pid=
+}
+alive() { kill -0 "$host_pid" 2>/dev/null && echo alive || echo dead; }
+get() { "$cli" --socket "$tmp/h.sock" -n "$1" 2>&1; }
+wait_value() {
+	local v
+	for _ in $(seq $guard); do
+		v=$(get "$1")
+		[ "$v" == "$2" ] && break
+		sleep 0.1
+	done
+	check "$3 ($1)" "$2" "$v"
+}
+requests() { grep -c "^$1\$" "$tmp/requests" 2>/dev/null || echo 0; }
+
+# --- 1. watch messages of the wrong types: errors and reconnects, no crash ---
+mp=$(b64 "${P}kernel/modprobe")
+w() { printf '{"lines": [%s, %s], "then": "hold"}' "$(jstr "$created")" "$(jstr "$1")"; }
+cat > "$tmp/s1.json" <<EOF
+{"/v3/kv/range": [{"body": $(jstr "$(range_one kernel/modprobe /sbin/first 5)")}],
+ "/v3/watch": [
+  $(w '{"result":{"header":{"revision":"11"},"events":"notalist"}}'),
+  $(w "{\"result\":{\"events\":[{\"type\":null,\"kv\":{\"key\":\"$mp\",\"mod_revision\":\"11\",\"value\":\"$(b64 /sbin/typenull)\"}}]}}"),
+  $(w "{\"result\":{\"events\":[{\"type\":7,\"kv\":{\"key\":\"$mp\",\"mod_revision\":\"12\"}}]}}"),
+  $(w '{"result":{"events":[{"kv":{"key":12,"mod_revision":"12"}}]}}'),
+  $(w '{"result":{"events":[{"kv":[]}]}}'),
+  $(w '{"result":"notanobject"}'),
+  $(w '{"result":{"header":{"revision":"9223372036854775807"},"created":"yes"}}'),
+  $(w "{\"result\":{\"events\":[{\"kv\":{\"key\":\"$mp\",\"mod_revision\":\"9223372036854775807\",\"value\":\"$(b64 /sbin/max)\"}}]}}"),
+  $(w "$(put_event "$(printf '%skernel/modprobe\0junk' "$P" | base64 -w0)" /sbin/nul 13)"),
+  $(w "$(put_event "$(b64 "${P}kernel/../kernel/modprobe")" /sbin/dotdot 13)"),
+  $(w "$(put_event "$(b64 "${P}kernel//modprobe")" /sbin/empty 13)"),
+  $(w "$(put_event "$(b64 "${P}$(printf 'k%.0s' $(seq 1100))")" /sbin/long 13)"),
+  $(w "$(put_event "$mp" /sbin/after 14)")]}
+EOF
+start "$tmp/s1.json"
+wait_value kernel.modprobe /sbin/after "bad messages skipped, the next good one applied"
+check "host alive after hostile watch messages" alive "$(alive)"
+# An INT64_MAX revision is refused: its successor would overflow, and a key
+# stored at it would hide every later value.
+check "revision after the INT64_MAX ones" 14 "$(get etcd.revision)"
+check "each bad message was an error and a reconnect" 1 "$([ "$(requests /v3/watch)" -ge 13 ] && echo 1)"
+kill "$host_pid"
+wait "$host_pid"
+host_pid=
+check "a null event type is the default, PUT" 1 \
+	"$(awk -F'\t' '$1 == "audit" && $4 == "/sbin/typenull"' "$tmp/h.out" | wc -l)"
+check "no value of a bad message applied" "" \
+	"$(grep -e /sbin/max -e /sbin/nul -e /sbin/dotdot -e /sbin/empty -e /sbin/long "$tmp/h.out")"
+check "bad keys refused (NUL, .., empty component, too long)" 4 \
+	"$(grep -c 'refused a key of' "$tmp/h.err")"
+
+# --- 2. range replies: kvs not an array; one kv that cannot be decoded ---
+cat > "$tmp/s2.json" <<EOF
+{"/v3/kv/range": [{"body": "{\"header\":{\"revision\":\"10\"},\"kvs\":\"notalist\"}"},
+  {"body": "{\"header\":{\"revision\":\"10\"},\"kvs\":[{\"key\":\"$(b64 "${P}kernel/core_pattern")\",\"mod_revision\":\"3\",\"value\":\"!!not base64\"},{\"key\":\"$mp\",\"mod_revision\":\"4\",\"value\":\"$(b64 /sbin/ok)\"}]}"}],
+ "/v3/watch": [{"lines": [$(jstr "$created")], "then": "hold"}],
+ "/v3/kv/txn": [{"body": "{\"header\":{\"revision\":\"11\"}}"}]}
+EOF
+start "$tmp/s2.json"
+wait_value kernel.modprobe /sbin/ok "an undecodable kv refuses its key alone"
+check "host alive after a range reply of the wrong type" alive "$(alive)"
+wait_value etcd.refused 1 "the undecodable kv counted"
+check "its entry kept its value" core "$(get kernel.core_pattern)"
+for _ in $(seq $guard); do [ "$(requests /v3/kv/txn)" -ge 1 ] && break; sleep 0.1; done
+check "its refusal reported in a status put" 1 "$(requests /v3/kv/txn)"
+
+# --- 3. status puts that never return do not hold up valid keys ---
+python3 - "$tmp/s3.json" "$P" <<'EOF'
+import base64, json, sys
+b = lambda s: base64.b64encode(s.encode()).decode()
+p = sys.argv[2]
+kvs = [{"key": b(p + "unknown/k%d" % i), "mod_revision": str(i + 1), "value": b("1")}
+       for i in range(2000)]
+kvs.append({"key": b(p + "kernel/modprobe"), "mod_revision": "2001", "value": b("/sbin/valid")})
+ev = {"result": {"header": {"revision": "2002"}, "events": [
+    {"kv": {"key": b(p + "kernel/modprobe"), "mod_revision": "2002", "value": b("/sbin/watched")}}]}}
+json.dump({"/v3/kv/range": [{"body": json.dumps({"header": {"revision": "2001"}, "kvs": kvs})}],
+           "/v3/watch": [{"lines": [json.dumps({"result": {"header": {"revision": "2001"},
+                                                "created": True}}), json.dumps(ev)],
+                          "then": "hold"}],
+           "/v3/kv/txn": [{"hang": True}], "/v3/kv/put": [{"hang": True}]},
+          open(sys.argv[1], "w"))
+EOF
+start "$tmp/s3.json"
+wait_value kernel.modprobe /sbin/watched "2000 refusals with status puts hanging: the watch went on"
+wait_value etcd.refused 2000 "every unknown key refused"
+
+# --- 4. a gateway that fails right after "created": the backoff grows ---
+cat > "$tmp/s4.json" <<EOF
+{"/v3/kv/range": [{"body": $(jstr "$(range_one kernel/modprobe /sbin/first 5)")}],
+ "/v3/watch": [{"lines": [$(jstr "$created")], "then": "close"}]}
+EOF
+start "$tmp/s4.json"
+sleep 3 # the window the requests are counted in (backoff 50 ms doubling to 1 s)
+n=$(requests /v3/watch)
+check "backoff not reset by \"created\": at most 10 watches in 3 s (saw $n)" 1 "$([ "$n" -le 10 ] && echo 1)"
+
+# --- 5. a stream that goes silent while its member moves on: the idle check ---
+cat > "$tmp/s5.json" <<EOF
+{"/v3/kv/range": [{"body": $(jstr "$(range_one kernel/modprobe /sbin/first 5)")},
+   {"body": $(jstr "$(range_one kernel/modprobe /sbin/moved 20)")}],
+ "/v3/watch": [{"lines": [$(jstr "$created")], "then": "hold"},
+   {"lines": [$(jstr "$created"), $(jstr "$(put_event "$mp" /sbin/moved 20)")], "then": "hold"}]}
+EOF
+start "$tmp/s5.json" --idle-ms 1000
+wait_value kernel.modprobe /sbin/moved "a silent stream is checked and left"
+check "the silent stream counted as lost" 1 "$([ "$(get etcd.reconnects)" -ge 1 ] && echo 1)"
+
+# --- 6. write-through whose put never returns: readers and the tree go on ---
+cat > "$tmp/s6.json" <<EOF
+{"/v3/kv/range": [{"body": $(jstr "$(range_one kernel/modprobe /sbin/first 5)")}],
+ "/v3/watch": [{"lines": [$(jstr "$created")], "then": "hold"}],
+ "/v3/kv/txn": [{"hang": true}]}
+EOF
+start "$tmp/s6.json" --write-through
+wait_value kernel.modprobe /sbin/first "write-through host read the prefix"
+"$cli" --socket "$tmp/h.sock" -q -w kernel.core_pattern=blackholed 2>/dev/null &
+writer=$!
+for _ in $(seq $guard); do [ "$(requests /v3/kv/txn)" -ge 1 ] && break; sleep 0.1; done
+check "the write-through put is in flight" 1 "$(requests /v3/kv/txn)"
+check "a read of the entry meanwhile" core "$(get kernel.core_pattern)"
+check "the write was still in flight during that read" running \
+	"$(kill -0 $writer 2>/dev/null && echo running || echo done)"
+check "a read of a locked (int) entry meanwhile" 60 "$(get vm.swappiness)"
+check "still in flight" running "$(kill -0 $writer 2>/dev/null && echo running || echo done)"
+wait $writer
+check "the blackholed write-through failed" 1 "$?"
+check "and changed nothing" core "$(get kernel.core_pattern)"
+# A bitmap's maxlen counts bits and its data is a pointer: the check must
+# copy the bitmap, never maxlen bytes from the pointer.
+"$cli" --socket "$tmp/h.sock" -q -w kernel.cpus=5 2>/dev/null &
+writer=$!
+for _ in $(seq $guard); do [ "$(requests /v3/kv/txn)" -ge 2 ] && break; sleep 0.1; done
+check "a bitmap write-through in flight leaves the live bitmap alone" "" "$(get kernel.cpus)"
+wait $writer
+check "a failed bitmap write-through left the live bitmap alone" "" "$(get kernel.cpus)"
+check "a bad bitmap value refused locally" "rc=1" \
+	"$("$cli" --socket "$tmp/h.sock" -q -w kernel.cpus=99 2>/dev/null; echo "rc=$?")"
+check "host alive" alive "$(alive)"
+stop_all
+finish fleet-hostile
