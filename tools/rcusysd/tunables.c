@@ -471,30 +471,81 @@ static int parse_all(const char *text, size_t len, struct tunables *ts, char *er
 	return ret;
 }
 
-/* Two declarations of one file naming the same path, or a leaf and a directory. */
+/*
+ * Path order with '/' below every other byte, so that the declarations
+ * under "a/b/" come right after "a/b" (before "a/b-c" and "a/b.c"); ties
+ * in file order.
+ */
+static int path_cmp(const void *pa, const void *pb)
+{
+	const struct tunable *a = *(const struct tunable *const *)pa, *b = *(const struct tunable *const *)pb;
+	const unsigned char *x = (const unsigned char *)a->path, *y = (const unsigned char *)b->path;
+
+	for (; *x && *x == *y; x++, y++)
+		;
+	if (*x != *y) {
+		int kx = *x == '/' ? 1 : *x ? *x + 1 : 0, ky = *y == '/' ? 1 : *y ? *y + 1 : 0;
+
+		return kx - ky;
+	}
+	return (a->line > b->line) - (a->line < b->line);
+}
+
+/* @in lies under the leaf @leaf ("a/b/c" under "a/b"). */
+static bool is_below(const struct tunable *in, const struct tunable *leaf, size_t ll)
+{
+	return !strncmp(in->path, leaf->path, ll) && in->path[ll] == '/';
+}
+
+/*
+ * Two declarations of one file naming the same path, or a leaf and a
+ * directory; the one reported is the clash found at the earliest line.
+ * Sorted by path_cmp(), a duplicate is the next declaration and whatever
+ * lies under a leaf follows it in one run, so a file of n declarations
+ * costs n log n, not n^2 (100 000 tunables took 53 s to start).
+ */
 static int check_overlap(const struct tunables *ts, char *err, size_t errsize)
 {
-	for (const struct tunable *a = ts->list; a; a = a->next)
-		for (const struct tunable *b = a->next; b; b = b->next) {
-			size_t la = strlen(a->path), lb = strlen(b->path);
-			const struct tunable *leaf = la < lb ? a : b, *in = la < lb ? b : a;
-			size_t ll = strlen(leaf->path);
+	const struct tunable **v, *t, *first = NULL, *second = NULL;
+	size_t n = 0, i, j, g;
+	unsigned best = UINT_MAX;
 
-			unsigned later = a->line > b->line ? a->line : b->line;
-			unsigned earlier = a->line > b->line ? b->line : a->line;
+	for (t = ts->list; t; t = t->next)
+		n++;
+	if (n < 2)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v) {
+		snprintf(err, errsize, "out of memory checking %zu declarations", n);
+		return -ENOMEM;
+	}
+	for (i = 0, t = ts->list; t; t = t->next)
+		v[i++] = t;
+	qsort(v, n, sizeof(*v), path_cmp);
+	for (i = 0; i < n; i = g) {
+		size_t ll = strlen(v[i]->path);
 
-			if (!strcmp(a->path, b->path)) {
-				snprintf(err, errsize, "%u: already declared on line %u", later, earlier);
-				return -EEXIST;
-			}
-			if (!strncmp(in->path, leaf->path, ll) && in->path[ll] == '/') {
-				snprintf(err, errsize,
-					 "%u: %s is a tunable (line %u) and a directory (line %u)", later,
-					 leaf->path + 1, leaf->line, in->line);
-				return -EEXIST;
-			}
+		/* A group of equal paths, in file order: its first is the earliest. */
+		for (g = i + 1; g < n && !strcmp(v[g]->path, v[i]->path); g++)
+			;
+		if (g > i + 1 && v[i + 1]->line < best)
+			best = v[i + 1]->line, first = v[i], second = v[i + 1];
+		for (j = g; j < n && is_below(v[j], v[i], ll); j++) {
+			unsigned later = v[i]->line > v[j]->line ? v[i]->line : v[j]->line;
+
+			if (later < best)
+				best = later, first = v[i], second = v[j];
 		}
-	return 0;
+	}
+	free(v);
+	if (!first)
+		return 0;
+	if (!strcmp(first->path, second->path))
+		snprintf(err, errsize, "%u: already declared on line %u", second->line, first->line);
+	else
+		snprintf(err, errsize, "%u: %s is a tunable (line %u) and a directory (line %u)", best,
+			 first->path + 1, first->line, second->line);
+	return -EEXIST;
 }
 
 /* The list in file order (it was built backwards). */
