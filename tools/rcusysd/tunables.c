@@ -48,14 +48,21 @@ struct tunable {
 	struct sysctl_table_header *header;
 	const struct sysctl_handler_info *info;
 	const struct type *type;
-	struct rcustring str;
-	bool has_str;
-	void *data;             /* elements, or the bitmap */
+	/*
+	 * Memory counts at scale (100 000 tunables): what only some kinds
+	 * need is allocated for those alone, and one value of up to a long
+	 * lives here, not in an allocation of its own.
+	 */
+	struct rcustring *str;  /* strings only */
+	void *data;             /* elements: &one, or allocated for a vector */
+	unsigned long one;      /* the value of a single-element kind */
 	unsigned long *bitmap;  /* table.data points here for a bitmap */
 	union bound min, max;
 	unsigned count;         /* elements (1 unless TYPE[N]) */
-	char *dir, *name, *desc, *default_value;
+	char *desc;             /* NULL: none */
+	char *default_value;    /* NULL: none, or once applied */
 	char *path;             /* '/' form with a leading '/', for sysctl_set */
+	const char *name;       /* the last component, inside path */
 	char *sig;              /* what must not change across a reload */
 	unsigned line;
 	struct tunable *next;
@@ -127,12 +134,12 @@ static void tunable_free(struct tunable *t)
 {
 	if (t->header)
 		sysctl_unregister_table(t->header);
-	if (t->has_str)
-		rcustring_destroy(&t->str);
-	free(t->data);
+	if (t->str)
+		rcustring_destroy(t->str);
+	free(t->str);
+	if (t->data != &t->one)
+		free(t->data);
 	free(t->bitmap);
-	free(t->dir);
-	free(t->name);
 	free(t->desc);
 	free(t->default_value);
 	free(t->path);
@@ -253,11 +260,10 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 	if (asprintf(&t->path, "%s%s", *path == '/' ? "" : "/", path) < 0)
 		return -ENOMEM;
 	slash = strrchr(t->path, '/');
-	t->name = strdup(slash + 1);
-	t->dir = strndup(t->path, (size_t)(slash - t->path));
-	t->desc = strdup(desc_s ? desc_s : "");
+	t->name = slash + 1;
+	t->desc = desc_s && *desc_s ? strdup(desc_s) : NULL;
 	t->default_value = def_s ? strdup(def_s) : NULL;
-	if (!t->name || !t->dir || !t->desc || (def_s && !t->default_value))
+	if ((desc_s && *desc_s && !t->desc) || (def_s && !t->default_value))
 		return -ENOMEM;
 
 	/* The type: TYPE or TYPE[N]. */
@@ -305,10 +311,13 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 	if (t->info->flags & SYSCTL_HF_STRING) {
 		if (!maxlen_s || parse_number(maxlen_s, false, &v) || v < 1 || v > 65536)
 			FAIL("string needs maxlen=1..65536");
-		if (rcustring_init(&t->str, v, ""))
+		t->str = malloc(sizeof(*t->str));
+		if (!t->str || rcustring_init(t->str, v, "")) {
+			free(t->str);
+			t->str = NULL;
 			return -ENOMEM;
-		t->has_str = true;
-		t->table.data = &t->str;
+		}
+		t->table.data = t->str;
 		t->table.maxlen = (int)v;
 	} else if (t->info->flags & SYSCTL_HF_BITMAP) {
 		if (!bits_s || parse_number(bits_s, false, &v) || v < 1 || v > 65536)
@@ -320,7 +329,7 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 		t->table.maxlen = (int)v;
 	} else {
 		size = t->info->elem_size * t->count;
-		t->data = calloc(1, size);
+		t->data = size <= sizeof(t->one) ? &t->one : calloc(1, size);
 		if (!t->data)
 			return -ENOMEM;
 		t->table.data = t->data;
@@ -359,7 +368,8 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 		     bracket ? t->count : 0, bracket ? "]" : "",
 		     maxlen_s ? " maxlen=" : bits_s ? " bits=" : "", maxlen_s ? maxlen_s : bits_s ? bits_s : "",
 		     min_s ? " min=" : "", min_s ? min_s : "", max_s ? " max=" : "", max_s ? max_s : "",
-		     (unsigned)t->table.mode, *t->desc ? " desc=\"" : "", t->desc, *t->desc ? "\"" : "") < 0) {
+		     (unsigned)t->table.mode, t->desc ? " desc=\"" : "", t->desc ? t->desc : "",
+		     t->desc ? "\"" : "") < 0) {
 		t->sig = NULL;
 		return -ENOMEM;
 	}
@@ -405,11 +415,17 @@ static int tunable_register(struct sysctl_tree *tree, struct tunable *t, const c
 			    size_t bufsize)
 {
 	const char *conflict = tree_conflict(tree, t, buf, bufsize);
+	char *dir;
 	int err;
 
 	if (conflict)
 		return (*why = conflict), -EEXIST;
-	err = sysctl_register_table(tree, t->dir, &t->table, 1, &t->header);
+	/* The directory is needed only here: not kept per tunable. */
+	dir = strndup(t->path, (size_t)(t->name - 1 - t->path));
+	if (!dir)
+		return -ENOMEM;
+	err = sysctl_register_table(tree, dir, &t->table, 1, &t->header);
+	free(dir);
 	if (err) {
 		t->header = NULL;
 		*why = err == -EEXIST ? "already registered" : "refused by the tree (see log)";
@@ -429,6 +445,9 @@ static int tunable_register(struct sysctl_tree *tree, struct tunable *t, const c
 			*why = buf;
 			return err;
 		}
+		/* Applied: a reload keeps the live value, so the text is not needed again. */
+		free(t->default_value);
+		t->default_value = NULL;
 	}
 	return 0;
 }
