@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysd at scale: time from exec to its "ready" log line, its CPU time by
 # then, and its resident memory then, for a file of N int tunables
 # (app.dDDD.tNNNNNN, 1000 per directory, each with a default), run without

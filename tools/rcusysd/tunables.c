@@ -608,12 +608,54 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
 	return 0;
 }
 
-static struct tunable *find_path(struct tunables *ts, const char *path)
+static int by_path(const void *pa, const void *pb)
 {
-	for (struct tunable *t = ts ? ts->list : NULL; t; t = t->next)
-		if (!strcmp(t->path, path))
-			return t;
-	return NULL;
+	return strcmp((*(const struct tunable *const *)pa)->path,
+		      (*(const struct tunable *const *)pb)->path);
+}
+
+/*
+ * For each declaration of @ts in order, the live tunable of @old with its
+ * path, or NULL (an array of them; NULL when out of memory). Those found
+ * leave @old's list. A sorted index, not a walk of @old per declaration:
+ * a reload of 100 000 tunables would otherwise compare 10^10 paths.
+ */
+static struct tunable **take_live(struct tunables *ts, struct tunables *old)
+{
+	struct tunable **idx, **live, *t, **pp;
+	size_t n_old = 0, n = 0, i;
+
+	for (t = old ? old->list : NULL; t; t = t->next)
+		n_old++;
+	for (t = ts->list; t; t = t->next)
+		n++;
+	idx = malloc((n_old ? n_old : 1) * sizeof(*idx));
+	live = calloc(n ? n : 1, sizeof(*live));
+	if (!idx || !live) {
+		free(idx);
+		free(live);
+		return NULL;
+	}
+	for (i = 0, t = old ? old->list : NULL; t; t = t->next)
+		idx[i++] = t;
+	qsort(idx, n_old, sizeof(*idx), by_path);
+	for (i = 0, t = ts->list; t; t = t->next, i++) {
+		struct tunable **hit = n_old ? bsearch(&t, idx, n_old, sizeof(*idx), by_path) : NULL;
+
+		/* A path declared twice was refused by check_overlap(): one match at most. */
+		if (hit) {
+			live[i] = *hit;
+			live[i]->line = 0; /* taken: marked for the pass below */
+		}
+	}
+	free(idx);
+	for (pp = old ? &old->list : NULL; pp && (t = *pp);) {
+		if (t->line == 0)
+			*pp = t->next;
+		else
+			pp = &t->next;
+	}
+	return live;
 }
 
 int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *text, size_t len,
@@ -621,8 +663,9 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 		    void *arg, char *err, size_t errsize)
 {
 	struct tunables *ts = calloc(1, sizeof(*ts));
-	struct tunable **pp, *t;
+	struct tunable **pp, *t, **live_of;
 	char msg[512];
+	size_t i;
 	int ret;
 
 	if (!ts)
@@ -635,9 +678,15 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 		tunables_free(ts);
 		return ret;
 	}
+	live_of = take_live(ts, old);
+	if (!live_of) {
+		tunables_free(ts);
+		snprintf(err, errsize, "out of memory matching the declarations with the live ones");
+		return -ENOMEM;
+	}
 	/* Unchanged or refused: the live entry (and its value) stays, taken over from @old. */
-	for (pp = &ts->list; (t = *pp);) {
-		struct tunable *live = find_path(old, t->path), **op;
+	for (pp = &ts->list, i = 0; (t = *pp); i++) {
+		struct tunable *live = live_of[i];
 
 		if (!live) {
 			pp = &t->next;
@@ -650,9 +699,6 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 				 t->path + 1, t->sig, live->sig);
 			report(arg, t->line, msg);
 		}
-		for (op = &old->list; *op != live; op = &(*op)->next)
-			;
-		*op = live->next;
 		live->next = t->next;
 		live->line = t->line;
 		*pp = live;
@@ -660,6 +706,7 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 		t->next = NULL;
 		tunable_free(t);
 	}
+	free(live_of);
 	/* Gone from the file: unregistered. */
 	tunables_free(old);
 	/* New: registered with their defaults; one that fails is reported and left out. */
