@@ -108,6 +108,7 @@ bench: build
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
 	tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
+	bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -82,7 +82,8 @@ struct scheme {
 extern const struct scheme scheme_baseline, scheme_baseline_inplace, scheme_racy, scheme_mutex, scheme_rwlock,
 	scheme_seqlock, scheme_rcu_copy, scheme_rcu_inplace, scheme_rcu_dup, scheme_rcu_copy_inline,
 	scheme_rcu_inplace_inline,
-	scheme_bp_copy, scheme_memb_copy, scheme_memb_auto_copy;
+	scheme_bp_copy, scheme_memb_copy, scheme_memb_auto_copy, scheme_bp_inplace, scheme_memb_inplace,
+	scheme_memb_auto_inplace;
 
 /* run.c: run @r for @seconds; fills the results in @r. 0 or -errno. */
 int run_one(struct run *r, double seconds);

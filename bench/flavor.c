@@ -11,7 +11,8 @@
  *
  * Compiled three times by bench/meson.build: -DBENCH_FLAVOR_MEMB gives
  * scheme_memb_copy, with -DBENCH_FLAVOR_AUTO as well scheme_memb_auto_copy,
- * neither scheme_bp_copy. Each build includes only its own flavor's header
+ * neither scheme_bp_copy; each with its in-place twin (scheme_*_inplace),
+ * the read rcustring in-place makes, on that flavor. Each build includes only its own flavor's header
  * (the headers map the same rcu_* names) and calls the urcu_<flavor>_*
  * functions by their prefixed names.
  */
@@ -26,16 +27,19 @@
 #define FL(x) urcu_memb_##x
 #ifdef BENCH_FLAVOR_AUTO
 #define FLAVOR_SCHEME scheme_memb_auto_copy
-#define FLAVOR_NAME "urcu memb auto copy"
+#define FLAVOR_INPLACE scheme_memb_auto_inplace
+#define FLAVOR_NAME "urcu memb auto"
 #else
 #define FLAVOR_SCHEME scheme_memb_copy
-#define FLAVOR_NAME "urcu memb copy"
+#define FLAVOR_INPLACE scheme_memb_inplace
+#define FLAVOR_NAME "urcu memb"
 #endif
 #else
 #include <urcu-bp.h>
 #define FL(x) urcu_bp_##x
 #define FLAVOR_SCHEME scheme_bp_copy
-#define FLAVOR_NAME "urcu bp copy"
+#define FLAVOR_INPLACE scheme_bp_inplace
+#define FLAVOR_NAME "urcu bp"
 #endif
 
 #include "bench.h"
@@ -215,6 +219,28 @@ static void *flavor_reader(void *arg)
 	return NULL;
 }
 
+/* In place: the same check as rcustring in-place, on the published value inside the section. */
+READ_FN flavor_inplace_read(void *state, const struct expect *e, char *buf, bool full)
+{
+	struct fstring *fs = state;
+	bool torn;
+
+	(void)buf;
+	ensure_registered();
+	FL(read_lock)();
+	torn = value_torn(rcu_dereference(fs->value)->str, e, full);
+	FL(read_unlock)();
+	return torn;
+}
+
+static void *flavor_inplace_reader(void *arg)
+{
+	thread_enter();
+	reader_loops(arg, flavor_inplace_read);
+	thread_exit();
+	return NULL;
+}
+
 static void reset_peak(void)
 {
 	__atomic_store_n(&peak, __atomic_load_n(&pending, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
@@ -225,14 +251,18 @@ static uint64_t pending_peak(void)
 	return __atomic_load_n(&peak, __ATOMIC_RELAXED);
 }
 
-const struct scheme FLAVOR_SCHEME = {
-	.name = FLAVOR_NAME,
-	.setup = flavor_setup,
-	.teardown = flavor_teardown,
-	.reader = flavor_reader,
-	.write = flavor_write,
-	.thread_enter = thread_enter,
-	.thread_exit = thread_exit,
-	.reset_peak = reset_peak,
-	.pending_peak = pending_peak,
-};
+#define FLAVOR_SCHEME_OF(name_, reader_)   \
+	{                                  \
+		.name = name_,             \
+		.setup = flavor_setup,     \
+		.teardown = flavor_teardown, \
+		.reader = reader_,         \
+		.write = flavor_write,     \
+		.thread_enter = thread_enter, \
+		.thread_exit = thread_exit, \
+		.reset_peak = reset_peak,  \
+		.pending_peak = pending_peak, \
+	}
+
+const struct scheme FLAVOR_SCHEME = FLAVOR_SCHEME_OF(FLAVOR_NAME " copy", flavor_reader);
+const struct scheme FLAVOR_INPLACE = FLAVOR_SCHEME_OF(FLAVOR_NAME " in-place", flavor_inplace_reader);

@@ -10,7 +10,16 @@
 #    `rcusysctl -a` over the control socket (socket_list_vs_kernel_per_entry);
 #  - the FUSE requests each entry costs, counted by the mount itself
 #    (sysctl_fuse_get_stats, through the fixture's SYSCTL_FIXTURE_STATS):
-#    a count, so it holds still on a busy machine where times do not.
+#    a count, so it holds still on a busy machine where times do not;
+#  - the requests one `cat` of an entry waits for (fuse_requests_per_cat:
+#    every request counted but RELEASE and FORGET, which the kernel sends
+#    without waiting), by opcode;
+#  - open + fstat + read to EOF + close of one small file, as cat does
+#    (rcustring-file-loop), on our entry, on lxcfs's proc/loadavg (lxcfs
+#    mounted here in a private directory; skipped with a message when
+#    Debian's lxcfs is not installed) and on the kernel's /proc/sys, the
+#    files alternating round by round (fuse_vs_lxcfs_per_file,
+#    fuse_vs_kernel_per_file).
 #   fuse_vs_kernel.sh FIXTURE [RUNS [RCUSYSCTL]]
 # N is the number of readable single-integer kernel entries, at most 1000.
 # RCUSYSCTL defaults to tools/rcusysctl/rcusysctl of FIXTURE's build, and
@@ -23,6 +32,9 @@ fixture=${1:?usage: fuse_vs_kernel.sh FIXTURE [RUNS [RCUSYSCTL]]}
 runs=${2:-10}
 cli=${3:-$(dirname "$fixture")/../../tools/rcusysctl/rcusysctl}
 cpu_run=${CPU_RUN:-$(dirname "$fixture")/../../bench/rcustring-cpu-run}
+file_loop=${FILE_LOOP:-$(dirname "$fixture")/../../bench/rcustring-file-loop}
+loop_count=${FILE_LOOP_COUNT:-4000}
+loop_rounds=${FILE_LOOP_ROUNDS:-5}
 if [ "${INSIDE_NS:-}" != 1 ]; then
 	if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ] || ! unshare -m --propagation private true 2>/dev/null; then
 		echo "fuse-bench: skipped (needs root, /dev/fuse and mount namespaces)"
@@ -33,6 +45,7 @@ fi
 die() { echo "fuse-bench: $*" >&2; exit 1; }
 [ -x "$cli" ] || die "no rcusysctl at $cli"
 [ -x "$cpu_run" ] || die "no rcustring-cpu-run at $cpu_run"
+[ -x "$file_loop" ] || die "no rcustring-file-loop at $file_loop"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 load_start=$(load)
 
@@ -68,8 +81,14 @@ mkdir "$mnt"
 SYSCTL_FIXTURE_STATS=$stats "$fixture" "$mnt" "$n" "$sock" &
 pid=$!
 holder=
+lxcfs_pid=
 cleanup() {
 	[ -n "$holder" ] && kill "$holder" 2>/dev/null
+	if [ -n "$lxcfs_pid" ]; then
+		umount -l "$work/lxcfs" 2>/dev/null
+		kill "$lxcfs_pid" 2>/dev/null
+		wait "$lxcfs_pid" 2>/dev/null
+	fi
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	rm -rf "$work"
@@ -79,15 +98,47 @@ for _ in $(seq 200); do mountpoint -q "$mnt" && [ -S "$sock" ] && break; sleep 0
 mountpoint -q "$mnt" || die "the fixture did not mount $mnt"
 [ -S "$sock" ] || die "the fixture did not listen on $sock"
 
-# The mount's request count now (after the kernel's background RELEASEs).
-requests() {
+# The mount's request counts now (after the kernel's background RELEASEs):
+# "requests N", then one line per opcode ("lookup N", ...).
+counts() {
 	sleep 0.2
 	rm -f "$stats"
 	kill -USR1 "$pid"
 	for _ in $(seq 200); do [ -e "$stats" ] && break; sleep 0.02; done # hang guard
 	[ -e "$stats" ] || die "the fixture wrote no request counts"
-	awk '$1 == "requests" { print $2 }' "$stats"
+	cat "$stats"
 }
+requests() { counts | awk '$1 == "requests" { print $2 }'; }
+
+# Requests per `cat` of one entry: CATS runs after a first one, each
+# opcode's count per cat; "waited" leaves out RELEASE and FORGET.
+cat_file=$mnt/bench/entry00000
+cats=200
+cat "$cat_file" >/dev/null || die "cannot read $cat_file"
+counts >"$work/c0"
+for _ in $(seq "$cats"); do cat "$cat_file" >/dev/null; done
+counts >"$work/c1"
+per_cat=$(awk -v n="$cats" 'NR == FNR { a[$1] = $2; next }
+	{ d = $2 - a[$1]; if ($1 == "requests") all = d; else if (d) { printf "%s %.2f, ", $1, d / n; if ($1 != "release" && $1 != "forget") w += d } }
+	END { printf "| %.2f %.2f\n", all / n, w / n }' "$work/c0" "$work/c1")
+cat_ops=${per_cat%|*}
+read -r cat_all cat_waited <<<"${per_cat#*|}"
+
+# lxcfs, mounted here (this namespace is private) for the file loop.
+lxcfs_file=
+if command -v lxcfs >/dev/null; then
+	mkdir "$work/lxcfs"
+	lxcfs -f -p "$work/lxcfs.pid" "$work/lxcfs" >"$work/lxcfs.log" 2>&1 &
+	lxcfs_pid=$!
+	for _ in $(seq 200); do [ -s "$work/lxcfs/proc/loadavg" ] && break; sleep 0.05; done # hang guard
+	if [ -s "$work/lxcfs/proc/loadavg" ]; then
+		lxcfs_file=$work/lxcfs/proc/loadavg
+	else
+		echo "fuse-bench: lxcfs did not mount (log: $(tail -n 2 "$work/lxcfs.log" | tr '\n' ' ')); lxcfs lines skipped"
+	fi
+else
+	echo "fuse-bench: lxcfs not installed (Debian package lxcfs): fuse_vs_lxcfs_per_file skipped"
+fi
 
 # The FUSE readers' mount namespace: a child of this one, held open by a
 # sleeping process, with the tree bound over /proc/sys there only. The
@@ -142,6 +193,10 @@ for round in $(seq "$runs"); do
 	# 8-9 fuse -a, 10-11 socket -a.
 	echo "$round $k $f $ka $fa $sa" >>"$work/series"
 done
+# The file loop: ours, lxcfs's (if mounted), the kernel's, alternating.
+loop_files=("$cat_file" /proc/sys/kernel/pid_max)
+[ -n "$lxcfs_file" ] && loop_files+=("$lxcfs_file")
+"$file_loop" "$loop_count" "$loop_rounds" "${loop_files[@]}" >"$work/loop" || die "file loop failed"
 load_end=$(load)
 
 col() { awk -v c="$1" '{ print $c }' "$work/series" | median; }
@@ -172,3 +227,23 @@ printf 'summary fuse_list_vs_kernel_per_entry %.2f\n' "$(ratio 8 "$f_all" 6 "$k_
 printf 'summary fuse_list_vs_kernel_cpu_per_entry %.2f\n' "$(ratio 9 "$f_all" 7 "$k_all")"
 printf 'summary socket_list_vs_kernel_per_entry %.3f\n' "$(ratio 10 "$s_all" 6 "$k_all")"
 printf 'summary socket_list_vs_kernel_cpu_per_entry %.3f\n' "$(ratio 11 "$s_all" 7 "$k_all")"
+
+# Requests per cat, and the file loop's rounds: ratios taken round by round.
+echo "  requests per cat of one entry ($cats cats): ${cat_ops%, }"
+sed 's/^/  file loop, wall ns per file by round: /' "$work/loop"
+loop_ratio() { # FILE-A FILE-B: "median min max" over rounds of A / B
+	awk -v a="$1" -v b="$2" -v n="$loop_rounds" '
+		$1 == a { for (i = 1; i <= n; i++) x[i] = $(i + 1) }
+		$1 == b { for (i = 1; i <= n; i++) y[i] = $(i + 1) }
+		END { for (i = 1; i <= n; i++) print x[i] / y[i] }' "$work/loop" | sort -g |
+		awk '{ v[NR] = $1 } END { printf "%.3f %.3f %.3f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
+}
+echo "summary fuse_requests_per_cat $cat_waited # requests a cat waits for (all but RELEASE, FORGET); $cat_all with those; target <= 3"
+read -r m lo hi < <(loop_ratio "$cat_file" /proc/sys/kernel/pid_max)
+echo "summary fuse_vs_kernel_per_file $m # open+fstat+read+close, our entry / kernel /proc/sys/kernel/pid_max; median of $loop_rounds rounds, min $lo max $hi"
+if [ -n "$lxcfs_file" ]; then
+	read -r m lo hi < <(loop_ratio "$cat_file" "$lxcfs_file")
+	echo "summary fuse_vs_lxcfs_per_file $m # open+fstat+read+close, our entry / lxcfs proc/loadavg; median of $loop_rounds rounds, min $lo max $hi; target <= 0.35"
+else
+	echo "summary fuse_vs_lxcfs_per_file skipped # lxcfs not available"
+fi

@@ -47,6 +47,7 @@ static const struct scheme *const schemes[] = {
 	&scheme_rwlock,   &scheme_seqlock,          &scheme_rcu_copy, &scheme_rcu_inplace,
 	&scheme_rcu_dup,  &scheme_rcu_copy_inline,  &scheme_rcu_inplace_inline,
 	&scheme_bp_copy,  &scheme_memb_copy,        &scheme_memb_auto_copy,
+	&scheme_bp_inplace, &scheme_memb_inplace,   &scheme_memb_auto_inplace,
 };
 #define NSCHEMES (sizeof(schemes) / sizeof(schemes[0]))
 
@@ -302,6 +303,42 @@ static void summary_ratio(const char *name, const group_t *group, unsigned reps,
 }
 
 /*
+ * @num over the best (least CPU per read) of the @nden liburcu schemes
+ * @dens, the best taken within each repetition: rcustring against the
+ * flavor a user would pick for this very read, measured moments apart.
+ */
+static void summary_vs_best(const char *name, const group_t *group, unsigned reps,
+			    const struct scheme *num, const struct scheme *const *dens, unsigned nden,
+			    const char *where, const char *what)
+{
+	double v[MAX_REPS];
+	unsigned won[8] = { 0 };
+	struct spread sp;
+	char comment[256];
+	size_t used;
+
+	for (unsigned i = 0; i < reps; i++) {
+		unsigned best = 0;
+
+		for (unsigned d = 1; d < nden; d++)
+			if (field(&(*group)[i][scheme_index(dens[d])], F_CPU) <
+			    field(&(*group)[i][scheme_index(dens[best])], F_CPU))
+				best = d;
+		double d = field(&(*group)[i][scheme_index(dens[best])], F_CPU);
+
+		won[best]++;
+		v[i] = d > 0 ? field(&(*group)[i][scheme_index(num)], F_CPU) / d : 0;
+	}
+	sp = spread_of(v, reps);
+	used = (size_t)snprintf(comment, sizeof(comment), "median of %u, min %.3f max %.3f; %s; best:",
+				reps, sp.min, sp.max, what);
+	for (unsigned d = 0; d < nden && used < sizeof(comment); d++)
+		used += (size_t)snprintf(comment + used, sizeof(comment) - used, " %s %u", dens[d]->name,
+					 won[d]);
+	summary_line(name, sp.median, 3, where, comment);
+}
+
+/*
  * The figures for scripts. Ratios come from @main (the largest reader count
  * run, @R, writer pausing 1 ms, 200-byte values) and @busy (same with the
  * writer pausing 1 us).
@@ -337,6 +374,32 @@ static void print_summary(const group_t *main_group, const group_t *busy, unsign
 		      3, where, "urcu memb copy / urcu bp copy");
 	summary_ratio("memb_auto_vs_bp_cpu_ns", main_group, reps, &scheme_memb_auto_copy,
 		      &scheme_bp_copy, F_CPU, 3, where, "urcu memb auto copy / urcu bp copy");
+	summary_vs_best("copy_vs_urcu_best_copy", main_group, reps, &scheme_rcu_copy,
+			(const struct scheme *const[]){ &scheme_bp_copy, &scheme_memb_copy,
+							&scheme_memb_auto_copy }, 3, where,
+			"rcustring copy / the best urcu flavor's copy; target <= 1.05");
+	/*
+	 * In place, like with like: liburcu's section is inline when its user
+	 * defines _LGPL_SOURCE (flavor.c does); rcustring's is inline through
+	 * <rcustring/static/rcustring.h>, its opt-in counterpart. The exported
+	 * calls' cost is the second line.
+	 */
+	summary_vs_best("inplace_vs_urcu_inplace", main_group, reps, &scheme_rcu_inplace_inline,
+			(const struct scheme *const[]){ &scheme_bp_inplace, &scheme_memb_inplace,
+							&scheme_memb_auto_inplace }, 3, where,
+			"rcustring in-place inline / the best urcu flavor's in-place; target <= 1.05");
+	summary_vs_best("inplace_exported_vs_urcu_inplace", main_group, reps, &scheme_rcu_inplace,
+			(const struct scheme *const[]){ &scheme_bp_inplace, &scheme_memb_inplace,
+							&scheme_memb_auto_inplace }, 3, where,
+			"rcustring in-place (exported lock calls) / the best urcu flavor's in-place");
+	summary_vs_best("copy_vs_urcu_best_copy_writer_1us", busy, reps, &scheme_rcu_copy,
+			(const struct scheme *const[]){ &scheme_bp_copy, &scheme_memb_copy,
+							&scheme_memb_auto_copy }, 3, busy_where,
+			"rcustring copy / the best urcu flavor's copy");
+	summary_vs_best("inplace_vs_urcu_inplace_writer_1us", busy, reps, &scheme_rcu_inplace_inline,
+			(const struct scheme *const[]){ &scheme_bp_inplace, &scheme_memb_inplace,
+							&scheme_memb_auto_inplace }, 3, busy_where,
+			"rcustring in-place inline / the best urcu flavor's in-place");
 	summary_ratio("vs_mutex_reads_per_reader", main_group, reps, &scheme_rcu_copy, &scheme_mutex,
 		      F_READS, 2, where, "rcustring copy / mutex");
 	summary_ratio("vs_rwlock_reads_per_reader", main_group, reps, &scheme_rcu_copy,

@@ -14,15 +14,26 @@
  * Each figure is the median of --reps runs, in CPU time of the thread. A
  * reference line gives the cost of one cache miss at that working set.
  *
+ * The anchor (lfht_ns): liburcu's own RCU hash table (cds_lfht, liburcu-cds)
+ * keyed by the same full paths, one flat table, looked up in the same
+ * random order in the same run, doing what sysctl_lookup() + put does for a
+ * caller: hash the path, find it, pin the node with a reference and drop
+ * it. Its node keeps the path inline, as the tree keeps short names.
+ *
  * Usage: rcustring-tree-scale-bench [--sizes 1000,10000,100000] [--reps R]
  *                                   [--lookups L]
  * Ends with "summary <name> <n>" lines (when 1000 and 100000 are both run).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define _LGPL_SOURCE
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
 
 #include "rcustring/sysctl.h"
 
@@ -143,8 +154,105 @@ static int walk_one(struct sysctl_entry *e, void *arg)
 }
 
 struct result {
-	double reg_s, lookup_ns, hot_ns, walk_ns, unreg_s;
+	double reg_s, lookup_ns, hot_ns, walk_ns, unreg_s, lfht_ns;
 };
+
+/* ---- the anchor: one cds_lfht over the full paths ---- */
+
+struct flat_node {
+	struct cds_lfht_node node;
+	long refs;
+	char path[48];
+};
+
+/* FNV-1a over the whole path, mixed as the tree mixes its per-name hash. */
+static unsigned long path_hash(const char *p)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 1099511628211ULL;
+	}
+	return (unsigned long)(h ^ (h >> 32));
+}
+
+static int flat_match(struct cds_lfht_node *node, const void *key)
+{
+	return !strcmp(caa_container_of(node, struct flat_node, node)->path, key);
+}
+
+/* A table of the @n paths of the layout, and its nodes in *@nodes. */
+static struct cds_lfht *flat_build(long n, int spread, struct flat_node **nodes)
+{
+	unsigned long size = 1;
+	struct cds_lfht *ht;
+	struct flat_node *v = calloc((size_t)n, sizeof(*v));
+
+	/*
+	 * Sized for @n from the start: an automatic resize runs later in
+	 * liburcu's worker thread, and on a loaded machine it was seen still
+	 * pending when the lookups began (long chains, 5x slower lookups).
+	 */
+	while (size < (unsigned long)n)
+		size <<= 1;
+	ht = cds_lfht_new(size, size, 0, 0, NULL);
+
+	if (!ht || !v)
+		die("cds_lfht_new", ENOMEM);
+	rcu_read_lock();
+	for (long i = 0; i < n; i++) {
+		path_of(v[i].path, spread, i);
+		cds_lfht_node_init(&v[i].node);
+		cds_lfht_add(ht, path_hash(v[i].path), &v[i].node);
+	}
+	rcu_read_unlock();
+	*nodes = v;
+	return ht;
+}
+
+static double flat_loop(struct cds_lfht *ht, int spread, const long *order, long lookups)
+{
+	char path[96];
+	double t0 = now_s();
+
+	for (long k = 0; k < lookups; k++) {
+		struct cds_lfht_iter iter;
+		struct cds_lfht_node *node;
+		struct flat_node *f = NULL;
+
+		path_of(path, spread, order[k]);
+		rcu_read_lock();
+		cds_lfht_lookup(ht, path_hash(path), flat_match, path, &iter);
+		node = cds_lfht_iter_get_node(&iter);
+		if (node) {
+			f = caa_container_of(node, struct flat_node, node);
+			uatomic_inc(&f->refs);
+		}
+		rcu_read_unlock();
+		if (!f)
+			die(path, ENOENT);
+		uatomic_dec(&f->refs);
+	}
+	return (now_s() - t0) * 1e9 / (double)lookups;
+}
+
+static void flat_free(struct cds_lfht *ht, struct flat_node *nodes, long n)
+{
+	struct cds_lfht_iter iter;
+
+	rcu_read_lock();
+	for (long i = 0; i < n; i++) {
+		cds_lfht_lookup(ht, path_hash(nodes[i].path), flat_match, nodes[i].path, &iter);
+		if (cds_lfht_del(ht, cds_lfht_iter_get_node(&iter)))
+			die("cds_lfht_del", ENOENT);
+	}
+	rcu_read_unlock();
+	if (cds_lfht_destroy(ht, NULL))
+		die("cds_lfht_destroy", EBUSY);
+	synchronize_rcu(); /* deleted nodes are freed after a grace period */
+	free(nodes);
+}
 
 #define HOT_SET 1000
 
@@ -212,7 +320,20 @@ static struct result run_once(long n, int spread, char **names, int *data, long 
 	r.reg_s = now_s() - t0;
 
 	/* Uniformly over all N: the working set grows with N (cache misses). */
-	r.lookup_ns = lookup_loop(tree, spread, order, lookups, lookups);
+	{
+		/*
+		 * The anchor, interleaved with the tree's loop (lfht, tree,
+		 * lfht: the mean of the two lfht passes), so a burst of load
+		 * falls on both.
+		 */
+		struct flat_node *nodes;
+		struct cds_lfht *ht = flat_build(n, spread, &nodes);
+		double a = flat_loop(ht, spread, order, lookups);
+
+		r.lookup_ns = lookup_loop(tree, spread, order, lookups, lookups);
+		r.lfht_ns = (a + flat_loop(ht, spread, order, lookups)) / 2;
+		flat_free(ht, nodes, n);
+	}
 	/*
 	 * The same HOT_SET paths over and over, after one pass to bring them
 	 * into the caches: what the structure itself costs.
@@ -284,6 +405,7 @@ int main(int argc, char **argv)
 	long sizes[MAX_SIZES] = { 1000, 10000, 100000 }, lookups = 200000, maxn = 0;
 	int nsizes = 3, reps = 3;
 	double lookup_at[2][2] = { { 0 } }, hot_at[2][2] = { { 0 } }, reg_100k[2] = { -1, -1 };
+	double vs_lfht[2][3] = { { 0 } }; /* at 100 000, per layout: median, min, max */
 	char **names;
 	int *data;
 
@@ -318,12 +440,13 @@ int main(int argc, char **argv)
 	if (!data)
 		die("calloc", ENOMEM);
 
-	printf("%-7s %8s %10s %13s %10s %10s %10s %12s\n", "layout", "N", "register_s",
-	       "register_ns/e", "lookup_ns", "hot_ns", "walk_ns/e", "unregister_s");
+	printf("%-7s %8s %10s %13s %10s %10s %10s %12s %9s %13s\n", "layout", "N", "register_s",
+	       "register_ns/e", "lookup_ns", "hot_ns", "walk_ns/e", "unregister_s", "lfht_ns",
+	       "tree/lfht");
 	for (int s = 0; s < nsizes; s++) {
 		for (int spread = 0; spread < 2; spread++) {
 			double reg[MAX_REPS], look[MAX_REPS], hot[MAX_REPS], walk[MAX_REPS],
-				unreg[MAX_REPS];
+				unreg[MAX_REPS], lfht[MAX_REPS], ratio[MAX_REPS], rmed;
 			struct result m;
 
 			for (int r = 0; r < reps; r++) {
@@ -334,16 +457,20 @@ int main(int argc, char **argv)
 				hot[r] = x.hot_ns;
 				walk[r] = x.walk_ns;
 				unreg[r] = x.unreg_s;
+				lfht[r] = x.lfht_ns;
+				ratio[r] = x.lookup_ns / x.lfht_ns;
 			}
 			m.reg_s = median(reg, reps);
 			m.lookup_ns = median(look, reps);
 			m.hot_ns = median(hot, reps);
 			m.walk_ns = median(walk, reps);
 			m.unreg_s = median(unreg, reps);
-			printf("%-7s %8ld %10.4f %13.0f %10.0f %10.0f %10.0f %12.4f\n",
+			m.lfht_ns = median(lfht, reps);
+			rmed = median(ratio, reps); /* sorts ratio[]: min and max at the ends */
+			printf("%-7s %8ld %10.4f %13.0f %10.0f %10.0f %10.0f %12.4f %9.0f %5.2f %.2f-%.2f\n",
 			       spread ? "spread" : "flat", sizes[s], m.reg_s,
 			       m.reg_s * 1e9 / (double)sizes[s], m.lookup_ns, m.hot_ns, m.walk_ns,
-			       m.unreg_s);
+			       m.unreg_s, m.lfht_ns, rmed, ratio[0], ratio[reps - 1]);
 			fflush(stdout);
 			if (sizes[s] == 1000) {
 				lookup_at[spread][0] = m.lookup_ns;
@@ -353,6 +480,9 @@ int main(int argc, char **argv)
 				lookup_at[spread][1] = m.lookup_ns;
 				hot_at[spread][1] = m.hot_ns;
 				reg_100k[spread] = m.reg_s;
+				vs_lfht[spread][0] = rmed;
+				vs_lfht[spread][1] = ratio[0];
+				vs_lfht[spread][2] = ratio[reps - 1];
 			}
 		}
 	}
@@ -383,6 +513,16 @@ int main(int argc, char **argv)
 			rs = hot_at[1][1] / hot_at[1][0];
 			printf("summary tree_lookup_hot_ns_100k_vs_1k %.2f\n", rf > rs ? rf : rs);
 		}
+		/* The worse layout first, as tree_lookup_ns_100k_vs_1k; then each. */
+		int w = vs_lfht[1][0] > vs_lfht[0][0];
+
+		printf("summary tree_lookup_vs_lfht_100k %.2f # the worse layout (%s): median of %d, min "
+		       "%.2f max %.2f; sysctl_lookup+put / cds_lfht lookup+ref of the same full paths, "
+		       "same random order; target <= 1.0\n",
+		       vs_lfht[w][0], w ? "spread" : "flat", reps, vs_lfht[w][1], vs_lfht[w][2]);
+		for (int l = 0; l < 2; l++)
+			printf("summary tree_lookup_vs_lfht_100k_%s %.2f # median of %d, min %.2f max %.2f\n",
+			       l ? "spread" : "flat", vs_lfht[l][0], reps, vs_lfht[l][1], vs_lfht[l][2]);
 	}
 	return 0;
 usage:

@@ -46,6 +46,14 @@ bad "below a subsystem entry" 'kernel.modprobe.x int' "1: kernel.modprobe is an 
 bad "a subsystem directory" 'kernel int' "1: a directory of the tree already has this name"
 bad "duplicate" 'x.y int
 x.y int' "2: already declared on line 1"
+# Sorted plainly, "app/x-y" falls between "app/x" and "app/x/y": the check must still see them.
+bad "leaf and directory with a sibling sorting between" 'app.x int
+app.x-y int
+app.x.y int' "3: app/x is a tunable (line 1) and a directory (line 3)"
+bad "the clash at the earliest line is the one reported" 'a.b.c int
+q int
+q int
+a.b int' "3: already declared on line 2"
 bad "clash with a subsystem" 'kernel.modprobe int' "1: already registered"
 
 cat > "$dir/tunables.conf" <<'CONF'
