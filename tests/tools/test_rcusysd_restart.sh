@@ -66,7 +66,7 @@ check "reload: a new tunable, with the -c file's value" "newer" "$("$cli" "${S[@
 check "reload: a removed tunable is gone" "1" "$("$cli" "${S[@]}" -n app.gone >/dev/null 2>&1; echo $?)"
 check "reload: a changed type is refused, the entry kept" "6" "$("$cli" "${S[@]}" -n app.typed)"
 check "reload: the refusal names the line and why" \
-	"err rcusysd: $dir/tunables.conf:3: app/typed: declared \"string maxlen=8 mode=0644\", live as \"int mode=0644\": a live entry keeps its declaration (restart to change it)" \
+	"err rcusysd: $dir/tunables.conf:3: app.typed: declared \"string maxlen=8 mode=0644\", live as \"int mode=0644\": a live entry keeps its declaration (restart to change it)" \
 	"$(grep "live entry" "$dir/log" | untime)"
 printf 'app.kept int default=1\napp..bad int\n' > "$dir/tunables.conf"
 kill -HUP "$pid"

@@ -146,6 +146,15 @@ int socktree_write_if(const char *key, const char *value, uint64_t generation)
 	return err;
 }
 
+int socktree_reset(const char *key)
+{
+	char *v = NULL;
+	int err = call("RESET", key, NULL, &v);
+
+	free(v);
+	return err;
+}
+
 int socktree_generation(const char *key, uint64_t *out)
 {
 	char *v = NULL, *end;

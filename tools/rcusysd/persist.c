@@ -309,6 +309,38 @@ int persist_watch(struct persist *p)
 	return sysctl_walk(p->tree, "", watch_one, p);
 }
 
+bool persist_holds(struct persist *p, const char *path)
+{
+	bool held = false;
+
+	if (!p)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->nkeys && !held; i++)
+		held = !strcmp(p->keys[i], path);
+	pthread_mutex_unlock(&p->lock);
+	return held;
+}
+
+int persist_forget(struct persist *p, const char *path)
+{
+	size_t before;
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	pthread_mutex_lock(&p->lock);
+	before = p->nkeys;
+	if (path)
+		drop_key(p, path);
+	else
+		while (p->nkeys)
+			drop_key(p, p->keys[0]);
+	err = path && p->nkeys == before ? -ENOENT : rewrite(p);
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
 void persist_close(struct persist *p)
 {
 	if (!p)

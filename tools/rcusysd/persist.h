@@ -56,6 +56,16 @@ void persist_set_applying_files(bool on);
  */
 void persist_set_not_local(bool (*fn)(void));
 
+/* Does the state file hold a runtime write of @path (dotted, as sysctl_entry_path())? */
+bool persist_holds(struct persist *p, const char *path);
+
+/*
+ * Drops @path (NULL: every key) from the state file and rewrites it, so
+ * the configuration files' value applies again (rcusysctl --reset).
+ * Returns 0, -ENOENT (@path not held) or a negative errno of the rewrite.
+ */
+int persist_forget(struct persist *p, const char *path);
+
 /* Stops watching and frees; NULL is fine. */
 void persist_close(struct persist *p);
 

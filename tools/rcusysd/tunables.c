@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sysctl_conf.h"
 #include "tunables.h"
 
 /* One keyword of the file: the element type and unit of a handler kind. */
@@ -219,8 +220,10 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 
 	if (next_token(&cursor, &path) || next_token(&cursor, &type_s))
 		FAIL("unterminated quote");
-	if (!type_s)
-		FAIL("expected: PATH TYPE [key=value ...]");
+	if (!type_s) {
+		snprintf(buf, bufsize, "\"%.64s\": no type (expected PATH TYPE [key=value ...])", path);
+		return (*why = buf), -EINVAL;
+	}
 	for (;;) {
 		char *eq, **slot = NULL;
 
@@ -236,8 +239,12 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 			       !strcmp(tok, "max") ? &max_s : !strcmp(tok, "default") ? &def_s :
 			       !strcmp(tok, "desc") ? &desc_s : NULL;
 		}
-		if (!slot)
-			FAIL("unknown field (maxlen, bits, mode, min, max, default, desc)");
+		if (!slot) {
+			snprintf(buf, bufsize, "\"%.64s%s%.64s\": unknown field (expected one of maxlen=, "
+				 "bits=, mode=, min=, max=, default=, desc=)", tok, eq ? "=" : "",
+				 eq ? eq + 1 : "");
+			return (*why = buf), -EINVAL;
+		}
 		*slot = eq + 1;
 	}
 
@@ -277,8 +284,10 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if (!strcmp(types[i].name, type_s))
 			t->type = &types[i];
-	if (!t->type)
-		FAIL("type must be one of " TYPE_NAMES);
+	if (!t->type) {
+		snprintf(buf, bufsize, "type \"%.32s\" unknown (expected one of " TYPE_NAMES ")", type_s);
+		return (*why = buf), -EINVAL;
+	}
 	t->info = pick_handler(t->type, min_s || max_s);
 	if (!t->info) {
 		snprintf(buf, bufsize, "%s takes no min/max", t->type->name);
@@ -297,8 +306,11 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 				       .proc_handler = t->info->handler };
 	if (mode_s) {
 		/* The tree takes read and write bits only, as /proc/sys. */
-		if (parse_number(mode_s, false, &v) || v > 0666 || (v & 0111))
-			FAIL("mode must be octal read/write bits, at most 0666");
+		if (parse_number(mode_s, false, &v) || v > 0666 || (v & 0111)) {
+			snprintf(buf, bufsize, "mode=%.32s: must be octal read/write bits, at most 0666",
+				 mode_s);
+			return (*why = buf), -EINVAL;
+		}
 		t->table.mode = (mode_t)v;
 	}
 
@@ -371,13 +383,16 @@ static const char *tree_conflict(struct sysctl_tree *tree, const struct tunable 
 				 size_t bufsize)
 {
 	struct sysctl_entry *e = sysctl_lookup(tree, t->path);
-	char *prefix;
+	char *prefix, name[2048];
 
 	if (e) {
 		bool dir = sysctl_entry_is_dir(e);
 
 		sysctl_entry_put(e);
-		return dir ? "a directory of the tree already has this name" : "already registered";
+		snprintf(buf, bufsize, "%s: %s", sysctl_conf_dotted(t->path, name, sizeof(name)),
+			 dir ? "a directory of the tree already has this name" :
+			       "already registered (by rcusysd or another tunables file)");
+		return buf;
 	}
 	prefix = strdup(t->path);
 	if (!prefix)
@@ -412,7 +427,11 @@ static int tunable_register(struct sysctl_tree *tree, struct tunable *t, const c
 	err = sysctl_register_table(tree, t->dir, &t->table, 1, &t->header);
 	if (err) {
 		t->header = NULL;
-		*why = err == -EEXIST ? "already registered" : "refused by the tree (see log)";
+		char name[2048];
+
+		snprintf(buf, bufsize, "%s: %s", sysctl_conf_dotted(t->path, name, sizeof(name)),
+			 err == -EEXIST ? "already registered" : "refused by the tree (see log)");
+		*why = buf;
 		return err;
 	}
 	if (t->default_value) {
@@ -443,7 +462,7 @@ static int parse_all(const char *text, size_t len, struct tunables *ts, char *er
 	while (pos < len && ret == 0) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = (nl ? (size_t)(nl - text) : len) - pos;
-		char *line = strndup(text + pos, n), *p, buf[256];
+		char *line = strndup(text + pos, n), *p, buf[512];
 		const char *why = "out of memory";
 		struct tunable *t;
 
@@ -474,6 +493,8 @@ static int parse_all(const char *text, size_t len, struct tunables *ts, char *er
 /* Two declarations of one file naming the same path, or a leaf and a directory. */
 static int check_overlap(const struct tunables *ts, char *err, size_t errsize)
 {
+	char name[4096];
+
 	for (const struct tunable *a = ts->list; a; a = a->next)
 		for (const struct tunable *b = a->next; b; b = b->next) {
 			size_t la = strlen(a->path), lb = strlen(b->path);
@@ -490,7 +511,8 @@ static int check_overlap(const struct tunables *ts, char *err, size_t errsize)
 			if (!strncmp(in->path, leaf->path, ll) && in->path[ll] == '/') {
 				snprintf(err, errsize,
 					 "%u: %s is a tunable (line %u) and a directory (line %u)", later,
-					 leaf->path + 1, leaf->line, in->line);
+					 sysctl_conf_dotted(leaf->path, name, sizeof(name)), leaf->line,
+					 in->line);
 				return -EEXIST;
 			}
 		}
@@ -524,7 +546,7 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
 		ret = check_overlap(ts, err, errsize);
 	for (struct tunable *t = ts->list; t && !ret; t = t->next) {
 		const char *why = "out of memory";
-		char buf[256];
+		char buf[512];
 
 		ret = tunable_register(tree, t, &why, buf, sizeof(buf));
 		if (ret)
@@ -536,6 +558,15 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
 	}
 	*out = ts;
 	return 0;
+}
+
+const char *tunables_default(const struct tunables *ts, const char *key)
+{
+	key += strspn(key, "/");
+	for (const struct tunable *t = ts ? ts->list : NULL; t; t = t->next)
+		if (!strcmp(t->path + 1, key))
+			return t->default_value;
+	return NULL;
 }
 
 static struct tunable *find_path(struct tunables *ts, const char *path)
@@ -552,7 +583,7 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 {
 	struct tunables *ts = calloc(1, sizeof(*ts));
 	struct tunable **pp, *t;
-	char msg[512];
+	char msg[512], name[4096];
 	int ret;
 
 	if (!ts)
@@ -577,7 +608,7 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 			snprintf(msg, sizeof(msg),
 				 "%s: declared \"%s\", live as \"%s\": a live entry keeps its declaration "
 				 "(restart to change it)",
-				 t->path + 1, t->sig, live->sig);
+				 sysctl_conf_dotted(t->path, name, sizeof(name)), t->sig, live->sig);
 			report(arg, t->line, msg);
 		}
 		for (op = &old->list; *op != live; op = &(*op)->next)
@@ -595,7 +626,7 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 	/* New: registered with their defaults; one that fails is reported and left out. */
 	for (pp = &ts->list; (t = *pp);) {
 		const char *why = "out of memory";
-		char buf[256];
+		char buf[512];
 
 		if (t->header) {
 			pp = &t->next;
