@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rcustring/compat.h" /* the kernel names under test */
 #include "rcustring/umh.h"
 
 static int is_sep(unsigned char c)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "rcustring/compat.h" /* the kernel names under test */
 #include "rcustring/umh.h"
 #include "../failmalloc.h"
 

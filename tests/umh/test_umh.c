@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "rcustring/compat.h" /* the kernel names under test */
 #include "rcustring/umh.h"
 #include "../failmalloc.h"
 #include "../umh_wait.h"
