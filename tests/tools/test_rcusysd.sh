@@ -8,8 +8,8 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/../check.sh"
 
-# Log lines start with the local time; the level and the message are what is checked.
-untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ //'; }
+# Log lines start with the time in UTC; the level and the message are what is checked.
+untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z //'; }
 bad() { # name, file content, expected message[, the tree's own line]
 	printf '%s\n' "$2" > "$dir/bad.conf"
 	check "$1" "${4:+$4
@@ -135,7 +135,7 @@ check "failed helper call logged as a warning" \
 check "helper call logged at debug level" "debug rcusysd: helper /bin/true [/bin/true -q -- bar] -> 0" \
 	"$(grep "helper /bin/true" "$dir/log" | untime)"
 check "one line per event, each with a time and a level" "" \
-	"$(grep -vE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ (err|warning|notice|info|debug) rcusysd: ' "$dir/log")"
+	"$(grep -vE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z (err|warning|notice|info|debug) rcusysd: ' "$dir/log")"
 
 # Under systemd (JOURNAL_STREAM set) the journal's priority prefixes replace the time.
 JOURNAL_STREAM=8:1 "$rcusysd" --no-fuse --no-persist -d "$dir/run" -t "$dir/bad.conf" 2> "$dir/jlog"

@@ -14,7 +14,7 @@ fi
 dir=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; umount -l "$dir/run/sys" 2>/dev/null; rm -rf "$dir"' EXIT
-untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ //'; }
+untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z //'; }
 
 start() {
 	: > "$dir/log"
