@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Thin wrapper over Meson: installs missing Debian packages, then builds.
 #   make demo    build and run the main job
 #   make check   build and run every test (plain, ASan+UBSan, valgrind, fuzz smoke,

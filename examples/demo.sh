@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # make demo: rcusysd with example helpers, and a short scenario.
 #   demo.sh BUILD_DIR [REQUESTS_PER_CLIENT]
 # Each scenario checks its own effect (writes that succeeded, helper runs,

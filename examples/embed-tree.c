@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A program that embeds a sysctl tree with two tunables and serves it on a
  * control socket, the way rcusysd does for its own: a string its threads

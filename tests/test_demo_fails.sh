@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The demo must fail, naming the scenario, when a scenario does nothing:
 # here the crashing program is pointed at nothing.
 #   test_demo_fails.sh BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # librcustring.so exports exactly the symbols lib/librcustring.map lists,
 # each with its symbol version; the compatibility names (compat.h:
 # call_usermodehelper, alloc_rcu_string, argv_split...) are not exported.

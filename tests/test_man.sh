@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Every manual page renders with man -l, with groff's warnings on (man
 # --warnings), and gives no warning and no error; each has a NAME section.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # make bench: start a single-node etcd on 127.0.0.1 (free ports, data dir in
 # a temporary folder), run fleet-bench against it, stop etcd by its pid.
 #   bench_fleet.sh PATH-TO-fleet-bench [fleet-bench options]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Control socket server: round trips, errors with their messages, clients
  * that misbehave, connection limit, concurrent readers against a writer,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sysctl.d parser: comments, separators, '-' prefix, globs, errors. */
 #include <errno.h>
 #include <setjmp.h>

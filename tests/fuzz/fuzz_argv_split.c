@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer target: argv_split() on arbitrary bytes (up to the first NUL)
  * against a reference word count; every word non-empty, free of separators,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer: the sysctl.d parser never crashes and hands out sane items. */
 #include <stdint.h>
 #include <stdlib.h>

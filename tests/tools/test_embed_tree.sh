@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # examples/embed-tree.c does what its comment says: two tunables served on
 # a control socket, read and written with rcusysctl, a bound enforced, a
 # change callback run, a clean exit on SIGTERM.

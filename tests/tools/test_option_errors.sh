@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Usage errors as procps gives them: one line naming the option and the
 # value, then "Try ... --help", exit 2 (rcusysd) or 1 (rcusysctl); never
 # the whole help text. procps spellings rcusysctl accepts: --load[=FILE],

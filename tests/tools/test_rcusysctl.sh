@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysctl against a tree of files (--root), against /proc/sys next to the
 # real procps sysctl, and over the control socket of socket-fixture. Each
 # failed check prints what differed; any failure exits 1.

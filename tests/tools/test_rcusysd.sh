@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysd without FUSE: declared tunables (good and bad files), start-up
 # settings, the control socket, the events socket, clean SIGTERM.
 set -u

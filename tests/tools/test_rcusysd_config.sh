@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysd's one precedence (rcusysd(8), CONFIGURATION): the tunables'
 # defaults < the sysctl.d directories and -c files, merged as
 # systemd-sysctl merges them < runtime writes (the state file), the same at

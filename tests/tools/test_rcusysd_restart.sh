@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # A restart after SIGKILL with the tree mounted: the dead FUSE mount left
 # behind answers ENOTCONN ("Transport endpoint is not connected"); the new
 # rcusysd must detach it and mount the tree again. Runs in its own mount

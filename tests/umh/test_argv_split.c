@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests of argv_split()/argv_free(): the kernel's splitting rules. */
 #include <errno.h>
 #include <setjmp.h>

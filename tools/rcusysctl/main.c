@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysctl: read and write a sysctl tree with procps sysctl(8) conventions,
  * over rcusysd's control socket (default; --socket PATH) or on a tree

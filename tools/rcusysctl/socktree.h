@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A sysctl tree seen through rcusysd's control socket (rcustring-socket(7)),
  * with the same calls as dirtree.h so that rcusysctl's options work over

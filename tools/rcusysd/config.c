@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * One home for rcusysd's configuration layers (config.h): the files are
  * read into one merged set, and one function (converge) brings the tree

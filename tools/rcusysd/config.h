@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysd's configuration, with one precedence at start, at reload and at
  * restart (rcusysd(8), CONFIGURATION):

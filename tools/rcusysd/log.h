@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysd's log: one line per event on standard error, with a level. Under
  * systemd (JOURNAL_STREAM set, so stderr goes to the journal) each line

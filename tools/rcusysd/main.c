@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysd: the reference daemon. Hosts a sysctl tree with the seed's five
  * subsystems and operator-declared tunables, mounts it with FUSE and serves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The state file: every successful write of an entry is persisted, so a
  * restart comes back with the values clients set. The file is in sysctl.d

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The tunables file: one typed table (types[]) maps each keyword to the
  * library's handler kinds, and one set path (sysctl_set) applies default=,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Operator-declared tunables: a plain file rcusysd reads at start, so a
  * tree can be served without writing C. One tunable per line:
