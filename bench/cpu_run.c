@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcustring-cpu-run: run a command with its output thrown away and print
  * "<wall ns> <its CPU ns> <server CPU ns>": the command's user + system

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Our tree over FUSE and over the control socket against the kernel's own
 # /proc/sys, per entry, with the same tools:
 #  - procps `sysctl NAME...` reading N single-integer entries of the kernel,

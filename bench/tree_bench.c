@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Benchmark of the sysctl tree: the cost of a read and a write through the
  * tree (lookup + handler + put; writes also pay the audit record and the

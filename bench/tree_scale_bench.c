@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Scale benchmark of the sysctl tree: does the cost per entry stay flat as
  * the tree grows? For each size N it builds two trees of N proc_dointvec

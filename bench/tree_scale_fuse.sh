@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # procps `sysctl -a` over our FUSE tree with N extra single-integer entries
 # in one directory (the fixture's EXTRA_ENTRIES), bind-mounted over
 # /proc/sys in a private mount namespace: wall ns per entry listed, for

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # make demo: rcusysd with example helpers, and a short scenario.
 #   demo.sh BUILD_DIR [REQUESTS_PER_CLIENT]
 # Each scenario checks its own effect (writes that succeeded, helper runs,
 # crash records); one that did nothing prints "demo: FAIL: <scenario>: ..."
-# and the demo exits 1. Exit 77 (skip) when not root: the tunables, as in
+# and the demo ends with "demo: FAIL (...)" and exits 1; otherwise it ends
+# with "demo: OK". Exit 77 (skip) when not root: the tunables, as in
 # /proc/sys, are writable by root only, so nothing could be shown.
 # DEMO_CRASH_ME=PATH runs PATH as the crashing program instead of
 # helpers/crash-me, DEMO_READERS=PATH runs PATH instead of tunable-readers
@@ -95,6 +97,10 @@ else
 fi
 
 step "module requests from 4 clients while kernel.modprobe flips between two paths"
+echo "path A: $path_a"
+echo "path B: $demo/b/modprobe, written with '/' and '.' in place of A's bytes before it" \
+	"(\"${path_b:0:12}...\"), so that it differs from A in length and in every byte but" \
+	"the first: a value torn between the two names no file"
 scenario="module requests"
 before=$((writes + write_errors)) errors_before=$write_errors
 write kernel.modprobe "$path_a"
@@ -118,7 +124,7 @@ via() { awk -v p="$1" '$1 == p && $2 == "-q" { n++ } END { print n + 0 }' "$demo
 via_a=$(via "$path_a") via_b=$(via "$path_b")
 torn_runs=$((calls - via_a - via_b))
 torn=$((torn + torn_runs))
-echo "module requests answered OK: $answered of $((4 * requests)); helper runs: $calls (via $path_a: $via_a, via $path_b: $via_b)"
+echo "module requests answered OK: $answered of $((4 * requests)); helper runs: $calls (via A: $via_a, via B: $via_b)"
 echo "helper runs whose path was not one whole written value: $torn_runs"
 [ "$write_errors" = "$errors_before" ] ||
 	fail "$scenario" "$((write_errors - errors_before)) of $((writes + write_errors - before)) writes of kernel.modprobe failed"
@@ -171,6 +177,7 @@ records=$(find "$run" -maxdepth 1 -name 'core.*' | wc -l)
 rm -rf "$demo"
 echo "demo: reads=$reads writes=$writes failed_writes=$write_errors helper_calls=$calls torn=$torn"
 if [ "$failures" != 0 ]; then
-	echo "demo: $failures check(s) failed"
+	echo "demo: FAIL ($failures check(s) failed, named above)"
 	exit 1
 fi
+echo "demo: OK"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tunable-readers: reader threads use a helper path while a writer keeps
  * changing it. Every read is checked to be one whole written value.

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rcustring/compat.h" /* the kernel names, as the seed used them */
 #include "rcustring/umh.h"
 #include "subsys.h"
 

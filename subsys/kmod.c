@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "rcustring/compat.h" /* the kernel names, as the seed used them */
 #include "rcustring/umh.h"
 #include "subsys.h"
 

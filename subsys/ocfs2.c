@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rcustring/compat.h" /* the kernel names, as the seed used them */
 #include "rcustring/umh.h"
 #include "subsys.h"
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "rcustring/compat.h" /* the kernel names, as the seed used them */
 #include "rcustring/umh.h"
 #include "subsys.h"
 

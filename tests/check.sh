@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced by the shell tests: check NAME EXPECTED ACTUAL counts a result and
 # shows both sides on a mismatch; finish LABEL prints the closing line and
 # returns non-zero if anything failed; skip REASON ends a test that this

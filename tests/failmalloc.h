@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Link-time fault injection: tests linked with -Wl,--wrap=malloc fail the
  * Nth malloc after failmalloc_arm(N) (1 = the next one). While armed it also

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The demo must fail, naming the scenario, when a scenario does nothing:
 # here the crashing program is pointed at nothing.
 #   test_demo_fails.sh BUILD_DIR
@@ -14,7 +15,8 @@ check "exit status with no crashing program" 1 "$rc"
 check "the failing scenario is named" \
 	"demo: FAIL: crash records: rcusysd did not start /nonexistent/crash-me
 demo: FAIL: crash records: rcusysd did not start /nonexistent/crash-me
-demo: FAIL: crash records: 0 record files, want 1 (none for /bin/true)" \
+demo: FAIL: crash records: 0 record files, want 1 (none for /bin/true)
+demo: FAIL (3 check(s) failed, named above)" \
 	"$(grep '^demo: FAIL' <<< "$out")"
 [ "$failed" = 0 ] || printf '%s\n' "--- demo output" "$out"
 
@@ -23,7 +25,8 @@ out=$(DEMO_READERS=/bin/true "$here/../examples/demo.sh" "$build" 1 2>&1)
 rc=$?
 check "exit status with readers that read nothing" 1 "$rc"
 check "the failing scenario is named" \
-	"demo: FAIL: lock-free readers: no reads counted (no summary line from /bin/true)" \
+	"demo: FAIL: lock-free readers: no reads counted (no summary line from /bin/true)
+demo: FAIL (1 check(s) failed, named above)" \
 	"$(grep '^demo: FAIL' <<< "$out")"
 [ "$failed" = 0 ] || printf '%s\n' "--- demo output" "$out"
 finish demo-fails

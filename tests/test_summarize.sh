@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # tests/summarize and check.sh's skip on made-up Meson logs: a cmocka skip
 # inside a passing test is a skip, exit 77 is a skip, and under CI=true as
 # root a skip for lack of root/FUSE is a failure.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Time helpers shared by the tests that run usermode helpers. Include
  * after <cmocka.h> and <rcustring/umh.h>.

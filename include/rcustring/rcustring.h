@@ -41,6 +41,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rcustring/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -32,6 +32,9 @@
  *                         keepalive interval is dropped)
  *   AUDIT [<after_seq>]   AUDIT <seq> <sec.nsec> <uid> <pid> <path> <old>
  *                         <new> ... then OK <count>      (uid 0 only)
+ *   RESET [<path>]        OK: the server's reset hook dropped the runtime
+ *                         value of <path> (W_OK), or of every entry without
+ *                         a path (uid 0 only); ERR EOPNOTSUPP without a hook
  *   errors                ERR <errno> <ERRNAME> <message naming the entry>
  *
  * Values are escaped so that a reply is one line: '\\' -> "\\\\", '\n' ->
@@ -68,6 +71,15 @@ struct sysctl_socket_options {
 	unsigned max_per_uid;       /* connections per non-root uid (max_clients / 4, at least 1) */
 	unsigned max_watch_per_uid; /* watches per non-root uid (max_per_uid / 2, at least 1) */
 	int watch_keepalive_ms;     /* quiet watch: ALIVE line, unread-line check (30000) */
+	/*
+	 * RESET: drops the runtime value of @path (NULL: every entry) so that
+	 * the program's configuration applies again; the program decides what
+	 * that means (rcusysd: its configuration files, rcusysd(8)). Called on
+	 * a server thread after the permission check; returns 0 or a negative
+	 * errno with @why (size @size) filled. NULL: RESET is refused.
+	 */
+	int (*reset)(void *arg, const char *path, char *why, size_t size);
+	void *reset_arg;
 };
 
 /**

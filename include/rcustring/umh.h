@@ -64,7 +64,7 @@ enum umh_wait {
 #define UMH_MAX_CONCURRENT 50
 
 /**
- * call_usermodehelper - run a helper program
+ * umh_call - run a helper program
  * @path: absolute path of the program (no PATH search). An empty string
  *        runs nothing and returns 0: as in the kernel, an empty helper path
  *        means "disabled".
@@ -85,10 +85,10 @@ enum umh_wait {
  * UMH_WAIT_EXEC: 0 once the exec succeeded. Otherwise a negative errno
  * (see the top of this header).
  */
-RCUSTRING_API int call_usermodehelper(const char *path, char **argv, char **envp, int wait);
+RCUSTRING_API int umh_call(const char *path, char **argv, char **envp, int wait);
 
 /**
- * call_usermodehelper_cleanup - call_usermodehelper() with a cleanup callback
+ * umh_call_cleanup - call_usermodehelper() with a cleanup callback
  * @cleanup: called as cleanup(@data) exactly once on every path (success,
  *           exec failure, invalid arguments, -EAGAIN, -ENOMEM), in the
  *           calling thread, after the helper no longer needs @argv/@envp
@@ -99,11 +99,11 @@ RCUSTRING_API int call_usermodehelper(const char *path, char **argv, char **envp
  * copies of a path and argv read from an RCU string, with one place freeing
  * them. The other arguments and the return value are call_usermodehelper()'s.
  */
-RCUSTRING_API int call_usermodehelper_cleanup(const char *path, char **argv, char **envp, int wait,
+RCUSTRING_API int umh_call_cleanup(const char *path, char **argv, char **envp, int wait,
 					      void (*cleanup)(void *data), void *data);
 
 /**
- * call_usermodehelper_stdin - run a helper and feed it @len bytes on stdin
+ * umh_call_stdin - run a helper and feed it @len bytes on stdin
  * @data: the bytes; only read until the call returns
  *
  * The helper's stdin is the read end of a pipe. The caller's thread writes
@@ -115,7 +115,7 @@ RCUSTRING_API int call_usermodehelper_cleanup(const char *path, char **argv, cha
  * the pipe buffer is full. The other arguments and the return value are
  * call_usermodehelper()'s, plus -EMFILE/-ENFILE if no pipe can be made.
  */
-RCUSTRING_API int call_usermodehelper_stdin(const char *path, char **argv, char **envp,
+RCUSTRING_API int umh_call_stdin(const char *path, char **argv, char **envp,
 					    const void *data, size_t len, int wait);
 
 /**
@@ -169,7 +169,7 @@ typedef void (*umh_log_fn)(void *arg, const char *path, char *const argv[], int 
 RCUSTRING_API void umh_set_log(umh_log_fn fn, void *arg);
 
 /**
- * argv_split - split a string into words, the kernel's way
+ * umh_argv_split - split a string into words, the kernel's way
  * @str: the string; runs of white space (' ', \t, \n, \v, \f, \r; never a
  *       byte >= 0x80, whatever the locale) separate words; no quoting, no
  *       escapes; leading and trailing white space is ignored
@@ -180,10 +180,10 @@ RCUSTRING_API void umh_set_log(umh_log_fn fn, void *arg);
  * gives argc 0 and argv[0] == NULL. NULL on error with errno set: EINVAL
  * (@str NULL) or ENOMEM.
  */
-RCUSTRING_API char **argv_split(const char *str, int *argcp);
+RCUSTRING_API char **umh_argv_split(const char *str, int *argcp);
 
-/** argv_free - free a vector from argv_split() (NULL is accepted) */
-RCUSTRING_API void argv_free(char **argv);
+/** umh_argv_free - free a vector from argv_split() (NULL is accepted) */
+RCUSTRING_API void umh_argv_free(char **argv);
 
 #ifdef __cplusplus
 }

@@ -7,19 +7,19 @@
 #include "rcustring/compat.h"
 #include "buf.h"
 
-char *alloc_rcu_string(int size)
+char *rcustring_compat_alloc(int size)
 {
 	if (size <= 0)
 		return NULL;
 	return rcs_buf_alloc((size_t)size);
 }
 
-void free_rcu_string(const char *str)
+void rcustring_compat_free(const char *str)
 {
 	rcs_buf_free_deferred((char *)str);
 }
 
-char *access_rcu_string(char **str, int size)
+char *rcustring_compat_access(char **str, int size)
 {
 	char *copy;
 

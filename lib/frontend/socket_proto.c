@@ -18,6 +18,7 @@ static const struct {
 	{ "GET", SOCK_GET, 2 },	    { "SET", SOCK_SET, 3 },	  { "LIST", SOCK_LIST, 1 },
 	{ "DESCRIBE", SOCK_DESCRIBE, 2 }, { "WATCH", SOCK_WATCH, 2 }, { "AUDIT", SOCK_AUDIT, 1 },
 	{ "DUMP", SOCK_DUMP, 1 }, { "GENERATION", SOCK_GENERATION, 2 }, { "SETIF", SOCK_SETIF, 4 },
+	{ "RESET", SOCK_RESET, 1 },
 };
 
 /* A decimal uint64_t of @len bytes (at least one); -EINVAL otherwise. */
@@ -74,7 +75,7 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 		}
 	}
 	if (args < 0) {
-		*why = "unknown request (GET SET SETIF GENERATION LIST DUMP DESCRIBE WATCH AUDIT)";
+		*why = "unknown request (GET SET SETIF GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET)";
 		return -EINVAL;
 	}
 	arg = sp ? sp + 1 : line + len;
@@ -101,7 +102,7 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 		req->after_seq = v;
 		return 0;
 	}
-	if (!sp) /* LIST or DUMP without a prefix */
+	if (!sp) /* LIST or DUMP without a prefix, RESET of everything */
 		return 0;
 	plen = path_token(arg, alen, &bad);
 	if (plen == 0) {

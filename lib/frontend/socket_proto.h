@@ -14,13 +14,13 @@
 
 enum sock_verb {
 	SOCK_GET, SOCK_SET, SOCK_LIST, SOCK_DESCRIBE, SOCK_WATCH, SOCK_AUDIT, SOCK_DUMP,
-	SOCK_GENERATION, SOCK_SETIF,
+	SOCK_GENERATION, SOCK_SETIF, SOCK_RESET,
 };
 
 struct sock_request {
 	enum sock_verb verb;
 	const char *path; /* points into the line; not NUL-terminated */
-	size_t path_len;  /* 0 for LIST and DUMP without prefix */
+	size_t path_len;  /* 0 for LIST, DUMP and RESET without a path */
 	const char *value; /* SET, SETIF: the rest of the line, raw (may be empty) */
 	size_t value_len;
 	uint64_t after_seq; /* AUDIT */

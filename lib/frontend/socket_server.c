@@ -554,6 +554,33 @@ static void do_audit(struct conn *c, uint64_t after)
 	out_fmt(c, "OK %lu\n", count);
 }
 
+static void do_reset(struct conn *c, const char *path)
+{
+	const struct sysctl_socket_options *o = &c->server->opt;
+	char why[256] = "";
+	int err;
+
+	if (!o->reset) {
+		reply_err(c, -EOPNOTSUPP, NULL, 0, "reset: this server keeps no runtime values apart");
+		return;
+	}
+	if (*path) {
+		struct sysctl_entry *e = open_entry(c, path, W_OK);
+
+		if (!e)
+			return;
+		sysctl_entry_put(e);
+	} else if (c->who.uid != 0) {
+		reply_err(c, -EACCES, NULL, 0, "reset: only root may reset every entry");
+		return;
+	}
+	err = o->reset(o->reset_arg, *path ? path : NULL, why, sizeof(why));
+	if (err)
+		reply_err(c, err, *path ? path : NULL, strlen(path), "%s", *why ? why : strerror(-err));
+	else
+		out_add(c, "OK\n", 3);
+}
+
 /* Whether the peer hung up (or sent bytes, which a watch ignores). */
 static bool peer_gone(struct conn *c)
 {
@@ -685,6 +712,7 @@ static int handle_line(struct conn *c, const char *line, size_t len)
 	case SOCK_DUMP: do_dump(c, path); break;
 	case SOCK_DESCRIBE: do_describe(c, path); break;
 	case SOCK_AUDIT: do_audit(c, req.after_seq); break;
+	case SOCK_RESET: do_reset(c, path); break;
 	case SOCK_WATCH: return do_watch(c, path);
 	}
 	return out_flush(c);

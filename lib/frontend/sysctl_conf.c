@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +39,22 @@ void sysctl_conf_normalize_key(char *key)
 	}
 }
 
+const char *sysctl_conf_dotted(const char *key, char *buf, size_t size)
+{
+	size_t first;
+
+	key += strspn(key, "/");
+	first = strcspn(key, "/");
+	if (memchr(key, '.', first)) {
+		snprintf(buf, size, "/%s", key);
+		return buf;
+	}
+	snprintf(buf, size, "%s", key);
+	for (char *p = buf; *p; p++)
+		*p = *p == '/' ? '.' : *p == '.' ? '/' : *p;
+	return buf;
+}
+
 /* Parses one NUL-terminated line (modified in place). */
 static int parse_line(char *line, unsigned lineno, sysctl_conf_item_fn *on_item,
 		      sysctl_conf_error_fn *on_error, void *arg, int *errors)
@@ -48,9 +67,13 @@ static int parse_line(char *line, unsigned lineno, sysctl_conf_item_fn *on_item,
 		return 0;
 	eq = strchr(line, '=');
 	if (!eq) {
+		char msg[128];
+
 		(*errors)++;
+		snprintf(msg, sizeof(msg), "\"%.64s%s\" is not an assignment (expected key = value)", line,
+			 strlen(line) > 64 ? "..." : "");
 		if (on_error)
-			on_error(lineno, "line is not an assignment", arg);
+			on_error(lineno, msg, arg);
 		return 0;
 	}
 	*eq = '\0';
@@ -62,7 +85,7 @@ static int parse_line(char *line, unsigned lineno, sysctl_conf_item_fn *on_item,
 	if (*key == '\0') {
 		(*errors)++;
 		if (on_error)
-			on_error(lineno, "empty key", arg);
+			on_error(lineno, "empty key (expected key = value)", arg);
 		return 0;
 	}
 	sysctl_conf_normalize_key(key);
@@ -90,7 +113,8 @@ int sysctl_conf_parse(const char *text, size_t len, sysctl_conf_item_fn *on_item
 		if (n > SYSCTL_CONF_LINE_MAX || memchr(text + pos, '\0', n)) {
 			errors++;
 			if (on_error)
-				on_error(lineno, n > SYSCTL_CONF_LINE_MAX ? "line too long" : "NUL byte in line", arg);
+				on_error(lineno, n > SYSCTL_CONF_LINE_MAX ? "line too long (at most 4096 bytes)" :
+					 "NUL byte in line", arg);
 		} else {
 			memcpy(line, text + pos, n);
 			line[n] = '\0';
@@ -100,4 +124,182 @@ int sysctl_conf_parse(const char *text, size_t len, sysctl_conf_item_fn *on_item
 	}
 	free(line);
 	return ret ? ret : errors;
+}
+
+struct sysctl_conf_set {
+	struct sysctl_conf_item *items; /* strings owned: key, value, file */
+	size_t count;
+};
+
+struct sysctl_conf_set *sysctl_conf_set_new(void)
+{
+	return calloc(1, sizeof(struct sysctl_conf_set));
+}
+
+static void item_free(struct sysctl_conf_item *it)
+{
+	free((char *)it->key);
+	free((char *)it->value);
+	free((char *)it->file);
+}
+
+void sysctl_conf_set_free(struct sysctl_conf_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->count; i++)
+		item_free(&s->items[i]);
+	free(s->items);
+	free(s);
+}
+
+struct set_add {
+	struct sysctl_conf_set *set;
+	const char *file;
+	sysctl_conf_error_fn *on_error;
+	void *arg;
+};
+
+static void set_error(unsigned line, const char *message, void *arg)
+{
+	struct set_add *a = arg;
+
+	if (a->on_error)
+		a->on_error(line, message, a->arg);
+}
+
+/* As systemd-sysctl: a repeated key leaves its old place and goes last. */
+static int set_item(const struct sysctl_conf_item *it, void *arg)
+{
+	struct set_add *a = arg;
+	struct sysctl_conf_set *s = a->set;
+	struct sysctl_conf_item copy = *it, *items;
+	size_t i;
+
+	copy.key = strdup(it->key + strspn(it->key, "/"));
+	copy.value = strdup(it->value);
+	copy.file = strdup(a->file);
+	items = realloc(s->items, (s->count + 1) * sizeof(*items));
+	if (!copy.key || !copy.value || !copy.file || !items) {
+		item_free(&copy);
+		if (items)
+			s->items = items;
+		return -ENOMEM;
+	}
+	s->items = items;
+	for (i = 0; i < s->count && strcmp(s->items[i].key, copy.key); i++)
+		;
+	if (i < s->count) {
+		item_free(&s->items[i]);
+		memmove(&s->items[i], &s->items[i + 1], (s->count - i - 1) * sizeof(*items));
+		s->count--;
+	}
+	s->items[s->count++] = copy;
+	return 0;
+}
+
+int sysctl_conf_set_add(struct sysctl_conf_set *s, const char *file, const char *text, size_t len,
+			sysctl_conf_error_fn *on_error, void *arg)
+{
+	struct set_add a = { s, file, on_error, arg };
+
+	return sysctl_conf_parse(text, len, set_item, set_error, &a);
+}
+
+size_t sysctl_conf_set_count(const struct sysctl_conf_set *s)
+{
+	return s ? s->count : 0;
+}
+
+const struct sysctl_conf_item *sysctl_conf_set_item(const struct sysctl_conf_set *s, size_t i)
+{
+	return s && i < s->count ? &s->items[i] : NULL;
+}
+
+const struct sysctl_conf_item *sysctl_conf_set_lookup(const struct sysctl_conf_set *s,
+						       const char *key)
+{
+	const struct sysctl_conf_item *glob = NULL;
+
+	key += strspn(key, "/");
+	for (size_t i = 0; s && i < s->count; i++) {
+		const struct sysctl_conf_item *it = &s->items[i];
+
+		if (!it->glob && !strcmp(it->key, key))
+			return it;
+		if (it->glob && fnmatch(it->key, key, FNM_PATHNAME) == 0)
+			glob = it;
+	}
+	return glob;
+}
+
+static int conf_only(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const char *x = strrchr(*(char *const *)a, '/'), *y = strrchr(*(char *const *)b, '/');
+
+	return strcmp(x, y);
+}
+
+/* Adds DIR/NAME unless a file of that name came from an earlier directory. */
+static int add_path(char ***paths, size_t *count, const char *dir, const char *name)
+{
+	char **bigger, *path;
+
+	for (size_t j = 0; j < *count; j++)
+		if (!strcmp(strrchr((*paths)[j], '/') + 1, name))
+			return 0;
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	bigger = realloc(*paths, (*count + 1) * sizeof(*bigger));
+	if (!bigger) {
+		free(path);
+		return -ENOMEM;
+	}
+	*paths = bigger;
+	(*paths)[(*count)++] = path;
+	return 0;
+}
+
+ssize_t sysctl_conf_list_dirs(const char *dirs, char ***out)
+{
+	char *copy = strdup(dirs ? dirs : ""), *save = NULL, **paths = NULL;
+	size_t count = 0;
+	int err = copy ? 0 : -ENOMEM;
+
+	for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir && !err;
+	     dir = strtok_r(NULL, ":", &save)) {
+		struct dirent **ents;
+		int n = scandir(dir, &ents, conf_only, alphasort);
+
+		for (int i = 0; i < n; i++) {
+			if (!err)
+				err = add_path(&paths, &count, dir, ents[i]->d_name);
+			free(ents[i]);
+		}
+		if (n >= 0)
+			free(ents);
+	}
+	free(copy);
+	if (err) {
+		sysctl_conf_free_paths(paths, count);
+		return err;
+	}
+	if (count)
+		qsort(paths, count, sizeof(*paths), by_name);
+	*out = paths;
+	return (ssize_t)count;
+}
+
+void sysctl_conf_free_paths(char **paths, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		free(paths[i]);
+	free(paths);
 }

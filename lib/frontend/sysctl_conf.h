@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct sysctl_conf_item {
 	const char *key;     /* '/'-separated, '.' literal (see sysctl_conf_normalize_key) */
@@ -16,6 +17,7 @@ struct sysctl_conf_item {
 	bool ignore_failure; /* the key had a leading '-' */
 	bool glob;           /* the key holds * ? or [ */
 	unsigned line;       /* 1-based */
+	const char *file;    /* in a set: the file it came from; NULL from sysctl_conf_parse() */
 };
 
 /* Called per assignment; a non-zero return stops the parse and is returned. */
@@ -33,6 +35,15 @@ typedef void sysctl_conf_error_fn(unsigned line, const char *message, void *arg)
 void sysctl_conf_normalize_key(char *key);
 
 /**
+ * sysctl_conf_dotted - @key ('/' form) as procps and rcusysctl print it
+ *
+ * "app/limit" -> "app.limit", "net/conf/eth0.200/x" -> "net.conf.eth0/200.x";
+ * when the first component holds a '.', the '/' form with a leading '/'
+ * ("/vlan.d/x"), which reads back as the same key. Returns @buf.
+ */
+const char *sysctl_conf_dotted(const char *key, char *buf, size_t size);
+
+/**
  * sysctl_conf_parse - parse @len bytes of sysctl.d text
  *
  * Blank lines and lines whose first non-blank is '#' or ';' are comments.
@@ -45,5 +56,46 @@ void sysctl_conf_normalize_key(char *key);
 #define SYSCTL_CONF_LINE_MAX (65536 + 1024)
 int sysctl_conf_parse(const char *text, size_t len, sysctl_conf_item_fn *on_item,
 		      sysctl_conf_error_fn *on_error, void *arg);
+
+/*
+ * A set of sysctl.d files merged as systemd-sysctl merges them: a later
+ * assignment of the same key (or the same glob) replaces the earlier one,
+ * and an explicit key beats every glob that matches it, wherever the glob
+ * stands (procps' sysctl -p and systemd-sysctl both leave "a.b = 1" before
+ * "a.* = 2" at 1). Keys are held in '/' form without a leading '/'.
+ */
+struct sysctl_conf_set;
+
+struct sysctl_conf_set *sysctl_conf_set_new(void);
+void sysctl_conf_set_free(struct sysctl_conf_set *s);
+
+/*
+ * Parses @len bytes of @text, the contents of @file (kept for messages),
+ * into @s. Malformed lines go to @on_error. Return: the number of
+ * malformed lines or -ENOMEM.
+ */
+int sysctl_conf_set_add(struct sysctl_conf_set *s, const char *file, const char *text, size_t len,
+			sysctl_conf_error_fn *on_error, void *arg);
+
+/* The assignments in the order a merge leaves them. */
+size_t sysctl_conf_set_count(const struct sysctl_conf_set *s);
+const struct sysctl_conf_item *sysctl_conf_set_item(const struct sysctl_conf_set *s, size_t i);
+
+/*
+ * The assignment that decides @key ('/' form): its explicit one, else the
+ * last glob that matches it (fnmatch with FNM_PATHNAME), else NULL.
+ */
+const struct sysctl_conf_item *sysctl_conf_set_lookup(const struct sysctl_conf_set *s,
+						       const char *key);
+
+/*
+ * The *.conf files of @dirs (':'-separated, most important first), merged
+ * by file name as systemd-sysctl merges /etc, /run and /usr/lib: the first
+ * directory holding a name wins, and the result is sorted by name.
+ * Missing directories are skipped. *@paths (each "DIR/NAME") is freed with
+ * sysctl_conf_free_paths(). Return: the count, or -ENOMEM.
+ */
+ssize_t sysctl_conf_list_dirs(const char *dirs, char ***paths);
+void sysctl_conf_free_paths(char **paths, size_t count);
 
 #endif

@@ -45,7 +45,7 @@ static size_t count_argc(const char *str, size_t *lenp)
 	return count;
 }
 
-RCUSTRING_API char **argv_split(const char *str, int *argcp)
+RCUSTRING_API char **umh_argv_split(const char *str, int *argcp)
 {
 	size_t argc, len, vec_size;
 	bool was_space = true;
@@ -88,7 +88,7 @@ RCUSTRING_API char **argv_split(const char *str, int *argcp)
 	return argv;
 }
 
-RCUSTRING_API void argv_free(char **argv)
+RCUSTRING_API void umh_argv_free(char **argv)
 {
 	free(argv);
 }

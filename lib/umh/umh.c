@@ -291,7 +291,7 @@ static int make_pipe(int pipefd[2])
 	return 0;
 }
 
-static int umh_call(const char *path, char **argv, char **envp, int wait, bool with_stdin,
+static int umh_run(const char *path, char **argv, char **envp, int wait, bool with_stdin,
 		    const void *data, size_t len, void (*cleanup)(void *), void *cdata)
 {
 	int pipefd[2] = { -1, -1 };
@@ -362,21 +362,21 @@ out:
 	return ret;
 }
 
-RCUSTRING_API int call_usermodehelper(const char *path, char **argv, char **envp, int wait)
+RCUSTRING_API int umh_call(const char *path, char **argv, char **envp, int wait)
 {
-	return umh_call(path, argv, envp, wait, false, NULL, 0, NULL, NULL);
+	return umh_run(path, argv, envp, wait, false, NULL, 0, NULL, NULL);
 }
 
-RCUSTRING_API int call_usermodehelper_cleanup(const char *path, char **argv, char **envp, int wait,
+RCUSTRING_API int umh_call_cleanup(const char *path, char **argv, char **envp, int wait,
 					      void (*cleanup)(void *data), void *data)
 {
-	return umh_call(path, argv, envp, wait, false, NULL, 0, cleanup, data);
+	return umh_run(path, argv, envp, wait, false, NULL, 0, cleanup, data);
 }
 
-RCUSTRING_API int call_usermodehelper_stdin(const char *path, char **argv, char **envp,
+RCUSTRING_API int umh_call_stdin(const char *path, char **argv, char **envp,
 					    const void *data, size_t len, int wait)
 {
-	return umh_call(path, argv, envp, wait, true, data, len, NULL, NULL);
+	return umh_run(path, argv, envp, wait, true, data, len, NULL, NULL);
 }
 
 RCUSTRING_API pid_t umh_spawn(const char *path, char **argv, char **envp)

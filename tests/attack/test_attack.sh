@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Attacks on a root rcusysd, one group per run:
 #   access   a local user (uid 65534) against the control and events sockets
 #   fuse     the same user against the mounted tree

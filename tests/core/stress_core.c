@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Stress: reader threads and writer threads on one variable. Every read is
  * checked to be exactly one written value, whole (every byte and the NUL

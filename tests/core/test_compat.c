@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests of the kernel-style compat names (alloc/free/access_rcu_string). */
 #define _LGPL_SOURCE
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests of the rcustring core: every public function, its error paths. */
 #include <errno.h>
 #include <limits.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # make bench: start a 3-member etcd cluster on 127.0.0.1 (free ports, data in
 # a temporary folder), run fleet-bench against it, then time rcusysd's start
 # with 10 000 keys in etcd, with its state file and with --no-persist, side

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced by the fleet tests: start a single-node etcd on 127.0.0.1 with
 # free ports and its data in $tmp/etcd, log in $tmp/etcd.log. Needs $tmp and
 # $guard (tenths of a second, a hang guard). Sets $url, $etcd_pid, ctl and

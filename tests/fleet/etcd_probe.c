@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * etcd-probe: one call of the etcd gateway client, for the fleet test.
  *

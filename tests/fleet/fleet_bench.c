@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fleet-bench: how fast a value put in etcd reaches a reader of a mirroring
  * tree, beside etcdctl watch on the same puts; how many values one instance

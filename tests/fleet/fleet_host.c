@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fleet-host: a small tree mirrored from etcd and served on a control
  * socket, standing for one host of a fleet in the etcd tests.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Two hosts (fleet-host) mirror one etcd prefix from a real single-node etcd
 # on 127.0.0.1 (free ports, data dir under a temporary folder), read back
 # through their control sockets with rcusysctl. Covers: the first read, a

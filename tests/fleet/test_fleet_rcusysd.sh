@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysd --etcd against a real single-node etcd on 127.0.0.1 (free ports,
 # data dir under a temporary folder), read back through rcusysd's control
 # socket with rcusysctl. Covers: etcd's values win over the -c files and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Attacks on the control socket by local users: connection and WATCH
  * floods from non-root uids with root still served, watchers that stop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Control socket protocol: request parser table, escaping, reply lines. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Control socket server: round trips, errors with their messages, clients
  * that misbehave, connection limit, concurrent readers against a writer,
@@ -579,7 +580,7 @@ static void test_errors(void **state)
 		assert_string_equal(raw, "ERR 2 ENOENT x.y: No such file or directory\n");
 	}
 	/* Malformed requests: EINVAL, and the connection goes on. */
-	expect(c, "FROB x\n", "ERR 22 unknown request (GET SET SETIF GENERATION LIST DUMP DESCRIBE WATCH AUDIT)");
+	expect(c, "FROB x\n", "ERR 22 unknown request (GET SET SETIF GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET)");
 	expect(c, "GET\n", "ERR 22 missing path");
 	expect(c, "SET vm.swappiness\n", "ERR 22 missing value (SET <path> <value>)");
 	expect(c, "\n", "ERR 22 empty request");

@@ -1,10 +1,14 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sysctl.d parser: comments, separators, '-' prefix, globs, errors. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "sysctl_conf.h"
@@ -93,14 +97,15 @@ static void test_malformed_lines_reported_and_skipped(void **state)
 
 	(void)state;
 	assert_int_equal(parse("no assignment here\n = value\n-=x\na.b = 1\n", &s), 3);
-	assert_string_equal(s.errs, "1:line is not an assignment;2:empty key;3:empty key;");
+	assert_string_equal(s.errs, "1:\"no assignment here\" is not an assignment (expected key = value);"
+			    "2:empty key (expected key = value);3:empty key (expected key = value);");
 	assert_string_equal(s.out, "a/b=1@4;");
 
 	memset(big, 'k', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	big[10] = '=';
 	assert_int_equal(parse(big, &s), 1);
-	assert_string_equal(s.errs, "1:line too long;");
+	assert_string_equal(s.errs, "1:line too long (at most 4096 bytes);");
 
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(sysctl_conf_parse("a=1\n\0b=2\nc=3", 12, on_item, on_error, &s), 1);
@@ -125,6 +130,72 @@ static void test_callback_stops_parse_and_enomem(void **state)
 	assert_int_equal(sysctl_conf_parse("x\ny=1", 5, NULL, NULL, NULL), 1);
 }
 
+/* systemd-sysctl's merge: a repeated key goes last; an explicit key beats every glob. */
+static void test_set_explicit_beats_glob(void **state)
+{
+	struct sysctl_conf_set *set = sysctl_conf_set_new();
+	const char *a = "app.limit = 33\napp.l* = 7\napp.x = 1\n", *b = "app.x = 2\napp.* = 9\n";
+	const struct sysctl_conf_item *it;
+
+	(void)state;
+	assert_non_null(set);
+	assert_int_equal(sysctl_conf_set_add(set, "a.conf", a, strlen(a), NULL, NULL), 0);
+	assert_int_equal(sysctl_conf_set_add(set, "b.conf", b, strlen(b), NULL, NULL), 0);
+	it = sysctl_conf_set_lookup(set, "app/limit");
+	assert_string_equal(it->value, "33");
+	assert_string_equal(it->file, "a.conf");
+	it = sysctl_conf_set_lookup(set, "app/lx");
+	assert_string_equal(it->value, "9"); /* the last glob that matches */
+	assert_string_equal(sysctl_conf_set_lookup(set, "/app/x")->value, "2");
+	assert_string_equal(sysctl_conf_set_lookup(set, "app/x")->file, "b.conf");
+	assert_null(sysctl_conf_set_lookup(set, "other/x"));
+	assert_null(sysctl_conf_set_lookup(set, "app/sub/x")); /* '*' stops at '/' */
+	/* app.x moved last: a.conf's line is gone. */
+	assert_int_equal(sysctl_conf_set_count(set), 4);
+	assert_string_equal(sysctl_conf_set_item(set, 2)->key, "app/x");
+	assert_int_equal(sysctl_conf_set_item(set, 2)->line, 1);
+	sysctl_conf_set_free(set);
+}
+
+static void test_list_dirs_merges_by_name(void **state)
+{
+	char tmpl[] = "/tmp/sysctl-conf-XXXXXX", path[256], *dirs, **paths;
+	const char *files[] = { "etc/20-b.conf", "usr/20-b.conf", "usr/10-a.conf", "usr/x.txt" };
+	ssize_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmpl, i ? "usr" : "etc");
+		assert_int_equal(mkdir(path, 0700), 0);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", tmpl, files[i]);
+		assert_non_null(f = fopen(path, "w"));
+		fclose(f);
+	}
+	assert_true(asprintf(&dirs, "%s/etc:%s/missing:%s/usr", tmpl, tmpl, tmpl) > 0);
+	n = sysctl_conf_list_dirs(dirs, &paths);
+	assert_int_equal(n, 2);
+	snprintf(path, sizeof(path), "%s/usr/10-a.conf", tmpl);
+	assert_string_equal(paths[0], path);
+	snprintf(path, sizeof(path), "%s/etc/20-b.conf", tmpl);
+	assert_string_equal(paths[1], path);
+	sysctl_conf_free_paths(paths, (size_t)n);
+	free(dirs);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmpl, files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/etc", tmpl);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/usr", tmpl);
+	rmdir(path);
+	rmdir(tmpl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +205,8 @@ int main(void)
 		cmocka_unit_test(test_value_keeps_inner_equals_and_spaces),
 		cmocka_unit_test(test_malformed_lines_reported_and_skipped),
 		cmocka_unit_test(test_callback_stops_parse_and_enomem),
+		cmocka_unit_test(test_set_explicit_beats_glob),
+		cmocka_unit_test(test_list_dirs_merges_by_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer target: argv_split() on arbitrary bytes (up to the first NUL)
  * against a reference word count; every word non-empty, free of separators,
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rcustring/compat.h" /* the kernel names under test */
 #include "rcustring/umh.h"
 
 static int is_sep(unsigned char c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer target: format_corename() on an arbitrary pattern, comm,
  * hostname and exe path, into a buffer of arbitrary size (allocated to the

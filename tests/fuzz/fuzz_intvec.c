@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer: numeric handler writes never crash, return 0 or -EINVAL,
  * store nothing on error, never claim more bytes than given, and what a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer: the control socket's request parser and escaping on any bytes.
  * Invariants: no crash; a parsed request points inside the line, its path

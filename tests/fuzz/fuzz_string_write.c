@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer: string handler writes never crash, return 0 or -EMSGSIZE,
  * keep the value NUL-terminated and shorter than maxlen, keep the old value

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash disable=SC2154 # the test sets $fixture, $fuse_test, $fuse_tools
 # Sourced by the FUSE shell tests, after check.sh, with the test's own
 # arguments. Needs $fixture (the program that mounts the tree), $fuse_test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * sysctl-fixture: a small tree served over FUSE for the integration tests
  * and the benchmark: sysctl-fixture MOUNTPOINT [EXTRA_ENTRIES [SOCKET]].

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The FUSE front end mounted inside this process (in a private mount
  * namespace, as root): two polls of one open file register one change

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The FUSE tree used by tools nobody here wrote: procps sysctl (with the tree
 # bind-mounted over /proc/sys in the readers' own mount namespace, never in
 # the fixture's), cat, echo, touch, poll(), and a non-root user. Exit 77

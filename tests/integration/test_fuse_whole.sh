@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Whole values through the FUSE mount: every open file reads exactly one
 # value, whatever the reader's read sizes and however writes land between
 # its read() calls; names holding a '.' in their first component resolve.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * format_corename() against the kernel's rules (fs/coredump.c): every
  * specifier of man 5 core, escaping of program-controlled values, dropped

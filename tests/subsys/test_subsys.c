@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The five subsystems against their tunables: each helper run is logged by
  * helpers/record.c (argv, environment, stdin) through two symlinks a/NAME

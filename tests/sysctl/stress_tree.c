@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Stress: two threads churn tables (register, unregister, free the table
  * and its data at once), two threads look entries up, read, write, hold

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests of the audit ring: record contents (seq, time, who, path, old
  * and new value), refused writes not recorded, wraparound, long values cut

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Numeric sysctl handlers against the kernel's rules (kernel/sysctl.c:
  * proc_get_long, proc_skip_spaces, do_proc_dointvec, do_proc_douintvec,

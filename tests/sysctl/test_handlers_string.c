@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * String sysctl handlers against the kernel's _proc_do_string (strict
  * writes), plus what we do differently: over-long values are refused with

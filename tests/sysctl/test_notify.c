@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests of change notification: the change counter, waits (wake-up,
  * timeout, unregister), callbacks (after publish, never concurrent with

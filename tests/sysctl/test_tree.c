@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests of the sysctl tree: registration checks, lookup with both
  * separators, walk and list_dir order, references on dead entries, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Large directories (correctness, not timing): the per-directory index
  * (hash table for lookups, skip list for the sorted position) must find

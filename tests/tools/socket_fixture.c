@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * socket-fixture: a small tree served on a control socket for rcusysctl's
  * tests: socket-fixture SOCKET_PATH. Serves until SIGTERM/SIGINT, then

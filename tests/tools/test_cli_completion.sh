@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysctl's bash completion: names come from the tree it would talk to
 # (the socket's LIST, or the files under --root), options from the list.
 #   test_cli_completion.sh COMPLETION-FILE RCUSYSCTL SOCKET-FIXTURE

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysctl against a tree of files (--root), against /proc/sys next to the
 # real procps sysctl, and over the control socket of socket-fixture. Each
 # failed check prints what differed; any failure exits 1.
@@ -90,10 +91,11 @@ kernel.core_pattern = core.%p
 net.ipv4.conf.*.forwarding = 1
 not an assignment
 CONF
-check "-p file: comments, '-' prefix, globs, bad line" "kernel.core_pattern = core.%p
+check "-p file: comments, '-' prefix, globs, bad line (read whole before any write)" \
+	"rcusysctl: $conf:6: invalid syntax: \"not an assignment\" is not an assignment (expected key = value), continuing...
+kernel.core_pattern = core.%p
 net.ipv4.conf.eth0/200.forwarding = 1
 net.ipv4.conf.lo.forwarding = 1
-rcusysctl: $conf(6): invalid syntax (line is not an assignment), continuing...
 rc=1" "$(run -p "$conf")"
 check "glob applied" "1" "$(cat "$root/net/ipv4/conf/eth0.200/forwarding")"
 check "-p - reads stdin" "kernel.modprobe = /x
@@ -106,9 +108,9 @@ echo 'kernel.modprobe = /etc-wins' > "$sys/etc/50-a.conf"
 echo 'kernel.modprobe = /usr-loses' > "$sys/usr/50-a.conf"
 echo 'kernel.core_pattern = usr-only' > "$sys/usr/10-b.conf"
 echo 'kernel.core_pattern = ignored' > "$sys/usr/README"
-check "--system: first directory wins per basename, sorted by basename" "* Applying $sys/usr/10-b.conf ...
-kernel.core_pattern = usr-only
+check "--system: first directory wins per basename, sorted by basename, merged" "* Applying $sys/usr/10-b.conf ...
 * Applying $sys/etc/50-a.conf ...
+kernel.core_pattern = usr-only
 kernel.modprobe = /etc-wins
 rc=0" "$(RCUSYSCTL_SYSTEM_DIRS="$sys/etc:$sys/usr" run --system)"
 rm -rf "$sys"
@@ -238,10 +240,10 @@ rc=1" "$(run -d kernel.core_pattern)"
 rc=1" "$(srun --root "$root" kernel.core_pattern)"
 	conf=$root/socket-test.conf
 	printf 'kernel.core_pattern = core.%%p\n-kernel.missing = 1\nnet.ipv4.conf.*.forwarding = 1\nbad line\n' > "$conf"
-	check "socket: -p file with glob" "kernel.core_pattern = core.%p
+	check "socket: -p file with glob" "rcusysctl: $conf:4: invalid syntax: \"bad line\" is not an assignment (expected key = value), continuing...
+kernel.core_pattern = core.%p
 net.ipv4.conf.eth0/200.forwarding = 1
 net.ipv4.conf.lo.forwarding = 1
-rcusysctl: $conf(4): invalid syntax (line is not an assignment), continuing...
 rc=1" "$(srun -p "$conf")"
 	check "socket: glob applied" "1" "$(srun -n net.ipv4.conf.eth0/200.forwarding | head -1)"
 	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
@@ -262,7 +264,8 @@ rc=1" "$(srun -w kernel.modprobe=/cas2 --if-generation "$g")"
 	check "socket: refused write left the value" "/cas1" "$(srun -n kernel.modprobe | head -1)"
 	check "--if-generation needs the socket" "rcusysctl: generations need the control socket (--socket); a tree of files (--root) has none
 rc=1" "$(run -w kernel.modprobe=/x --if-generation 0)"
-	check "--if-generation takes a number" "rcusysctl: --if-generation: not a generation: \"-1\"
+	check "--if-generation takes a number" "rcusysctl: --if-generation \"-1\": expected a generation (a count of writes, 0 or more)
+Try 'rcusysctl --help' for more information.
 rc=1" "$(srun -w kernel.modprobe=/x --if-generation -1)"
 
 	# --system over the socket: rcusysd's sysctl.d directories, not the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysd without FUSE: declared tunables (good and bad files), start-up
 # settings, the control socket, the events socket, clean SIGTERM.
 set -u
@@ -8,8 +9,8 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/../check.sh"
 
-# Log lines start with the local time; the level and the message are what is checked.
-untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ //'; }
+# Log lines start with the time in UTC; the level and the message are what is checked.
+untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z //'; }
 bad() { # name, file content, expected message[, the tree's own line]
 	printf '%s\n' "$2" > "$dir/bad.conf"
 	check "$1" "${4:+$4
@@ -20,11 +21,11 @@ rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$dir/run" -t "$dir/bad
 bad "default too long" 'x.y string maxlen=4 default="toolong"' '1: default="toolong": value longer than 3 bytes'
 bad "string without maxlen" '# c
 x.y string' "2: string needs maxlen=1..65536"
-bad "unknown type" 'x.y float' "1: type must be one of string, int, uint, u8, ulong, bool, bitmap, jiffies, userhz_jiffies, ms_jiffies, ulong_ms_jiffies"
-bad "unknown field" 'x.y int colour=red' "1: unknown field (maxlen, bits, mode, min, max, default, desc, exec)"
+bad "unknown type" 'x.y float' "1: type \"float\" unknown (expected one of string, int, uint, u8, ulong, bool, bitmap, jiffies, userhz_jiffies, ms_jiffies, ulong_ms_jiffies)"
+bad "unknown field, named" 'x.y int colour=red' "1: \"colour=red\": unknown field (expected one of maxlen=, bits=, mode=, min=, max=, default=, desc=, exec=)"
 bad "half bounds" 'x.y int min=1' "1: give both min= and max="
-bad "bad mode" 'x.y int mode=0999' "1: mode must be octal read/write bits, at most 0666"
-bad "mode above 0666" 'x.y int mode=0777' "1: mode must be octal read/write bits, at most 0666"
+bad "bad mode" 'x.y int mode=0999' "1: mode=0999: must be octal read/write bits, at most 0666"
+bad "mode above 0666, echoed" 'x.y int mode=0777' "1: mode=0777: must be octal read/write bits, at most 0666"
 bad "number out of type" 'x.y uint default=-1' '1: default="-1": invalid value'
 bad "min above max" 'x.y int min=64 max=1' "1: min=64 is above max=1: no value could be written"
 bad "default above max, checked by the handler" 'x.y int min=1 max=64 default=100' \
@@ -38,23 +39,24 @@ bad "empty last component" 'app.x. int' "1: empty path component"
 bad "vector of a single-value kind" 'x.y bool[2]' "1: bool cannot be a vector"
 bad "bitmap without bits" 'x.y bitmap' "1: bitmap needs bits=1..65536"
 bad "leaf that is also a directory" 'app.x int
-app.x.y int' "2: app/x is a tunable (line 1) and a directory (line 2)"
+app.x.y int' "2: app.x is a tunable (line 1) and a directory (line 2)"
 bad "directory that is also a leaf" '# c
 app.x.y int
-app.x int' "3: app/x is a tunable (line 3) and a directory (line 2)"
+app.x int' "3: app.x is a tunable (line 3) and a directory (line 2)"
 bad "below a subsystem entry" 'kernel.modprobe.x int' "1: kernel.modprobe is an entry, so it cannot be a directory too"
-bad "a subsystem directory" 'kernel int' "1: a directory of the tree already has this name"
+bad "a subsystem directory" 'kernel int' "1: kernel: a directory of the tree already has this name"
 bad "duplicate" 'x.y int
 x.y int' "2: already declared on line 1"
 # Sorted plainly, "app/x-y" falls between "app/x" and "app/x/y": the check must still see them.
 bad "leaf and directory with a sibling sorting between" 'app.x int
 app.x-y int
-app.x.y int' "3: app/x is a tunable (line 1) and a directory (line 3)"
+app.x.y int' "3: app.x is a tunable (line 1) and a directory (line 3)"
 bad "the clash at the earliest line is the one reported" 'a.b.c int
 q int
 q int
 a.b int' "3: already declared on line 2"
-bad "clash with a subsystem" 'kernel.modprobe int' "1: already registered"
+bad "clash with a subsystem, with its path" 'kernel.modprobe int' \
+	"1: kernel.modprobe: already registered (by rcusysd or another tunables file)"
 
 cat > "$dir/tunables.conf" <<'CONF'
 app.greeting  string maxlen=16 default="hello world" desc="a greeting"
@@ -80,10 +82,12 @@ pid=$!
 for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
 S=(--socket "$dir/run/control.sock")
 check "declared string" "hello world" "$("$cli" "${S[@]}" -n app.greeting)"
-check "start-up setting applied" "8" "$("$cli" "${S[@]}" -n app.workers)"
+# app.workers = 8, then app.workers = 99: as in systemd-sysctl, the later line replaces the earlier.
+check "a later assignment replaces an earlier one; refused, the default stays" "4" \
+	"$("$cli" "${S[@]}" -n app.workers)"
 check "description" "app.workers = worker threads" "$("$cli" "${S[@]}" -d app.workers 2>&1)"
 check "over the bound refused" "1" "$("$cli" "${S[@]}" -q -w app.workers=65 >/dev/null 2>&1; echo $?)"
-check "old value kept" "8" "$("$cli" "${S[@]}" -n app.workers)"
+check "old value kept" "4" "$("$cli" "${S[@]}" -n app.workers)"
 check "too long refused" "1" "$("$cli" "${S[@]}" -q -w app.greeting=0123456789abcdefg >/dev/null 2>&1; echo $?)"
 check "vector default" "80	443	8080" "$("$cli" "${S[@]}" -n app.ports)"
 check "u8 default" "3" "$("$cli" "${S[@]}" -n app.level)"
@@ -117,8 +121,8 @@ check "event: POWEROFF refused without --allow-poweroff" \
 	"ERR 1 POWEROFF is refused: rcusysd was started without --allow-poweroff" \
 	"$("$rcusysd" -d "$dir/run" -e "POWEROFF")"
 check "failed start-up settings reported at start with the reason" \
-	"err rcusysd: $dir/settings.conf:4: setting app/workers: invalid value (integers 1..64)
-err rcusysd: $dir/settings.conf:5: setting app/nonexistent: no such entry" \
+	"err rcusysd: $dir/settings.conf:4: setting app.workers: invalid value (integers 1..64)
+err rcusysd: $dir/settings.conf:5: setting app.nonexistent: no such entry" \
 	"$(grep "settings.conf" "$dir/log" | untime)"
 check "event: missing modprobe" "ERR 2 No such file or directory" \
 	"$("$cli" "${S[@]}" -q -w kernel.modprobe=/nonexistent/modprobe; "$rcusysd" -d "$dir/run" -e "MODULE foo")"
@@ -140,11 +144,11 @@ check "failed helper call logged as a warning" \
 check "helper call logged at debug level" "debug rcusysd: helper /bin/true [/bin/true -q -- bar] -> 0" \
 	"$(grep "helper /bin/true" "$dir/log" | untime)"
 check "one line per event, each with a time and a level" "" \
-	"$(grep -vE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ (err|warning|notice|info|debug) rcusysd: ' "$dir/log")"
+	"$(grep -vE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z (err|warning|notice|info|debug) rcusysd: ' "$dir/log")"
 
 # Under systemd (JOURNAL_STREAM set) the journal's priority prefixes replace the time.
 JOURNAL_STREAM=8:1 "$rcusysd" --no-fuse --no-persist -d "$dir/run" -t "$dir/bad.conf" 2> "$dir/jlog"
-check "journal priority prefix under systemd" "<3>rcusysd: $dir/bad.conf:1: already registered" "$(cat "$dir/jlog")"
+check "journal priority prefix under systemd" "<3>rcusysd: $dir/bad.conf:1: kernel.modprobe: already registered (by rcusysd or another tunables file)" "$(cat "$dir/jlog")"
 # Helper calls are debug lines, not shown at the default level.
 "$rcusysd" --no-fuse --no-persist -d "$dir/run" 2> "$dir/log2" &
 pid=$!

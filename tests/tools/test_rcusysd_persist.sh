@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The state file against SIGKILL: a writer stores values of different
 # lengths and bytes as fast as it can while rcusysd is killed with SIGKILL
 # at a random moment; the restarted daemon must hold the last acknowledged

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # A restart after SIGKILL with the tree mounted: the dead FUSE mount left
 # behind answers ENOTCONN ("Transport endpoint is not connected"); the new
 # rcusysd must detach it and mount the tree again. Runs in its own mount
@@ -14,7 +15,7 @@ fi
 dir=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; umount -l "$dir/run/sys" 2>/dev/null; rm -rf "$dir"' EXIT
-untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ //'; }
+untime() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z //'; }
 
 start() {
 	: > "$dir/log"
@@ -66,7 +67,7 @@ check "reload: a new tunable, with the -c file's value" "newer" "$("$cli" "${S[@
 check "reload: a removed tunable is gone" "1" "$("$cli" "${S[@]}" -n app.gone >/dev/null 2>&1; echo $?)"
 check "reload: a changed type is refused, the entry kept" "6" "$("$cli" "${S[@]}" -n app.typed)"
 check "reload: the refusal names the line and why" \
-	"err rcusysd: $dir/tunables.conf:3: app/typed: declared \"string maxlen=8 mode=0644\", live as \"int mode=0644\": a live entry keeps its declaration (restart to change it)" \
+	"err rcusysd: $dir/tunables.conf:3: app.typed: declared \"string maxlen=8 mode=0644\", live as \"int mode=0644\": a live entry keeps its declaration (restart to change it)" \
 	"$(grep "live entry" "$dir/log" | untime)"
 printf 'app.kept int default=1\napp..bad int\n' > "$dir/tunables.conf"
 kill -HUP "$pid"

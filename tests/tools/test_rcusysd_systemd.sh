@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysd under systemd's protocols: READY=1 / RELOADING=1 / READY=1 /
 # STOPPING=1 on NOTIFY_SOCKET (Type=notify, SIGHUP reload, SIGTERM), and the
 # generated unit file: `systemd-analyze verify` clean, its exposure score

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests of call_usermodehelper*(): wait modes and statuses, exec errors,
  * exact argv/envp, stdin feeding, the cleanup contract, reaping, what the
@@ -23,6 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "rcustring/compat.h" /* the kernel names under test */
 #include "rcustring/umh.h"
 #include "../failmalloc.h"
 #include "../umh_wait.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A sysctl tree seen as files under a root directory: the FUSE mount of
  * rcusysd, or /proc/sys itself. Keys are '/'-separated (see

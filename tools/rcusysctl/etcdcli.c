@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysctl --etcd URL --prefix P: the fleet's values as etcd holds them.
  *   -w name=value   put PREFIX/name (every mirroring host applies it, or

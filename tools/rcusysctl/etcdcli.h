@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysctl --etcd: read and write the values a fleet mirrors, in etcd
  * itself (rcustring-etcd(7)), and the hosts' status keys.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysctl's --json output, built with json-c (so every string is escaped
  * by the library). Without json-c at build time json_supported() is false

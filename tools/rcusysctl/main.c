@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysctl: read and write a sysctl tree with procps sysctl(8) conventions,
  * over rcusysd's control socket (default; --socket PATH) or on a tree
  * mounted as files (--root DIR: rcusysd's FUSE mount, or /proc/sys).
  */
-#include <dirent.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -363,34 +363,38 @@ static void write_setting(const char *arg)
 	write_key(key, value, false);
 }
 
+/*
+ * A set of files applied as systemd-sysctl applies them: each assignment in
+ * the set's order; a glob writes the entries it matches that no explicit
+ * key names and no later glob matches (sysctl_conf_set_lookup decides).
+ */
 struct glob_write {
-	const char *pattern, *value;
-	bool ignore_failure;
+	const struct sysctl_conf_set *set;
+	const struct sysctl_conf_item *item;
 };
 
 static int write_if_match(const char *key, void *arg)
 {
 	struct glob_write *g = arg;
 
-	if (fnmatch(g->pattern, key, FNM_PATHNAME) == 0)
-		write_key(key, g->value, g->ignore_failure);
+	if (sysctl_conf_set_lookup(g->set, key) == g->item)
+		write_key(key, g->item->value, g->item->ignore_failure);
 	return 0;
 }
 
-static int apply_item(const struct sysctl_conf_item *it, void *arg)
+static void apply_set(const struct sysctl_conf_set *set)
 {
-	/* The slash form may start with '/' ("/vlan.d/eth0.300/mtu"). */
-	const char *key = it->key + strspn(it->key, "/");
+	for (size_t i = 0; i < sysctl_conf_set_count(set); i++) {
+		const struct sysctl_conf_item *it = sysctl_conf_set_item(set, i);
 
-	(void)arg;
-	if (it->glob) {
-		struct glob_write g = { key, it->value, it->ignore_failure };
+		if (it->glob) {
+			struct glob_write g = { set, it };
 
-		t_walk("", write_if_match, &g);
-		return 0;
+			t_walk("", write_if_match, &g);
+		} else {
+			write_key(it->key, it->value, it->ignore_failure);
+		}
 	}
-	write_key(key, it->value, it->ignore_failure);
-	return 0;
 }
 
 static const char *current_file;
@@ -398,12 +402,13 @@ static const char *current_file;
 static void conf_error(unsigned line, const char *message, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, "rcusysctl: %s(%u): invalid syntax (%s), continuing...\n", current_file, line,
+	fprintf(stderr, "rcusysctl: %s:%u: invalid syntax: %s, continuing...\n", current_file, line,
 		message);
 	fail();
 }
 
-static void load_file(const char *path)
+/* Adds @path ("-": stdin) to @set; a file that cannot be read is reported. */
+static void add_file(struct sysctl_conf_set *set, const char *path)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
 	char *text = NULL;
@@ -431,7 +436,7 @@ static void load_file(const char *path)
 		len += n;
 	} while (n > 0);
 	current_file = path;
-	ret = sysctl_conf_parse(text, len, apply_item, conf_error, NULL);
+	ret = sysctl_conf_set_add(set, path, text, len, conf_error, NULL);
 	if (ret < 0) {
 		fprintf(stderr, "rcusysctl: %s: %s\n", path, strerror(-ret));
 		fail();
@@ -442,70 +447,53 @@ out:
 		fclose(f);
 }
 
-static int conf_only(const struct dirent *d)
+/* -p FILE: one file, applied as procps applies it. */
+static void load_file(const char *path)
 {
-	size_t n = strlen(d->d_name);
+	struct sysctl_conf_set *set = sysctl_conf_set_new();
 
-	return n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
+	if (!set) {
+		fprintf(stderr, "rcusysctl: %s: out of memory\n", path);
+		fail();
+		return;
+	}
+	add_file(set, path);
+	apply_set(set);
+	sysctl_conf_set_free(set);
 }
 
-/* sysctl.d: *.conf from each directory; the first directory holding a basename wins. */
+/*
+ * --system: *.conf from each directory, the first directory holding a name
+ * winning, merged into one set as systemd-sysctl merges them (and as
+ * rcusysd does at start and at reload).
+ */
 static void load_system(void)
 {
 	const char *env = getenv("RCUSYSCTL_SYSTEM_DIRS");
-	char *dirs = strdup(env ? env : o.root ? SYSTEM_DIRS : RCUSYSD_DIRS), *save = NULL;
-	char **paths = NULL, **names = NULL;
-	size_t count = 0;
+	struct sysctl_conf_set *set = sysctl_conf_set_new();
+	char **paths = NULL;
+	ssize_t count = set ? sysctl_conf_list_dirs(env ? env : o.root ? SYSTEM_DIRS : RCUSYSD_DIRS,
+						    &paths) : -ENOMEM;
 
-	if (!dirs)
+	if (count < 0) {
+		fprintf(stderr, "rcusysctl: --system: %s\n", strerror((int)-count));
+		sysctl_conf_set_free(set);
+		fail();
 		return;
-	for (char *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		struct dirent **ents;
-		int n = scandir(dir, &ents, conf_only, alphasort);
-
-		for (int i = 0; i < n; i++) {
-			bool seen = false;
-
-			for (size_t j = 0; j < count; j++)
-				seen = seen || strcmp(names[j], ents[i]->d_name) == 0;
-			if (!seen) {
-				char **np = realloc(names, (count + 1) * sizeof(*np));
-				char **pp = np ? realloc(paths, (count + 1) * sizeof(*pp)) : NULL;
-
-				if (np)
-					names = np;
-				if (pp)
-					paths = pp;
-				if (np && pp && asprintf(&paths[count], "%s/%s", dir, ents[i]->d_name) >= 0)
-					names[count++] = strdup(ents[i]->d_name);
-			}
-			free(ents[i]);
-		}
-		if (n >= 0)
-			free(ents);
 	}
-	/* Sorted by basename across directories. */
-	for (size_t i = 0; i < count; i++)
-		for (size_t j = i + 1; j < count; j++)
-			if (strcmp(names[j], names[i]) < 0) {
-				char *t = names[i]; names[i] = names[j]; names[j] = t;
-				t = paths[i]; paths[i] = paths[j]; paths[j] = t;
-			}
-	for (size_t i = 0; i < count; i++) {
+	for (ssize_t i = 0; i < count; i++) {
 		if (!o.quiet)
 			printf("* Applying %s ...\n", paths[i]);
-		load_file(paths[i]);
-		free(paths[i]);
-		free(names[i]);
+		add_file(set, paths[i]);
 	}
 	if (!env && o.root && access("/etc/sysctl.conf", R_OK) == 0) {
 		if (!o.quiet)
 			printf("* Applying /etc/sysctl.conf ...\n");
-		load_file("/etc/sysctl.conf");
+		add_file(set, "/etc/sysctl.conf");
 	}
-	free(paths);
-	free(names);
-	free(dirs);
+	apply_set(set);
+	sysctl_conf_set_free(set);
+	sysctl_conf_free_paths(paths, (size_t)count);
 }
 
 static void usage(FILE *out, int code)
@@ -522,7 +510,8 @@ static void usage(FILE *out, int code)
 		"  -n, --values         print only values\n"
 		"  -N, --names          print only names\n"
 		"  -w, --write          write name=value arguments\n"
-		"  -p, --load [FILE..]  apply sysctl.d-format files (default /etc/sysctl.conf; - is stdin)\n"
+		"  -p, --load[=FILE] [FILE..]  apply sysctl.d-format files (default\n"
+		"                       /etc/sysctl.conf; - is stdin); an explicit key beats a glob\n"
 		"      --system         apply sysctl.d directories (*.conf, by base name): over\n"
 		"                       the socket rcusysd's /etc/rcusysd/sysctl.d,\n"
 		"                       /run/rcusysd/sysctl.d, /usr/local/lib/rcusysd/sysctl.d,\n"
@@ -530,6 +519,8 @@ static void usage(FILE *out, int code)
 		"                       /etc/sysctl.d, /run/sysctl.d, /usr/local/lib/sysctl.d,\n"
 		"                       /usr/lib/sysctl.d, /lib/sysctl.d, then /etc/sysctl.conf;\n"
 		"                       $RCUSYSCTL_SYSTEM_DIRS (DIR:DIR...) replaces them\n"
+		"      --reset NAME..   drop rcusysd's runtime value of each NAME (-a: of every\n"
+		"                       entry), so its configuration files apply again (socket only)\n"
 		"      --dry-run        write nothing; print \"name: old -> new\" for each write\n"
 		"                       that would change a value\n"
 		"  -e, --ignore         ignore unknown names\n"
@@ -552,14 +543,55 @@ static void usage(FILE *out, int code)
 		"                       -w puts, -a lists them and the hosts' status keys\n"
 		"      --prefix P       the mirrored prefix (with --etcd), e.g. /rcustring/web/\n"
 		"      --cacert F, --cert F, --key F   TLS files for --etcd (passed to libcurl)\n"
+		"  -o, -x               ignored, as procps ignores them (BSD compatibility)\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        version\n\n"
 		"Names print in procps' dotted form, or as /a.b/c when the first component\n"
 		"holds a '.'; both read back as printed.\n\n"
 		"Exit status: 0 on success, 1 if any name could not be read or written or a\n"
-		"file line was malformed, 1 on a usage error, 255 for an empty name.\n",
+		"file line was malformed, 1 on a usage error (one line on stderr, naming the\n"
+		"option), 255 for an empty name.\n",
 		DEFAULT_SOCKET);
 	exit(code);
+}
+
+/* A usage error in one line; getopt_long() has already named a bad option when @what is NULL. */
+static int usage_error(const char *what)
+{
+	if (what)
+		fprintf(stderr, "rcusysctl: %s\n", what);
+	fprintf(stderr, "Try 'rcusysctl --help' for more information.\n");
+	return 1;
+}
+
+/* --reset NAME...: each runtime value dropped; @all: every one. */
+static void reset_keys(bool all, char **names, int count)
+{
+	char key[4096], name[4096];
+	int err;
+
+	if (all && count) {
+		exit_code = usage_error("--reset: give names or -a, not both");
+		return;
+	}
+	if (!all && !count) {
+		exit_code = usage_error("--reset: name the entries to reset, or -a for every one");
+		return;
+	}
+	if (all && (err = socktree_reset("")) != 0) {
+		fprintf(stderr, "rcusysctl: resetting every entry: %s\n", why(err));
+		fail();
+	}
+	for (int i = 0; i < count; i++) {
+		snprintf(key, sizeof(key), "%s", names[i]);
+		rcusysctl_normalize_key(key);
+		err = socktree_reset(key);
+		if (err) {
+			rcusysctl_display_name(key, name, sizeof(name));
+			fprintf(stderr, "rcusysctl: resetting key \"%s\": %s\n", name, why(err));
+			fail();
+		}
+	}
 }
 
 /*
@@ -611,7 +643,8 @@ int main(int argc, char **argv)
 	static const struct option long_opts[] = {
 		{ "all", no_argument, NULL, 'a' },     { "values", no_argument, NULL, 'n' },
 		{ "names", no_argument, NULL, 'N' },   { "write", no_argument, NULL, 'w' },
-		{ "load", no_argument, NULL, 'p' },    { "system", no_argument, NULL, 'S' },
+		{ "load", optional_argument, NULL, 'p' }, { "system", no_argument, NULL, 'S' },
+		{ "reset", no_argument, NULL, 'Z' },
 		{ "ignore", no_argument, NULL, 'e' },  { "quiet", no_argument, NULL, 'q' },
 		{ "pattern", required_argument, NULL, 'r' }, { "binary", no_argument, NULL, 'b' },
 		{ "root", required_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' },
@@ -627,17 +660,26 @@ int main(int argc, char **argv)
 	};
 	const char *etcd = NULL, *etcd_prefix = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
 	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
+	bool reset = false;
+	const char *load_now = NULL; /* -pFILE, --load=FILE: applied before the other FILE arguments */
 	const char *sub = NULL; /* "watch" or "audit" */
 	int opt, err;
 
 	keep_output_order();
-	while ((opt = getopt_long(argc, argv, "aAXnNwpfeqr:bdhV", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "aAXnNwp::feqr:bdhVox", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'a': case 'A': case 'X': all = true; break;
 		case 'n': o.values_only = true; break;
 		case 'N': o.names_only = true; break;
 		case 'w': write = true; break;
-		case 'p': case 'f': load = true; break;
+		case 'p': case 'f':
+			if (load_now && optarg)
+				return usage_error("-p/--load: one FILE attached; give more as arguments");
+			load = true;
+			load_now = optarg ? optarg : load_now;
+			break;
+		case 'o': case 'x': break; /* procps: "does nothing, exists for BSD compatibility" */
+		case 'Z': reset = true; break;
 		case 'S': system_dirs = true; break;
 		case 'e': o.ignore_unknown = true; break;
 		case 'q': o.quiet = true; break;
@@ -660,8 +702,9 @@ int main(int argc, char **argv)
 			errno = 0;
 			o.expected = strtoull(optarg, &end, 10);
 			if (errno || end == optarg || *end || *optarg == '-') {
-				fprintf(stderr, "rcusysctl: --if-generation: not a generation: \"%s\"\n", optarg);
-				return 1;
+				fprintf(stderr, "rcusysctl: --if-generation \"%s\": expected a generation "
+						"(a count of writes, 0 or more)\n", optarg);
+				return usage_error(NULL);
 			}
 			o.if_generation = true;
 			break;
@@ -675,7 +718,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout, 0); break;
 		case 'V': printf("rcusysctl %s\n", RCUSYSCTL_VERSION); return 0;
-		default: usage(stderr, 1);
+		default: return usage_error(NULL); /* getopt_long() named the option */
 		}
 	}
 	if (etcd) {
@@ -688,7 +731,7 @@ int main(int argc, char **argv)
 					   o.values_only };
 
 		if (!all && optind == argc)
-			usage(stderr, 1);
+			return usage_error("--etcd: name keys, or -a to list them");
 		return etcdcli_main(&eo, argc - optind, argv + optind);
 #else
 		(void)etcd_prefix, (void)cacert, (void)cert, (void)key;
@@ -702,6 +745,11 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc && (strcmp(argv[optind], "watch") == 0 || strcmp(argv[optind], "audit") == 0))
 		sub = argv[optind++];
+	if (reset && (o.root || sub || load || system_dirs || write)) {
+		return usage_error(o.root ? "--reset needs the control socket; a tree of files (--root) "
+					    "keeps no runtime values apart"
+					  : "--reset takes names only (no -w, -p, --system, watch or audit)");
+	}
 	if (sub && o.root) {
 		fprintf(stderr, "rcusysctl: %s needs the control socket; a tree of files (--root) has none\n",
 			sub);
@@ -747,10 +795,15 @@ int main(int argc, char **argv)
 	/* Listings that print values take them with the names, in one reply. */
 	if (!o.root && !o.describe && !o.generation && !o.names_only && !load && !system_dirs)
 		socktree_values_in_walks(true);
-	if (system_dirs) {
+	if (reset) {
+		reset_keys(all, argv + optind, argc - optind);
+		optind = argc;
+	} else if (system_dirs) {
 		load_system();
 	} else if (load) {
-		if (optind == argc)
+		if (load_now)
+			load_file(load_now);
+		else if (optind == argc)
 			load_file("/etc/sysctl.conf");
 		while (optind < argc)
 			load_file(argv[optind++]);
@@ -762,7 +815,7 @@ int main(int argc, char **argv)
 			fail();
 		}
 	} else if (optind == argc) {
-		usage(stderr, 1);
+		return usage_error("name an entry, or -a to list every one");
 	}
 	for (; optind < argc; optind++) {
 		if (write || strchr(argv[optind], '='))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -142,6 +143,15 @@ int socktree_write_if(const char *key, const char *value, uint64_t generation)
 		return -ENOMEM;
 	err = call("SETIF", key, line, &v);
 	free(line);
+	free(v);
+	return err;
+}
+
+int socktree_reset(const char *key)
+{
+	char *v = NULL;
+	int err = call("RESET", key, NULL, &v);
+
 	free(v);
 	return err;
 }

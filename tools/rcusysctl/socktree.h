@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A sysctl tree seen through rcusysd's control socket (rcustring-socket(7)),
  * with the same calls as dirtree.h so that rcusysctl's options work over
@@ -39,6 +40,12 @@ int socktree_write(const char *key, const char *value);
  * counter) is @generation: -ESTALE when another write came first.
  */
 int socktree_write_if(const char *key, const char *value, uint64_t generation);
+
+/*
+ * Drops the runtime value of @key ("": of every entry) at rcusysd, so that
+ * its configuration files apply again. Returns 0 or -errno.
+ */
+int socktree_reset(const char *key);
 
 /* The generation of @key (the count of its successful writes). Returns 0 or -errno. */
 int socktree_generation(const char *key, uint64_t *out);

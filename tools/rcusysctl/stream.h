@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysctl's subcommands over the control socket: "watch KEY..." streams
  * changes (WATCH), "audit" prints the audit ring (AUDIT). Both print names

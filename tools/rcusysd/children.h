@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Signalling this process's own children (helpers and supervised programs)
  * when the daemon stops: the helpers are started by the library, which keeps

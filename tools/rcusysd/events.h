@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysd's events socket (RUN_DIR/events.sock, root only): one request per
  * line, one reply line ("OK <result>" or "ERR <errno> <message>"):

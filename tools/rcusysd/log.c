@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,9 +49,10 @@ void rlog(int level, const char *fmt, ...)
 		struct tm tm;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		localtime_r(&ts.tv_sec, &tm);
+		/* UTC, as the audit ring and rcusysctl audit print times: one clock everywhere. */
+		gmtime_r(&ts.tv_sec, &tm);
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-		n = (size_t)snprintf(line, sizeof(line), "%s.%03ld %s rcusysd: ", stamp,
+		n = (size_t)snprintf(line, sizeof(line), "%s.%03ldZ %s rcusysd: ", stamp,
 				     ts.tv_nsec / 1000000, names[level]);
 	}
 	va_start(ap, fmt);

@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysd's log: one line per event on standard error, with a level. Under
  * systemd (JOURNAL_STREAM set, so stderr goes to the journal) each line
  * starts with the journal's priority prefix ("<3>"), which the journal
  * turns into the entry's priority and strips; otherwise it starts with the
- * local time and the level's name, for a terminal or a file.
+ * time in UTC ("2026-12-04T17:07:23.123Z") and the level's name, for a
+ * terminal or a file.
  */
 #ifndef RCUSYSD_LOG_H
 #define RCUSYSD_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysd: the reference daemon. Hosts a sysctl tree with the seed's five
  * subsystems and operator-declared tunables, mounts it with FUSE and serves
@@ -32,14 +33,13 @@
 #include <rcustring/sysctl_socket.h>
 #include <rcustring/umh.h>
 
+#include "config.h"
 #include "events.h"
 #include "log.h"
 #include "notify.h"
 #include "persist.h"
 #include "rundir.h"
 #include "subsys.h"
-#include "sysctl_conf.h"
-#include "tunables.h"
 #ifdef HAVE_ETCD
 #include "etcd_sync.h"
 #endif
@@ -47,108 +47,6 @@
 #define DEFAULT_RUN_DIR "/run/rcusysd"
 #define DEFAULT_STATE "/var/lib/rcusysd/state.conf"
 #define DEFAULT_STOP_GRACE 5
-#define MAX_FILES 32
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	long size;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)size + 1)) != NULL) {
-		*len = fread(buf, 1, (size_t)size, f);
-		buf[*len] = '\0';
-	}
-	fclose(f);
-	return buf;
-}
-
-struct conf_ctx {
-	struct sysctl_tree *tree;
-	const char *file;
-	int failures;
-	bool reload; /* apply only values that differ from the live ones */
-	bool (*etcd_holds)(const char *key); /* at reload: leave etcd's values alone */
-};
-
-/* The live value of @key equals @value (as sysctl.d compares: trailing newline aside)? */
-static bool same_value(struct sysctl_tree *tree, const char *key, const char *value)
-{
-	static char buf[65536 + 2];
-	ssize_t n = sysctl_get(tree, key, buf, sizeof(buf));
-
-	if (n < 0)
-		return false;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	return (size_t)n == strlen(value) && !memcmp(buf, value, (size_t)n);
-}
-
-static int apply_setting(const struct sysctl_conf_item *it, void *arg)
-{
-	struct conf_ctx *c = arg;
-	int err;
-
-	if (it->glob) {
-		rlog(LOG_WARNING, "%s:%u: globs are not supported at start-up, ignoring %s", c->file,
-		     it->line, it->key);
-		return 0;
-	}
-	if (c->reload && same_value(c->tree, it->key, it->value))
-		return 0;
-	if (c->etcd_holds && c->etcd_holds(it->key)) {
-		rlog(LOG_INFO, "%s:%u: %s comes from etcd: not set again", c->file, it->line, it->key);
-		return 0;
-	}
-	err = sysctl_set_from(c->tree, it->key, it->value, strlen(it->value), NULL, SYSCTL_ORIGIN_FILE);
-	if (err && !it->ignore_failure) {
-		struct sysctl_entry *e = sysctl_lookup(c->tree, it->key);
-		char reason[160];
-
-		if (!e || sysctl_entry_explain(e, err, reason, sizeof(reason)) < 0)
-			snprintf(reason, sizeof(reason), "%s",
-				 err == -ENOENT ? "no such entry" : strerror(-err));
-		if (e)
-			sysctl_entry_put(e);
-		rlog(LOG_ERR, "%s:%u: setting %s: %s", c->file, it->line, it->key, reason);
-		c->failures++;
-	} else if (!err && c->reload) {
-		rlog(LOG_INFO, "%s:%u: %s = %s", c->file, it->line, it->key, it->value);
-	}
-	return 0;
-}
-
-static void conf_error(unsigned line, const char *message, void *arg)
-{
-	struct conf_ctx *c = arg;
-
-	rlog(LOG_ERR, "%s:%u: %s", c->file, line, message);
-	c->failures++;
-}
-
-/*
- * sysctl.d-style settings applied through the tree at start (and at
- * reload, only where they differ). A failed line is reported and the rest
- * applied, as systemd-sysctl does.
- */
-static int load_settings(struct sysctl_tree *tree, const char *path, bool reload,
-			 bool (*etcd_holds)(const char *key))
-{
-	struct conf_ctx c = { tree, path, 0, reload, etcd_holds };
-	size_t len;
-	char *text = read_file(path, &len);
-
-	if (!text) {
-		rlog(LOG_ERR, "cannot read %s: %s", path, strerror(errno));
-		return -1;
-	}
-	sysctl_conf_parse(text, len, apply_setting, conf_error, &c);
-	free(text);
-	return c.failures ? -1 : 0;
-}
 
 static void *fuse_thread(void *arg)
 {
@@ -273,68 +171,10 @@ static bool socket_answers(const char *path)
 	return answers;
 }
 
-struct files {
-	const char *tunables[MAX_FILES], *configs[MAX_FILES];
-	struct tunables *declared[MAX_FILES];
-	int ntunables, nconfigs;
-	bool (*etcd_holds)(const char *key); /* NULL without --etcd */
-	void (*etcd_rescan)(void);           /* NULL without --etcd */
-};
-
-static void reload_report(void *arg, unsigned line, const char *msg)
-{
-	rlog(LOG_ERR, "%s:%u: %s", (const char *)arg, line, msg);
-}
-
-/*
- * SIGHUP: the tunables files again (new declarations registered, removed
- * ones unregistered, a changed live declaration refused), then the -c
- * files where they differ from the live values, then the state file's
- * watch over new entries.
- */
-static void reload(struct sysctl_tree *tree, struct files *f)
-{
-	int failures = 0;
-
-	for (int i = 0; i < f->ntunables; i++) {
-		char err[512] = "";
-		size_t len;
-		char *text = read_file(f->tunables[i], &len);
-		int ret;
-
-		if (!text) {
-			rlog(LOG_ERR, "reload: cannot read %s: %s (its tunables are kept)", f->tunables[i],
-			     strerror(errno));
-			failures++;
-			continue;
-		}
-		ret = tunables_reload(tree, f->declared[i], text, len, &f->declared[i], reload_report,
-				      (void *)f->tunables[i], err, sizeof(err));
-		free(text);
-		if (ret) {
-			rlog(LOG_ERR, "reload: %s:%s (its tunables are kept)", f->tunables[i],
-			     *err ? err : strerror(-ret));
-			failures++;
-		}
-	}
-	/* Their writes carry SYSCTL_ORIGIN_FILE: the state file adds no key for them. */
-	for (int i = 0; i < f->nconfigs; i++)
-		if (load_settings(tree, f->configs[i], true, f->etcd_holds))
-			failures++;
-	if (f->etcd_rescan)
-		f->etcd_rescan(); /* values refused for want of an entry the reload declared */
-	rlog(failures ? LOG_WARNING : LOG_INFO, "reloaded%s", failures ? " with errors (see above)" : "");
-}
-
 #ifdef HAVE_ETCD
 static struct etcd_sync *etcd;
 
-static void etcd_rescan(void)
-{
-	etcd_sync_rescan(etcd);
-}
-
-/* At reload, a -c line does not overwrite a value etcd set: etcd wins, as at start. */
+/* A -c line does not overwrite a value etcd set: etcd wins, at start and at reload. */
 static bool etcd_holds(const char *key)
 {
 	return etcd_sync_holds(etcd, key);
@@ -347,6 +187,12 @@ static void etcd_log(void *arg, const char *message)
 	rlog(LOG_NOTICE, "etcd: %s", message);
 }
 #endif
+
+/* RESET on the control socket (rcusysctl --reset): the configuration's layers decide. */
+static int reset_hook(void *arg, const char *path, char *why, size_t size)
+{
+	return config_reset(arg, path, why, size);
+}
 
 /* The tree's registration messages, as log lines like ours. */
 static void tree_log(void *arg, const char *message)
@@ -397,6 +243,21 @@ static int parse_owner(const char *spec, uid_t *uid, gid_t *gid, char *why, size
 	return 0;
 }
 
+/*
+ * A usage error in one line, naming the option and the value, as procps
+ * does; the whole text is for --help. getopt_long() has already named an
+ * unknown option or a missing argument when @option is NULL.
+ */
+static int usage_error(const char *option, const char *value, const char *expected)
+{
+	if (option && value)
+		fprintf(stderr, "rcusysd: %s \"%s\": expected %s\n", option, value, expected);
+	else if (value)
+		fprintf(stderr, "rcusysd: \"%s\": %s\n", value, expected);
+	fprintf(stderr, "Try 'rcusysd --help' for more information.\n");
+	return 2;
+}
+
 static void usage(FILE *out, int code)
 {
 	fprintf(out,
@@ -405,10 +266,15 @@ static void usage(FILE *out, int code)
 		"  -d, --run-dir DIR     run directory (default %s), ours and writable by nobody\n"
 		"                        else (see rcusysd(8)); the tree is mounted at DIR/sys\n"
 		"  -t, --tunables FILE   declare tunables (see rcusysd(8)); repeatable\n"
-		"  -c, --config FILE     apply sysctl.d-style settings at start; repeatable\n"
-		"  -s, --state FILE      persist every write there, applied at start after the\n"
-		"                        -c files (default DIR/state.conf with --run-dir, else\n"
-		"                        %s); its directory is checked as DIR is\n"
+		"  -c, --config FILE     sysctl.d-style settings, after the directories; repeatable\n"
+		"      --sysctl-dirs DIR[:DIR...]  sysctl.d directories, merged by file name, the\n"
+		"                        first one winning (default /etc, /run, /usr/local/lib,\n"
+		"                        /usr/lib, each /rcusysd/sysctl.d; \"\" for none)\n"
+		"      --tunables-dirs DIR[:DIR...]  tunables.d directories, merged the same way\n"
+		"                        (default the same four, each /rcusysd/tunables.d)\n"
+		"  -s, --state FILE      persist every write there; its values win over the files\n"
+		"                        until rcusysctl --reset (default DIR/state.conf with\n"
+		"                        --run-dir, else %s); its directory is checked as DIR is\n"
 		"      --no-persist      keep no state file\n"
 		"      --no-fuse         do not mount the tree\n"
 		"      --stop-grace SECS at shutdown, helpers and supervised programs get SIGTERM,\n"
@@ -444,6 +310,8 @@ int main(int argc, char **argv)
 		{ "etcd-cacert", required_argument, NULL, 'C' }, { "etcd-cert", required_argument, NULL, 'T' },
 		{ "etcd-key", required_argument, NULL, 'K' }, { "owner", required_argument, NULL, 'O' },
 		{ "etcd-host", required_argument, NULL, 'H' },
+		{ "sysctl-dirs", required_argument, NULL, 'D' },
+		{ "tunables-dirs", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *run_dir = DEFAULT_RUN_DIR, *state = DEFAULT_STATE, *owner = NULL;
@@ -452,7 +320,11 @@ int main(int argc, char **argv)
 	uid_t owner_uid = 0;
 	gid_t owner_gid = 0;
 	int opt, status = 0, sig, grace = DEFAULT_STOP_GRACE, killed, dirfd = -1, level;
-	struct files files = { .ntunables = 0 };
+	struct config_files files = { .sysctl_dirs = CONFIG_SYSCTL_DIRS,
+				      .tunables_dirs = CONFIG_TUNABLES_DIRS };
+	struct config *config = NULL;
+	struct sysctl_socket_options sock_opts = { .reset = reset_hook };
+	bool (*etcd_holds_fn)(const char *key) = NULL; /* layer 3 beside the state file */
 	struct sysctl_fuse *fs = NULL;
 	struct sysctl_socket *sock = NULL;
 	struct events *events = NULL;
@@ -480,15 +352,17 @@ int main(int argc, char **argv)
 		case 'e': event = optarg; break;
 		case 'd': run_dir = optarg, run_dir_given = true; break;
 		case 't':
-			if (files.ntunables == MAX_FILES)
-				usage(stderr, 2);
+			if (files.ntunables == CONFIG_MAX_FILES)
+				return usage_error("-t", optarg, "at most 32 tunables files");
 			files.tunables[files.ntunables++] = optarg;
 			break;
 		case 'c':
-			if (files.nconfigs == MAX_FILES)
-				usage(stderr, 2);
+			if (files.nconfigs == CONFIG_MAX_FILES)
+				return usage_error("-c", optarg, "at most 32 settings files");
 			files.configs[files.nconfigs++] = optarg;
 			break;
+		case 'D': files.sysctl_dirs = optarg; break;
+		case 'U': files.tunables_dirs = optarg; break;
 		case 's': state = optarg, state_given = true; break;
 		case 'P': state = NULL, state_given = true; break;
 		case 'F': use_fuse = false; break;
@@ -497,14 +371,15 @@ int main(int argc, char **argv)
 		case 'L':
 			level = log_level_from_name(optarg);
 			if (level < 0)
-				usage(stderr, 2);
+				return usage_error("--log-level", optarg,
+						   "one of err, warning, notice, info, debug");
 			log_set_level(level);
 			break;
 		case 'G':
 			errno = 0;
 			grace = (int)strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || grace < 0 || grace > 3600)
-				usage(stderr, 2);
+				return usage_error("--stop-grace", optarg, "seconds from 0 to 3600");
 			break;
 #ifdef HAVE_ETCD
 		case 'E': eo.endpoints = optarg; break;
@@ -513,10 +388,8 @@ int main(int argc, char **argv)
 		case 'T': eo.cert = optarg; break;
 		case 'K': eo.key = optarg; break;
 		case 'H':
-			if (!*optarg || strchr(optarg, '/')) {
-				rlog(LOG_ERR, "--etcd-host \"%s\": a name, without '/'", optarg);
-				return 2;
-			}
+			if (!*optarg || strchr(optarg, '/'))
+				return usage_error("--etcd-host", optarg, "a host name, without '/'");
 			eo.host = optarg;
 			break;
 #else
@@ -525,11 +398,11 @@ int main(int argc, char **argv)
 #endif
 		case 'V': printf("rcusysd %s\n", RCUSYSD_VERSION); return 0;
 		case 'h': usage(stdout, 0); break;
-		default: usage(stderr, 2);
+		default: return usage_error(NULL, NULL, NULL); /* getopt named the option */
 		}
 	}
 	if (optind != argc)
-		usage(stderr, 2);
+		return usage_error(NULL, argv[optind], "unexpected argument (rcusysd takes options only)");
 #ifdef HAVE_ETCD
 	if (!eo.endpoints != !eo.prefix) {
 		rlog(LOG_ERR, "--etcd and --etcd-prefix go together");
@@ -589,22 +462,11 @@ int main(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
-	for (int i = 0; i < files.ntunables; i++) {
-		char err[512] = "";
-		size_t len;
-		char *text = read_file(files.tunables[i], &len);
-		int ret = text ? tunables_load(tree, text, len, &files.declared[i], err, sizeof(err)) : -errno;
-
-		free(text);
-		if (ret) {
-			rlog(LOG_ERR, "%s:%s", files.tunables[i], *err ? err : strerror(-ret));
-			status = 1;
-			goto out;
-		}
+	/* Layers 1 and 2 (config.h); a bad tunables file stops the start. */
+	if (config_start(tree, &files, &config)) {
+		status = 1;
+		goto out;
 	}
-	/* A failed setting is reported now and the rest applied; it does not fail the run. */
-	for (int i = 0; i < files.nconfigs; i++)
-		load_settings(tree, files.configs[i], false, NULL);
 	if (state) {
 		err = persist_open(tree, state, &persist, why, sizeof(why));
 		if (err) {
@@ -632,6 +494,7 @@ int main(int argc, char **argv)
 	 * SYSCTL_ORIGIN_MIRROR, and the state file lets their keys go.
 	 */
 	if (eo.endpoints) {
+		etcd_holds_fn = etcd_holds;
 		err = etcd_sync_start(tree, &eo, &etcd);
 		if (!err)
 			err = etcd_sync_register_status(etcd, "rcusysd.etcd", &etcd_status);
@@ -641,10 +504,10 @@ int main(int argc, char **argv)
 			status = 1;
 			goto out;
 		}
-		files.etcd_holds = etcd_holds;
-		files.etcd_rescan = etcd_rescan;
 	}
 #endif
+	config_set_layers(config, persist, etcd_holds_fn);
+	sock_opts.reset_arg = config;
 
 	dirfd = rundir_open(run_dir, canon, sizeof(canon), why, sizeof(why));
 	if (dirfd < 0) {
@@ -712,7 +575,7 @@ int main(int argc, char **argv)
 	old_umask = umask(0111);
 	snprintf(path, sizeof(path), "%s/control.sock", run_dir);
 	/* Anyone may connect: each request is checked against the entry's mode. */
-	err = sysctl_socket_start(tree, path, 0666, &sock);
+	err = sysctl_socket_start_opts(tree, path, 0666, &sock_opts, &sock);
 	if (err) {
 		rlog(LOG_ERR, "cannot serve %s: %s%s", path, strerror(-err),
 		     err == -EADDRINUSE ? " (another rcusysd is serving this run directory)" :
@@ -742,7 +605,11 @@ int main(int argc, char **argv)
 		}
 		rlog(LOG_INFO, "%s: reloading", strsignal(sig));
 		notify_reloading();
-		reload(tree, &files);
+		config_reload(config);
+#ifdef HAVE_ETCD
+		if (etcd)
+			etcd_sync_rescan(etcd); /* values refused for want of an entry the reload declared */
+#endif
 		notify("READY=1");
 	}
 	notify("STOPPING=1");
@@ -773,8 +640,7 @@ out:
 	etcd_sync_stop(etcd);
 #endif
 	persist_close(persist);
-	for (int i = 0; i < files.ntunables; i++)
-		tunables_free(files.declared[i]);
+	config_free(config);
 	subsys_unregister_all();
 	sysctl_tree_free(tree);
 	rcustring_barrier();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * systemd's readiness protocol (sd_notify(3)): one datagram of
  * "KEY=VALUE\n" lines to the AF_UNIX socket named by NOTIFY_SOCKET (a path,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The state file (see persist.h): a cache of the kept keys and their
  * values, written whole through a temporary file at each commit.
@@ -487,6 +488,59 @@ int persist_watch(struct persist *p)
 		sysctl_tree_set_commit(p->tree, on_commit, p);
 	p->hooked = true;
 	return 0;
+}
+
+bool persist_holds(struct persist *p, const char *path)
+{
+	bool held;
+
+	if (!p)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	held = find(p, path) != NULL;
+	pthread_mutex_unlock(&p->lock);
+	return held;
+}
+
+int persist_forget(struct persist *p, const char *path)
+{
+	struct kept *gone, *k;
+	size_t ngone = 0;
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	pthread_mutex_lock(&p->lock);
+	k = path ? find(p, path) : NULL;
+	if (path && !k) {
+		pthread_mutex_unlock(&p->lock);
+		return -ENOENT;
+	}
+	/* Set aside, not freed: a rewrite that fails puts them back. */
+	gone = malloc((path ? 1 : p->nkept ? p->nkept : 1) * sizeof(*gone));
+	if (!gone) {
+		pthread_mutex_unlock(&p->lock);
+		return -ENOMEM;
+	}
+	if (path) {
+		gone[ngone++] = *k;
+		*k = p->kept[--p->nkept];
+	} else {
+		while (p->nkept)
+			gone[ngone++] = p->kept[--p->nkept];
+	}
+	err = rewrite(p);
+	for (size_t i = 0; i < ngone; i++) {
+		if (err) {
+			p->kept[p->nkept++] = gone[i]; /* the array only shrank: there is room */
+			continue;
+		}
+		free(gone[i].key);
+		free(gone[i].value);
+	}
+	pthread_mutex_unlock(&p->lock);
+	free(gone);
+	return err;
 }
 
 void persist_close(struct persist *p)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The state file: every acknowledged write of a client is persisted, so a
  * restart comes back with the values clients set. The file is in sysctl.d
@@ -13,9 +14,12 @@
  *
  * What is kept follows the origin of each write (struct sysctl_change),
  * not the thread that runs it: a client's write (socket, FUSE, CLI) and
- * the state file's own values are kept; a -c file's or the program's
- * value updates a key already kept and adds none; a value mirrored from
- * etcd takes its key out (etcd is its source of truth).
+ * the state file's own values are kept (layer 3 of config.h: they win
+ * over the files until rcusysctl --reset, persist_forget()); a settings
+ * file's or the program's value updates a key already kept and adds none
+ * (the files say it again at start and reload); a value mirrored from
+ * etcd takes its key out (etcd is its source of truth), and leaves the
+ * file alone when it does not hold the key.
  *
  * The file's directory gets the run directory's checks (rundir.h): it and
  * every directory above must be root's (or ours) and writable by nobody
@@ -57,6 +61,17 @@ int persist_apply(struct persist *p);
  * file is applied, before the tree is served. Returns 0.
  */
 int persist_watch(struct persist *p);
+
+/* Does the state file hold a runtime write of @path (dotted, as sysctl_entry_path())? */
+bool persist_holds(struct persist *p, const char *path);
+
+/*
+ * Drops @path (NULL: every key) from the state file and rewrites it, so
+ * the configuration files' value applies again (rcusysctl --reset).
+ * Returns 0, -ENOENT (@path not held) or a negative errno of the rewrite;
+ * when the rewrite fails, the file and what it holds are as they were.
+ */
+int persist_forget(struct persist *p, const char *path);
 
 /* Removes the commit hook, releases the lock and frees; NULL is fine. */
 void persist_close(struct persist *p);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The run directory holds the sockets and the FUSE mount point. Whoever can
  * change it or a directory above it can make rcusysd bind, chmod or mount

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The tunables file: one typed table (types[]) maps each keyword to the
  * library's handler kinds, and one set path (sysctl_set) applies default=,
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sysctl_conf.h"
 #include "tunables.h"
 
 /* One keyword of the file: the element type and unit of a handler kind. */
@@ -226,8 +228,10 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 
 	if (next_token(&cursor, &path) || next_token(&cursor, &type_s))
 		FAIL("unterminated quote");
-	if (!type_s)
-		FAIL("expected: PATH TYPE [key=value ...]");
+	if (!type_s) {
+		snprintf(buf, bufsize, "\"%.64s\": no type (expected PATH TYPE [key=value ...])", path);
+		return (*why = buf), -EINVAL;
+	}
 	for (;;) {
 		char *eq, **slot = NULL;
 
@@ -243,8 +247,12 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 			       !strcmp(tok, "max") ? &max_s : !strcmp(tok, "default") ? &def_s :
 			       !strcmp(tok, "desc") ? &desc_s : !strcmp(tok, "exec") ? &exec_s : NULL;
 		}
-		if (!slot)
-			FAIL("unknown field (maxlen, bits, mode, min, max, default, desc, exec)");
+		if (!slot) {
+			snprintf(buf, bufsize, "\"%.64s%s%.64s\": unknown field (expected one of maxlen=, "
+				 "bits=, mode=, min=, max=, default=, desc=, exec=)", tok, eq ? "=" : "",
+				 eq ? eq + 1 : "");
+			return (*why = buf), -EINVAL;
+		}
 		*slot = eq + 1;
 	}
 
@@ -283,8 +291,10 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if (!strcmp(types[i].name, type_s))
 			t->type = &types[i];
-	if (!t->type)
-		FAIL("type must be one of " TYPE_NAMES);
+	if (!t->type) {
+		snprintf(buf, bufsize, "type \"%.32s\" unknown (expected one of " TYPE_NAMES ")", type_s);
+		return (*why = buf), -EINVAL;
+	}
 	t->info = pick_handler(t->type, min_s || max_s);
 	if (!t->info) {
 		snprintf(buf, bufsize, "%s takes no min/max", t->type->name);
@@ -303,8 +313,11 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 				       .proc_handler = t->info->handler };
 	if (mode_s) {
 		/* The tree takes read and write bits only, as /proc/sys. */
-		if (parse_number(mode_s, false, &v) || v > 0666 || (v & 0111))
-			FAIL("mode must be octal read/write bits, at most 0666");
+		if (parse_number(mode_s, false, &v) || v > 0666 || (v & 0111)) {
+			snprintf(buf, bufsize, "mode=%.32s: must be octal read/write bits, at most 0666",
+				 mode_s);
+			return (*why = buf), -EINVAL;
+		}
 		t->table.mode = (mode_t)v;
 	}
 	if (exec_s && strcmp(exec_s, "yes") && strcmp(exec_s, "no"))
@@ -394,13 +407,16 @@ static const char *tree_conflict(struct sysctl_tree *tree, const struct tunable 
 				 size_t bufsize)
 {
 	struct sysctl_entry *e = sysctl_lookup(tree, t->path);
-	char *prefix;
+	char *prefix, name[2048];
 
 	if (e) {
 		bool dir = sysctl_entry_is_dir(e);
 
 		sysctl_entry_put(e);
-		return dir ? "a directory of the tree already has this name" : "already registered";
+		snprintf(buf, bufsize, "%s: %s", sysctl_conf_dotted(t->path, name, sizeof(name)),
+			 dir ? "a directory of the tree already has this name" :
+			       "already registered (by rcusysd or another tunables file)");
+		return buf;
 	}
 	prefix = strdup(t->path);
 	if (!prefix)
@@ -441,7 +457,11 @@ static int tunable_register(struct sysctl_tree *tree, struct tunable *t, const c
 	free(dir);
 	if (err) {
 		t->header = NULL;
-		*why = err == -EEXIST ? "already registered" : "refused by the tree (see log)";
+		char name[2048];
+
+		snprintf(buf, bufsize, "%s: %s", sysctl_conf_dotted(t->path, name, sizeof(name)),
+			 err == -EEXIST ? "already registered" : "refused by the tree (see log)");
+		*why = buf;
 		return err;
 	}
 	if (t->default_value) {
@@ -475,7 +495,7 @@ static int parse_all(const char *text, size_t len, struct tunables *ts, char *er
 	while (pos < len && ret == 0) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = (nl ? (size_t)(nl - text) : len) - pos;
-		char *line = strndup(text + pos, n), *p, buf[256];
+		char *line = strndup(text + pos, n), *p, buf[512];
 		const char *why = "out of memory";
 		struct tunable *t;
 
@@ -541,6 +561,7 @@ static int check_overlap(const struct tunables *ts, char *err, size_t errsize)
 	const struct tunable **v, *t, *first = NULL, *second = NULL;
 	size_t n = 0, i, j, g;
 	unsigned best = UINT_MAX;
+	char name[4096];
 
 	for (t = ts->list; t; t = t->next)
 		n++;
@@ -576,7 +597,7 @@ static int check_overlap(const struct tunables *ts, char *err, size_t errsize)
 		snprintf(err, errsize, "%u: already declared on line %u", second->line, first->line);
 	else
 		snprintf(err, errsize, "%u: %s is a tunable (line %u) and a directory (line %u)", best,
-			 first->path + 1, first->line, second->line);
+			 sysctl_conf_dotted(first->path, name, sizeof(name)), first->line, second->line);
 	return -EEXIST;
 }
 
@@ -607,7 +628,7 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
 		ret = check_overlap(ts, err, errsize);
 	for (struct tunable *t = ts->list; t && !ret; t = t->next) {
 		const char *why = "out of memory";
-		char buf[256];
+		char buf[512];
 
 		ret = tunable_register(tree, t, &why, buf, sizeof(buf));
 		if (ret)
@@ -619,6 +640,15 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
 	}
 	*out = ts;
 	return 0;
+}
+
+const char *tunables_default(const struct tunables *ts, const char *key)
+{
+	key += strspn(key, "/");
+	for (const struct tunable *t = ts ? ts->list : NULL; t; t = t->next)
+		if (!strcmp(t->path + 1, key))
+			return t->default_value;
+	return NULL;
 }
 
 static int by_path(const void *pa, const void *pb)
@@ -677,7 +707,7 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 {
 	struct tunables *ts = calloc(1, sizeof(*ts));
 	struct tunable **pp, *t, **live_of;
-	char msg[512];
+	char msg[512], name[4096];
 	size_t i;
 	int ret;
 
@@ -709,7 +739,7 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 			snprintf(msg, sizeof(msg),
 				 "%s: declared \"%s\", live as \"%s\": a live entry keeps its declaration "
 				 "(restart to change it)",
-				 t->path + 1, t->sig, live->sig);
+				 sysctl_conf_dotted(t->path, name, sizeof(name)), t->sig, live->sig);
 			report(arg, t->line, msg);
 		}
 		live->next = t->next;
@@ -725,7 +755,7 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 	/* New: registered with their defaults; one that fails is reported and left out. */
 	for (pp = &ts->list; (t = *pp);) {
 		const char *why = "out of memory";
-		char buf[256];
+		char buf[512];
 
 		if (t->header) {
 			pp = &t->next;

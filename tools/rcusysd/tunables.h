@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Operator-declared tunables: a plain file rcusysd reads at start, so a
  * tree can be served without writing C. One tunable per line:
@@ -61,6 +62,9 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
 int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *text, size_t len,
 		    struct tunables **out, void (*report)(void *arg, unsigned line, const char *msg),
 		    void *arg, char *err, size_t errsize);
+
+/* The default= declared for @key ('/' form), or NULL (none declared, or not ours). */
+const char *tunables_default(const struct tunables *ts, const char *key);
 
 /* Unregisters and frees everything tunables_load() registered. */
 void tunables_free(struct tunables *t);

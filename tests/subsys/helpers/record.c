@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Test helper: appends one line describing how it was run to
  * <dir of argv[0]>/../record.log, so that two symlinks a/NAME and b/NAME to

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Usage (path /bin/sh, argv "NAME" this-script ...): copies this shell's
 # exact argv and environment, as execve() gave them (NUL-separated), to
 # "$OUT.argv" and "$OUT.env".

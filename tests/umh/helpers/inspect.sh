@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Usage: inspect.sh OUT FD...
 # Writes to OUT what the helper inherited: which of the FDs are open, where
 # stdin points, the cwd, pid/pgrp/session, the SigBlk/SigIgn masks and the

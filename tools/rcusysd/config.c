@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One home for rcusysd's configuration layers (config.h): the files are
+ * read into one merged set, and one function (converge) brings the tree
+ * to it, at start, at reload and after a reset alike.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "sysctl_conf.h"
+#include "tunables.h"
+
+#define VALUE_MAX (65536 + 2)
+
+struct tfile {
+	char *path;
+	struct tunables *declared;
+};
+
+/* Values by entry path (dotted, as sysctl_entry_path()). */
+struct values {
+	struct value {
+		char *path, *value;
+	} *v;
+	size_t n;
+};
+
+struct config {
+	struct sysctl_tree *tree;
+	const struct config_files *files;
+	pthread_mutex_t lock; /* everything below; a reset and a reload take turns */
+	struct tfile *tfiles;
+	size_t ntfiles;
+	struct values defaults; /* each entry's value before any file */
+	struct values applied;  /* what this module last left in each entry, as it reads back */
+	struct sysctl_conf_set *set;
+	struct persist *state;
+	bool (*etcd_holds)(const char *key);
+	char *value; /* VALUE_MAX bytes */
+	int failures; /* of the current start, reload or reset */
+	bool announce; /* log each value applied (reload and reset, not start) */
+	bool reset_all; /* converging after --reset --all */
+};
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	long size;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)size + 1)) != NULL) {
+		*len = fread(buf, 1, (size_t)size, f);
+		buf[*len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+/* ---- layer 1: tunables and the defaults ---- */
+
+/* Every -t file, then every tunables.d file (merged by name). */
+static ssize_t tunables_paths(const struct config_files *f, char ***out)
+{
+	char **dir_paths = NULL, **paths;
+	ssize_t ndir = sysctl_conf_list_dirs(f->tunables_dirs, &dir_paths);
+	size_t n = 0;
+
+	if (ndir < 0)
+		return ndir;
+	paths = calloc((size_t)f->ntunables + (size_t)ndir + 1, sizeof(*paths));
+	for (int i = 0; paths && i < f->ntunables; i++)
+		paths[n++] = strdup(f->tunables[i]);
+	for (ssize_t i = 0; paths && i < ndir; i++)
+		paths[n++] = strdup(dir_paths[i]);
+	sysctl_conf_free_paths(dir_paths, (size_t)ndir);
+	for (size_t i = 0; paths && i < n; i++)
+		if (!paths[i]) {
+			sysctl_conf_free_paths(paths, n);
+			paths = NULL;
+		}
+	if (!paths)
+		return -ENOMEM;
+	*out = paths;
+	return (ssize_t)n;
+}
+
+static void reload_report(void *arg, unsigned line, const char *msg)
+{
+	rlog(LOG_ERR, "%s:%u: %s", (const char *)arg, line, msg);
+}
+
+/* At start (@reload false) a bad file fails the start; at reload it keeps its tunables. */
+static int load_tunables(struct config *c, bool reload)
+{
+	char **paths;
+	ssize_t n = tunables_paths(c->files, &paths);
+	struct tfile *next;
+	int ret = 0;
+
+	if (n < 0 || !(next = calloc((size_t)n + 1, sizeof(*next)))) {
+		rlog(LOG_ERR, "tunables: out of memory");
+		if (n >= 0)
+			sysctl_conf_free_paths(paths, (size_t)n);
+		return -ENOMEM;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		struct tunables *old = NULL;
+		char err[512] = "";
+		size_t len;
+		char *text = read_file(paths[i], &len);
+
+		/* The same file as before takes over its declarations. */
+		for (size_t j = 0; j < c->ntfiles; j++)
+			if (c->tfiles[j].path && !strcmp(c->tfiles[j].path, paths[i])) {
+				old = c->tfiles[j].declared;
+				free(c->tfiles[j].path);
+				c->tfiles[j].path = NULL;
+			}
+		next[i].path = paths[i];
+		next[i].declared = old;
+		if (!text) {
+			rlog(LOG_ERR, "%scannot read %s: %s%s", reload ? "reload: " : "", paths[i],
+			     strerror(errno), reload ? " (its tunables are kept)" : "");
+			c->failures++;
+			ret = ret ? ret : -EIO;
+			continue;
+		}
+		if (reload)
+			ret = tunables_reload(c->tree, old, text, len, &next[i].declared, reload_report,
+					      paths[i], err, sizeof(err));
+		else
+			ret = tunables_load(c->tree, text, len, &next[i].declared, err, sizeof(err));
+		free(text);
+		if (ret) {
+			rlog(LOG_ERR, "%s%s:%s%s", reload ? "reload: " : "", paths[i],
+			     *err ? err : strerror(-ret), reload ? " (its tunables are kept)" : "");
+			c->failures++;
+		}
+		if (ret && !reload)
+			break;
+	}
+	/* Files gone from the directories: their tunables go too. */
+	for (size_t j = 0; j < c->ntfiles; j++)
+		if (c->tfiles[j].path) {
+			tunables_free(c->tfiles[j].declared);
+			free(c->tfiles[j].path);
+		}
+	free(c->tfiles);
+	free(paths);
+	c->tfiles = next;
+	c->ntfiles = (size_t)n;
+	return reload ? 0 : ret;
+}
+
+/* The live value of @path without its trailing newline, in c->value; NULL if unreadable. */
+static const char *live_value(struct config *c, const char *path)
+{
+	ssize_t n = sysctl_get(c->tree, path, c->value, VALUE_MAX);
+
+	if (n < 0)
+		return NULL;
+	while (n > 0 && (c->value[n - 1] == '\n' || c->value[n - 1] == ' '))
+		n--;
+	c->value[n] = '\0';
+	return c->value;
+}
+
+static const char *values_get(const struct values *vs, const char *path)
+{
+	for (size_t i = 0; i < vs->n; i++)
+		if (!strcmp(vs->v[i].path, path))
+			return vs->v[i].value;
+	return NULL;
+}
+
+static void values_put(struct values *vs, const char *path, const char *value)
+{
+	struct value *bigger;
+	char *copy = strdup(value);
+	size_t i;
+
+	for (i = 0; i < vs->n && strcmp(vs->v[i].path, path); i++)
+		;
+	if (copy && i < vs->n) {
+		free(vs->v[i].value);
+		vs->v[i].value = copy;
+		return;
+	}
+	bigger = copy ? realloc(vs->v, (vs->n + 1) * sizeof(*bigger)) : NULL;
+	if (bigger) {
+		vs->v = bigger;
+		bigger[vs->n].path = strdup(path);
+		bigger[vs->n].value = copy;
+		copy = NULL;
+		if (bigger[vs->n].path)
+			vs->n++;
+		else
+			free(bigger[vs->n].value);
+	}
+	free(copy);
+}
+
+static void values_free(struct values *vs)
+{
+	for (size_t i = 0; i < vs->n; i++)
+		free(vs->v[i].path), free(vs->v[i].value);
+	free(vs->v);
+}
+
+/* Collects the dotted paths of every entry (writes are not made inside a walk). */
+struct paths {
+	char **v;
+	size_t n;
+};
+
+static int collect(struct sysctl_entry *e, void *arg)
+{
+	struct paths *p = arg;
+	char **bigger = realloc(p->v, (p->n + 1) * sizeof(*bigger));
+
+	if (!bigger)
+		return -ENOMEM;
+	p->v = bigger;
+	p->v[p->n] = strdup(sysctl_entry_path(e));
+	return p->v[p->n++] ? 0 : -ENOMEM;
+}
+
+static int all_paths(struct config *c, struct paths *p)
+{
+	int err;
+
+	p->v = NULL;
+	p->n = 0;
+	err = sysctl_walk(c->tree, "", collect, p);
+	if (err)
+		rlog(LOG_ERR, "cannot list the tree: %s", strerror(-err));
+	return err;
+}
+
+static void free_paths(struct paths *p)
+{
+	sysctl_conf_free_paths(p->v, p->n);
+}
+
+/* Remembers the value of every entry not seen before: what it had before any file. */
+static void capture_defaults(struct config *c)
+{
+	struct paths p;
+
+	all_paths(c, &p);
+	for (size_t i = 0; i < p.n; i++) {
+		const char *value;
+
+		if (values_get(&c->defaults, p.v[i]) || !(value = live_value(c, p.v[i])))
+			continue;
+		values_put(&c->defaults, p.v[i], value);
+		values_put(&c->applied, p.v[i], value);
+	}
+	free_paths(&p);
+}
+
+/* Layer 1 for @path: the tunable's declared default, else the value it had before any file. */
+static const char *default_of(struct config *c, const char *path, const char *key)
+{
+	for (size_t i = 0; i < c->ntfiles; i++) {
+		const char *d = tunables_default(c->tfiles[i].declared, key);
+
+		if (d)
+			return d;
+	}
+	return values_get(&c->defaults, path);
+}
+
+/* ---- layer 2: the merged sysctl.d set ---- */
+
+struct set_ctx {
+	struct config *c;
+	const char *file;
+};
+
+static void set_error(unsigned line, const char *message, void *arg)
+{
+	struct set_ctx *s = arg;
+
+	rlog(LOG_ERR, "%s:%u: %s", s->file, line, message);
+	s->c->failures++;
+}
+
+/* The sysctl.d directories (merged by name), then the -c files. */
+static struct sysctl_conf_set *read_set(struct config *c)
+{
+	struct sysctl_conf_set *set = sysctl_conf_set_new();
+	char **paths = NULL;
+	ssize_t n = set ? sysctl_conf_list_dirs(c->files->sysctl_dirs, &paths) : -ENOMEM;
+
+	for (ssize_t i = 0; i < n + c->files->nconfigs && n >= 0; i++) {
+		struct set_ctx s = { c, i < n ? paths[i] : c->files->configs[i - n] };
+		size_t len;
+		char *text = read_file(s.file, &len);
+
+		if (!text) {
+			rlog(LOG_ERR, "cannot read %s: %s", s.file, strerror(errno));
+			c->failures++;
+			continue;
+		}
+		if (i < n)
+			rlog(LOG_INFO, "reading %s", s.file);
+		if (sysctl_conf_set_add(set, s.file, text, len, set_error, &s) < 0)
+			n = -ENOMEM;
+		free(text);
+	}
+	if (n >= 0)
+		sysctl_conf_free_paths(paths, (size_t)n);
+	if (n < 0) {
+		rlog(LOG_ERR, "settings: out of memory");
+		sysctl_conf_set_free(set);
+		return NULL;
+	}
+	return set;
+}
+
+/* ---- bringing the tree to its layers ---- */
+
+static void report_set_error(struct config *c, const struct sysctl_conf_item *it, const char *path,
+			     int err)
+{
+	struct sysctl_entry *e = sysctl_lookup(c->tree, path);
+	char reason[160], name[4096];
+
+	if (!e || sysctl_entry_explain(e, err, reason, sizeof(reason)) < 0)
+		snprintf(reason, sizeof(reason), "%s", err == -ENOENT ? "no such entry" : strerror(-err));
+	if (e)
+		sysctl_entry_put(e);
+	sysctl_conf_dotted(path, name, sizeof(name));
+	if (it)
+		rlog(LOG_ERR, "%s:%u: setting %s: %s", it->file, it->line, name, reason);
+	else
+		rlog(LOG_ERR, "restoring the default of %s: %s", name, reason);
+	c->failures++;
+}
+
+/*
+ * Held by layer 3: a runtime write kept in the state file, etcd's value,
+ * or (with no state file, or before it is read) a value someone changed
+ * since this module last set it. @forced: a reset, which drops that last kind.
+ */
+static bool held(struct config *c, const char *path, const char *key, bool forced)
+{
+	const char *applied = values_get(&c->applied, path), *live;
+
+	if (persist_holds(c->state, path) || (c->etcd_holds && c->etcd_holds(key)))
+		return true;
+	if (forced || !applied)
+		return false;
+	live = live_value(c, path);
+	return live && strcmp(live, applied);
+}
+
+/* Writes @value to @path unless it is the live value already. */
+static void converge_one(struct config *c, const char *path, const char *key,
+			 const struct sysctl_conf_item *it, const char *value)
+{
+	const char *live = live_value(c, path);
+	int err;
+
+	if (live && !strcmp(live, value))
+		return;
+	/* SYSCTL_ORIGIN_FILE: a file's value or a default is no runtime write (persist.h). */
+	err = sysctl_set_from(c->tree, path, value, strlen(value), NULL, SYSCTL_ORIGIN_FILE);
+	/* Kept as it reads back ("1 2" reads "1\t2"), to tell a later runtime write from it. */
+	if (!err && (live = live_value(c, path)))
+		values_put(&c->applied, path, live);
+	if (err && !(it && it->ignore_failure))
+		report_set_error(c, it, key, err);
+	else if (!err && c->announce && it)
+		rlog(LOG_INFO, "%s:%u: %s = %s", it->file, it->line, path, value);
+	else if (!err && c->announce)
+		rlog(LOG_INFO, "%s = %s (its default: no file names it)", path, value);
+}
+
+/* An explicit assignment: reported when it names no entry, else applied unless held. */
+static void converge_explicit(struct config *c, const struct sysctl_conf_item *it, bool forced)
+{
+	struct sysctl_entry *e = sysctl_lookup(c->tree, it->key);
+	char path[4096];
+
+	if (!e) {
+		if (!it->ignore_failure)
+			report_set_error(c, it, it->key, -ENOENT);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s", sysctl_entry_path(e));
+	sysctl_entry_put(e);
+	if (!held(c, path, it->key, forced))
+		converge_one(c, path, it->key, it, it->value);
+}
+
+/*
+ * Every entry of @only (NULL: all) gets the value of the highest layer
+ * naming it: explicit assignments first, in the set's order (so messages
+ * come in file order), then globs and defaults for writable entries that
+ * no explicit key names.
+ */
+static void converge(struct config *c, const char *only)
+{
+	struct paths p;
+
+	for (size_t i = 0; !only && i < sysctl_conf_set_count(c->set); i++)
+		if (!sysctl_conf_set_item(c->set, i)->glob)
+			converge_explicit(c, sysctl_conf_set_item(c->set, i), c->reset_all);
+	if (all_paths(c, &p))
+		return;
+	for (size_t i = 0; i < p.n; i++) {
+		struct sysctl_entry *e = sysctl_lookup(c->tree, p.v[i]);
+		const struct sysctl_conf_item *it;
+		char key[4096];
+		const char *value;
+		bool writable = e && (sysctl_entry_mode(e) & 0222);
+
+		if (e)
+			sysctl_entry_put(e);
+		if (!e || (only && strcmp(only, p.v[i])))
+			continue;
+		snprintf(key, sizeof(key), "%s", p.v[i]);
+		sysctl_conf_normalize_key(key);
+		it = sysctl_conf_set_lookup(c->set, key);
+		if (it && !it->glob && only) {
+			converge_explicit(c, it, true);
+			continue;
+		}
+		/* A glob or a default writes only what anyone could write. */
+		if ((it && !it->glob) || !writable || held(c, p.v[i], key, only != NULL || c->reset_all))
+			continue;
+		value = it ? it->value : default_of(c, p.v[i], key);
+		if (value)
+			converge_one(c, p.v[i], key, it, value);
+	}
+	free_paths(&p);
+}
+
+int config_start(struct sysctl_tree *tree, const struct config_files *files, struct config **out)
+{
+	struct config *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c || !(c->value = malloc(VALUE_MAX))) {
+		free(c);
+		rlog(LOG_ERR, "out of memory");
+		return -ENOMEM;
+	}
+	c->tree = tree;
+	c->files = files;
+	pthread_mutex_init(&c->lock, NULL);
+	err = load_tunables(c, false);
+	if (err) {
+		config_free(c);
+		return err;
+	}
+	capture_defaults(c);
+	c->set = read_set(c);
+	converge(c, NULL);
+	*out = c;
+	return 0;
+}
+
+void config_set_layers(struct config *c, struct persist *state, bool (*etcd_holds)(const char *key))
+{
+	pthread_mutex_lock(&c->lock);
+	c->state = state;
+	c->etcd_holds = etcd_holds;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void config_reload(struct config *c)
+{
+	struct sysctl_conf_set *set;
+
+	pthread_mutex_lock(&c->lock);
+	c->failures = 0;
+	c->announce = true;
+	load_tunables(c, true);
+	capture_defaults(c);
+	set = read_set(c);
+	if (set) {
+		sysctl_conf_set_free(c->set);
+		c->set = set;
+	}
+	/* Entries the reload declared are the state file's too: its commit hook is the tree's. */
+	converge(c, NULL);
+	rlog(c->failures ? LOG_WARNING : LOG_INFO, "reloaded%s",
+	     c->failures ? " with errors (see above)" : "");
+	pthread_mutex_unlock(&c->lock);
+}
+
+int config_reset(struct config *c, const char *path, char *why, size_t size)
+{
+	struct sysctl_entry *e = path ? sysctl_lookup(c->tree, path) : NULL;
+	char dotted_path[4096];
+	int err;
+
+	if (path && !e) {
+		snprintf(why, size, "no such entry");
+		return -ENOENT;
+	}
+	if (e) {
+		snprintf(dotted_path, sizeof(dotted_path), "%s", sysctl_entry_path(e));
+		sysctl_entry_put(e);
+	}
+	pthread_mutex_lock(&c->lock);
+	err = c->state ? persist_forget(c->state, path ? dotted_path : NULL) : 0;
+	if (err == -ENOENT)
+		err = 0; /* nothing written at run time: the files' value is live already */
+	if (err) {
+		snprintf(why, size, "cannot rewrite the state file: %s", strerror(-err));
+	} else {
+		c->failures = 0;
+		c->announce = true;
+		c->reset_all = !path;
+		converge(c, path ? dotted_path : NULL);
+		c->reset_all = false;
+		rlog(LOG_NOTICE, "reset %s to the configuration files' values", path ? dotted_path : "all entries");
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+void config_free(struct config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->ntfiles; i++) {
+		tunables_free(c->tfiles[i].declared);
+		free(c->tfiles[i].path);
+	}
+	values_free(&c->defaults);
+	values_free(&c->applied);
+	free(c->tfiles);
+	sysctl_conf_set_free(c->set);
+	pthread_mutex_destroy(&c->lock);
+	free(c->value);
+	free(c);
+}
