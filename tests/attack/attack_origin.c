@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The origin of a change travels with it, not with the thread that runs
  * its callbacks. A mirrored write (etcd) and a client's write land on one

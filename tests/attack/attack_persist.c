@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Nothing acknowledged is left out of the state file silently. An entry
  * whose handler (a program's own) keeps a value sysctl.d cannot write (a

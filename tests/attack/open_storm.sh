@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Memory under a FUSE open storm (a reproducer, not part of make check: it
 # takes a while on a loaded machine). One local user (uid 65534) opens an
 # entry holding a 65535-byte value N times (default 15000), reading one byte

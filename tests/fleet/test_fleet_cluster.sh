@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Three hosts (fleet-host) mirror one prefix from a real 3-member etcd
 # cluster on loopback (free ports, data under a temporary folder), each
 # given all three endpoints. Covers: a frozen member (SIGSTOP) that a host

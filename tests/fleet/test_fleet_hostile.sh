@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # fleet-host against a hostile stand-in for etcd's JSON gateway
 # (fake_gateway.py): replies of the wrong types, bad keys, an INT64_MAX
 # revision, a kv that cannot be decoded, status puts that never return, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer: etcd's JSON gateway replies as a hostile gateway would send
  * them (DESIGN.md §7). The first byte picks the decoder: a /v3/kv/range
