@@ -60,6 +60,10 @@ printf 'app.lx = 4\n' > "$dir/etc/20-lx.conf"
 rm "$dir/usr/20-more.conf"
 reload
 after_reload="$(get app.limit) $(get app.lx) $(get app.other)"
+# The files' values and the defaults a reload applies are layers 1 and 2,
+# not runtime writes (their writes carry SYSCTL_ORIGIN_FILE): the state
+# file gains no key for them.
+check "reload adds no key to the state file" "app.limit = 77" "$(cat "$dir/state.conf")"
 stop
 start -t "$dir/tunables.conf"
 check "reload and restart agree (runtime write, new file, removed file -> default)" \
