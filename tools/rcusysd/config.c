@@ -22,12 +22,16 @@ struct tfile {
 	struct tunables *declared;
 };
 
-/* Values by entry path (dotted, as sysctl_entry_path()). */
+/*
+ * Values by entry path (dotted, as sysctl_entry_path()): an open-addressing
+ * hash table, so a tree of 100 000 tunables costs n lookups, not n^2 string
+ * compares (a list here made rcusysd's start 27 times slower at 20 000).
+ */
 struct values {
 	struct value {
 		char *path, *value;
 	} *v;
-	size_t n;
+	size_t n, cap; /* cap: 0 or a power of two, at most half full */
 };
 
 struct config {
@@ -173,44 +177,73 @@ static const char *live_value(struct config *c, const char *path)
 	return c->value;
 }
 
-static const char *values_get(const struct values *vs, const char *path)
+static size_t hash_path(const char *path)
 {
-	for (size_t i = 0; i < vs->n; i++)
-		if (!strcmp(vs->v[i].path, path))
-			return vs->v[i].value;
-	return NULL;
+	size_t h = 2166136261u; /* FNV-1a */
+
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 16777619u;
+	return h;
 }
 
+/* The slot of @path, or the empty slot where it would go. */
+static struct value *values_slot(const struct values *vs, const char *path)
+{
+	size_t i = hash_path(path) & (vs->cap - 1);
+
+	while (vs->v[i].path && strcmp(vs->v[i].path, path))
+		i = (i + 1) & (vs->cap - 1);
+	return &vs->v[i];
+}
+
+static const char *values_get(const struct values *vs, const char *path)
+{
+	return vs->cap ? values_slot(vs, path)->value : NULL;
+}
+
+static bool values_grow(struct values *vs)
+{
+	size_t cap = vs->cap ? vs->cap * 2 : 64;
+	struct values bigger = { calloc(cap, sizeof(struct value)), vs->n, cap };
+
+	if (!bigger.v)
+		return false;
+	for (size_t i = 0; i < vs->cap; i++)
+		if (vs->v[i].path)
+			*values_slot(&bigger, vs->v[i].path) = vs->v[i];
+	free(vs->v);
+	*vs = bigger;
+	return true;
+}
+
+/* Out of memory, the value is not remembered: the entry then counts as never set here. */
 static void values_put(struct values *vs, const char *path, const char *value)
 {
-	struct value *bigger;
 	char *copy = strdup(value);
-	size_t i;
+	struct value *slot;
 
-	for (i = 0; i < vs->n && strcmp(vs->v[i].path, path); i++)
-		;
-	if (copy && i < vs->n) {
-		free(vs->v[i].value);
-		vs->v[i].value = copy;
+	if (!copy || ((vs->n + 1) * 2 > vs->cap && !values_grow(vs))) {
+		free(copy);
 		return;
 	}
-	bigger = copy ? realloc(vs->v, (vs->n + 1) * sizeof(*bigger)) : NULL;
-	if (bigger) {
-		vs->v = bigger;
-		bigger[vs->n].path = strdup(path);
-		bigger[vs->n].value = copy;
-		copy = NULL;
-		if (bigger[vs->n].path)
-			vs->n++;
-		else
-			free(bigger[vs->n].value);
+	slot = values_slot(vs, path);
+	if (slot->path) {
+		free(slot->value);
+		slot->value = copy;
+		return;
 	}
-	free(copy);
+	slot->path = strdup(path);
+	if (!slot->path) {
+		free(copy);
+		return;
+	}
+	slot->value = copy;
+	vs->n++;
 }
 
 static void values_free(struct values *vs)
 {
-	for (size_t i = 0; i < vs->n; i++)
+	for (size_t i = 0; i < vs->cap; i++)
 		free(vs->v[i].path), free(vs->v[i].value);
 	free(vs->v);
 }
@@ -267,15 +300,13 @@ static void capture_defaults(struct config *c)
 	free_paths(&p);
 }
 
-/* Layer 1 for @path: the tunable's declared default, else the value it had before any file. */
-static const char *default_of(struct config *c, const char *path, const char *key)
+/*
+ * Layer 1 for @path: the value it had before any file, captured once its
+ * tunable was registered, so a declared default= (applied at registration;
+ * tunables.c then drops the text) or the value a subsystem registered with.
+ */
+static const char *default_of(struct config *c, const char *path)
 {
-	for (size_t i = 0; i < c->ntfiles; i++) {
-		const char *d = tunables_default(c->tfiles[i].declared, key);
-
-		if (d)
-			return d;
-	}
 	return values_get(&c->defaults, path);
 }
 
@@ -439,7 +470,7 @@ static void converge(struct config *c, const char *only)
 		/* A glob or a default writes only what anyone could write. */
 		if ((it && !it->glob) || !writable || held(c, p.v[i], key, only != NULL || c->reset_all))
 			continue;
-		value = it ? it->value : default_of(c, p.v[i], key);
+		value = it ? it->value : default_of(c, p.v[i]);
 		if (value)
 			converge_one(c, p.v[i], key, it, value);
 	}

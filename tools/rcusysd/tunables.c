@@ -642,15 +642,6 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
 	return 0;
 }
 
-const char *tunables_default(const struct tunables *ts, const char *key)
-{
-	key += strspn(key, "/");
-	for (const struct tunable *t = ts ? ts->list : NULL; t; t = t->next)
-		if (!strcmp(t->path + 1, key))
-			return t->default_value;
-	return NULL;
-}
-
 static int by_path(const void *pa, const void *pb)
 {
 	return strcmp((*(const struct tunable *const *)pa)->path,

@@ -63,9 +63,6 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 		    struct tunables **out, void (*report)(void *arg, unsigned line, const char *msg),
 		    void *arg, char *err, size_t errsize);
 
-/* The default= declared for @key ('/' form), or NULL (none declared, or not ours). */
-const char *tunables_default(const struct tunables *ts, const char *key);
-
 /* Unregisters and frees everything tunables_load() registered. */
 void tunables_free(struct tunables *t);
 
