@@ -38,12 +38,12 @@ static struct ctl_table app_table[] = {
 };
 
 /* What a change callback is for: the program learns of each new value. */
-static void changed(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void changed(struct sysctl_entry *e, const struct sysctl_change *change, void *arg)
 {
 	char value[GREETING_MAX];
 
 	(void)arg;
-	(void)changes;
+	(void)change;
 	rcustring_copy(&greeting, value, sizeof(value));
 	printf("%s changed; greeting is now \"%s\"\n", sysctl_entry_path(e), value);
 	fflush(stdout);

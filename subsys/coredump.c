@@ -27,7 +27,7 @@ static struct ctl_table coredump_table[] = {
 		.procname = "core_pattern",
 		.data = &core_pattern,
 		.maxlen = CORENAME_MAX_SIZE,
-		.mode = 0644,
+		.mode = 0644 | SYSCTL_MODE_EXEC, /* a pipe pattern runs as root */
 		.proc_handler = proc_rcu_string,
 		.desc = "core file name pattern, or |helper to pipe the record to",
 	},

@@ -18,7 +18,7 @@ static struct ctl_table kmod_table[] = {
 		.procname = "modprobe",
 		.data = &modprobe_path,
 		.maxlen = KMOD_PATH_LEN,
-		.mode = 0644,
+		.mode = 0644 | SYSCTL_MODE_EXEC, /* root runs it */
 		.proc_handler = proc_rcu_string,
 		.desc = "program run by request_module() to load a module",
 	},

@@ -21,7 +21,7 @@ static struct ctl_table ocfs2_nm_table[] = {
 		.procname = "hb_ctl_path",
 		.data = &ocfs2_hb_ctl_path,
 		.maxlen = OCFS2_MAX_HB_CTL_PATH,
-		.mode = 0644,
+		.mode = 0644 | SYSCTL_MODE_EXEC, /* root runs it */
 		.proc_handler = proc_rcu_string,
 		.desc = "ocfs2 heartbeat control program run to leave a group",
 	},

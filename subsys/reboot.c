@@ -18,7 +18,7 @@ static struct ctl_table reboot_table[] = {
 		.procname = "poweroff_cmd",
 		.data = &poweroff_cmd,
 		.maxlen = POWEROFF_CMD_PATH_LEN,
-		.mode = 0644,
+		.mode = 0644 | SYSCTL_MODE_EXEC, /* root runs it */
 		.proc_handler = proc_rcu_string,
 		.desc = "command line run by orderly_poweroff()",
 	},

@@ -21,7 +21,7 @@ static struct ctl_table uevent_table[] = {
 		.procname = "hotplug",
 		.data = &uevent_helper,
 		.maxlen = UEVENT_HELPER_PATH_LEN,
-		.mode = 0644,
+		.mode = 0644 | SYSCTL_MODE_EXEC, /* root runs it */
 		.proc_handler = proc_rcu_string,
 		.desc = "helper run for each device event (empty: none)",
 	},

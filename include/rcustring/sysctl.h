@@ -52,6 +52,15 @@ struct ctl_table {
 };
 
 /*
+ * A flag OR'ed into struct ctl_table's mode: root executes what the value
+ * names (a helper's path, a core pipe). Such an entry is written by uid 0
+ * alone: the tree's owner (sysctl_tree_set_owner()) is held to its "other"
+ * bits, and registration refuses a mode that lets group or others write.
+ * sysctl_entry_mode() shows the permission bits only.
+ */
+#define SYSCTL_MODE_EXEC ((mode_t)0x10000000)
+
+/*
  * Handlers (documented in sysctl_handlers(7)).
  * proc_dostring:    data is a char[maxlen], changed in place. A tree
  *                   serializes its own readers with its writers; the
@@ -147,6 +156,20 @@ struct sysctl_tree;        /* a tree of tunables */
 struct sysctl_table_header; /* one registered table */
 struct sysctl_entry;        /* a file (an entry) or a directory in a tree */
 
+/*
+ * Where a write comes from. It travels with the change: to the commit hook
+ * (sysctl_tree_set_commit()), to the handler (sysctl_entry_writing()) and
+ * to change callbacks (struct sysctl_change), whatever thread runs them.
+ */
+enum sysctl_origin {
+	SYSCTL_ORIGIN_CLIENT = 0, /* a front end's client: socket, FUSE (sysctl_set() with a caller) */
+	SYSCTL_ORIGIN_PROGRAM,    /* the program itself (no caller; sysctl_entry_notify()) */
+	SYSCTL_ORIGIN_FILE,       /* a settings file applied (sysctl.d, rcusysd -c) */
+	SYSCTL_ORIGIN_STATE,      /* a state file restored */
+	SYSCTL_ORIGIN_MIRROR,     /* a value mirrored from elsewhere (etcd) */
+	SYSCTL_ORIGIN_REMOVED,    /* no write: the entry was unregistered (callbacks only) */
+};
+
 /* Who asks; used for permission checks and the audit ring. */
 struct sysctl_caller {
 	uid_t uid;
@@ -202,6 +225,10 @@ RCUSTRING_API int sysctl_register_table(struct sysctl_tree *tree, const char *pa
  *
  * Concurrent lookups never see a freed node. Waits until no handler of the
  * table runs any more, so the caller may free the table's data on return.
+ * Then calls each change callback of its entries once with
+ * SYSCTL_ORIGIN_REMOVED, waiting for a call of it in progress.
+ * Context: not from a handler of the table, nor from a change callback of
+ * one of its entries (either would wait for itself).
  */
 RCUSTRING_API void sysctl_unregister_table(struct sysctl_table_header *header);
 
@@ -345,6 +372,17 @@ RCUSTRING_API int sysctl_entry_write_if(struct sysctl_entry *e, const struct sys
 					uint64_t expected_changes);
 
 /**
+ * sysctl_entry_write_from - sysctl_entry_write() with the write's origin
+ *
+ * sysctl_entry_write() is this with SYSCTL_ORIGIN_CLIENT when @who is
+ * given and SYSCTL_ORIGIN_PROGRAM when it is NULL.
+ * Context and return: as sysctl_entry_write().
+ */
+RCUSTRING_API int sysctl_entry_write_from(struct sysctl_entry *e, const struct sysctl_caller *who,
+					  enum sysctl_origin origin, const char *buf, size_t *lenp,
+					  off_t *ppos);
+
+/**
  * sysctl_get - the whole value of @path as its file reads (with '\n')
  *
  * One handler call reads the value whole, so a concurrent write is seen
@@ -362,6 +400,14 @@ RCUSTRING_API ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, cha
  */
 RCUSTRING_API int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value,
 			     size_t len, const struct sysctl_caller *who);
+
+/**
+ * sysctl_set_from - sysctl_set() with the write's origin (@who may be NULL:
+ * no permission check, as for sysctl_set())
+ */
+RCUSTRING_API int sysctl_set_from(struct sysctl_tree *tree, const char *path, const char *value,
+				  size_t len, const struct sysctl_caller *who,
+				  enum sysctl_origin origin);
 
 /**
  * sysctl_walk - call @fn for every entry (not directory) under @prefix
@@ -400,8 +446,55 @@ RCUSTRING_API void sysctl_entry_notify(struct sysctl_entry *e);
  */
 RCUSTRING_API int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms);
 
+/*
+ * A change record. Change callbacks get one per call: @seq is the counter
+ * of the latest change the call covers and @origin that change's origin
+ * (SYSCTL_ORIGIN_REMOVED once, with no counter change, when the entry is
+ * unregistered); @who is NULL there. The commit hook and the handler get
+ * the write in progress: @seq is the number it will have, @who its caller
+ * (NULL for the program), valid while they run.
+ */
+struct sysctl_change {
+	uint64_t seq;
+	enum sysctl_origin origin;
+	const struct sysctl_caller *who;
+};
+
 struct sysctl_callback;
-typedef void sysctl_change_fn(struct sysctl_entry *e, uint64_t changes, void *arg);
+typedef void sysctl_change_fn(struct sysctl_entry *e, const struct sysctl_change *change,
+			      void *arg);
+
+/**
+ * sysctl_entry_writing - the write @e's handler is running now
+ *
+ * For a handler that must know who writes (a mirror letting its own
+ * values through): the record of the write in progress.
+ * Context: only from @e's handler, during a write.
+ * Return: the record, or NULL outside a write.
+ */
+RCUSTRING_API const struct sysctl_change *sysctl_entry_writing(const struct sysctl_entry *e);
+
+/*
+ * A commit hook: makes a write durable before it is acknowledged.
+ * Called by every write of every entry of the tree, under the entry's
+ * writer lock, after the handler stored the new value and before the
+ * change is counted, audited or told to anyone; sysctl_entry_read() of @e
+ * (or sysctl_get()) inside it reads the new value. A negative errno
+ * refuses the write: the tree writes the previous value back through the
+ * handler and the write returns that errno, with no change counted. (Until
+ * then a lock-free reader of @e may have seen the refused value.)
+ * It must not write @e.
+ */
+typedef int sysctl_commit_fn(struct sysctl_entry *e, const struct sysctl_change *change,
+			     void *arg);
+
+/**
+ * sysctl_tree_set_commit - install the tree's commit hook (NULL: none)
+ * Context: before the tree is shared (no write may run meanwhile).
+ * Return: 0, or -EINVAL for a NULL tree.
+ */
+RCUSTRING_API int sysctl_tree_set_commit(struct sysctl_tree *tree, sysctl_commit_fn *fn,
+					 void *arg);
 
 /**
  * sysctl_entry_on_change - call @fn after each change of @e
@@ -409,7 +502,10 @@ typedef void sysctl_change_fn(struct sysctl_entry *e, uint64_t changes, void *ar
  * Guarantees: @fn runs after the change is published, outside every lock
  * of the tree, never concurrently with itself; every change is seen by at
  * least one call that started after it (a burst may be folded into one
- * call with the latest counter); counters passed to @fn only grow.
+ * call with the latest counter); @change->seq only grows, and
+ * @change->origin is the origin of change number @change->seq, whichever
+ * thread runs the call. When @e is unregistered, @fn is called once more
+ * with SYSCTL_ORIGIN_REMOVED (a poller learns the entry is gone).
  *
  * Where it runs: in the threads that change @e. A write (or
  * sysctl_entry_notify()) returns once each callback of @e has finished a

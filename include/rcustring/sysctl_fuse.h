@@ -27,6 +27,11 @@
  * several read() calls never joins the head of one value to the tail of
  * the next (/proc/sys can). A first read past offset 0 takes the copy too.
  * Values longer than 16 MiB read as -EFBIG.
+ * Opens are counted per uid, like the control socket's connections: uids
+ * other than 0 share SYSCTL_FUSE_MAX_OPEN - SYSCTL_FUSE_ROOT_RESERVE open
+ * files, each at most SYSCTL_FUSE_MAX_OPEN_PER_UID; past that open() fails
+ * with ENFILE. Root may use every slot. An open file holds a copy of the
+ * value it read, sized to the value, freed at close.
  *
  * Names: a FUSE path is looked up with '/' as separator, so a '.' is part
  * of a name at any depth ("/eth0.200/mtu", "/app.d/sub/x"). Names come
@@ -57,6 +62,10 @@ extern "C" {
 #endif
 
 struct sysctl_fuse;
+
+#define SYSCTL_FUSE_MAX_OPEN 4096
+#define SYSCTL_FUSE_ROOT_RESERVE 1024
+#define SYSCTL_FUSE_MAX_OPEN_PER_UID 1024
 
 /**
  * sysctl_fuse_mount - mount @tree at @mountpoint (an existing directory)

@@ -53,6 +53,9 @@ struct owned_row {
 	struct etcd_sync *s;
 	struct ctl_table orig;
 	char *key; /* the etcd key of the entry */
+	/* Borrowed: its handler runs only while the table is registered, when
+	 * the entry lives; asked whose write is in progress. */
+	struct sysctl_entry *entry;
 };
 
 struct owned_table {
@@ -204,13 +207,6 @@ static int64_t key_revision(struct etcd_sync *s, const char *key)
 	return rev;
 }
 
-/* Set while the sync thread writes into the tree: owned entries let it through. */
-static __thread const struct etcd_sync *applying;
-
-bool etcd_sync_applying(void)
-{
-	return applying != NULL;
-}
 
 static char *status_key(struct etcd_sync *s, const char *key)
 {
@@ -293,11 +289,10 @@ static void apply(struct etcd_sync *s, const char *key, const char *value, size_
 		if (n == (ssize_t)len + 1 && !memcmp(cur, value, len) && cur[len] == '\n')
 			goto done;
 	}
-	if (!err) {
-		applying = s;
-		err = sysctl_set(s->tree, path, value, len, &s->caller);
-		applying = NULL;
-	}
+	/* The origin travels with the write: owned entries let it through, the
+	 * state file lets the key go (etcd is its source of truth). */
+	if (!err)
+		err = sysctl_set_from(s->tree, path, value, len, &s->caller, SYSCTL_ORIGIN_MIRROR);
 	if (err) {
 		pthread_mutex_lock(&s->lock);
 		s->st.refused++;
@@ -797,9 +792,11 @@ static int owned_handler(const struct ctl_table *t, int write, void *buffer, siz
 			 off_t *ppos)
 {
 	struct owned_row *r = t->data;
+	const struct sysctl_change *w = write ? sysctl_entry_writing(r->entry) : NULL;
 	int err;
 
-	if (!write || applying == r->s)
+	/* This sync's own write: the record names its caller, whatever the thread. */
+	if (!write || (w && w->origin == SYSCTL_ORIGIN_MIRROR && w->who == &r->s->caller))
 		return r->orig.proc_handler(&r->orig, write, buffer, lenp, ppos);
 	if (!r->s->write_through)
 		return -EROFS; /* etcd owns the entry: change it there */
@@ -867,6 +864,16 @@ int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *
 	err = sysctl_register_table(s->tree, dir, o->rows, count, out);
 	if (err)
 		goto fail;
+	for (i = 0; i < count; i++) {
+		o->owned[i].entry = sysctl_lookup(s->tree, o->owned[i].key + s->prefix_len);
+		if (!o->owned[i].entry)
+			err = -ENOENT; /* cannot be: it was just registered there */
+		sysctl_entry_put(o->owned[i].entry);
+	}
+	if (err) {
+		sysctl_unregister_table(*out);
+		goto fail;
+	}
 	sysctl_tree_free(check);
 	pthread_mutex_lock(&s->lock);
 	o->next = s->owned;

@@ -106,15 +106,6 @@ int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *
 			size_t count, struct sysctl_table_header **out);
 
 /**
- * etcd_sync_applying - is this thread writing a value from etcd into a tree?
- *
- * True only inside a sync thread's write, so a change callback (which runs
- * in the writing thread, sysctl_entry_on_change()) can tell etcd's values
- * from local writes.
- */
-bool etcd_sync_applying(void);
-
-/**
  * etcd_sync_holds - does the entry at @path hold a value from etcd?
  *
  * True once a value of its key was applied (or found already there); a

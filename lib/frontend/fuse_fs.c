@@ -44,6 +44,10 @@ struct sysctl_fuse {
 	pthread_mutex_t files_lock;
 	struct open_file *files;
 	struct open_dir *dirs;
+	/* Open files counted per uid, under files_lock (see may_open()). */
+	struct uid_opens *opens;
+	size_t nopens;        /* uids with files open */
+	unsigned int others;  /* files open by uids other than 0 */
 
 	/* Requests read from the kernel, by opcode (see count_request()). */
 	struct sysctl_fuse *counted_next; /* in the counted list, under counted_lock */
@@ -52,12 +56,25 @@ struct sysctl_fuse {
 	uint64_t by_op[OP_SLOTS];
 };
 
+/*
+ * Open files are counted like socket connections: uids other than root
+ * share SYSCTL_FUSE_MAX_OPEN - SYSCTL_FUSE_ROOT_RESERVE of them, each at
+ * most SYSCTL_FUSE_MAX_OPEN_PER_UID, so no local user can pin the
+ * daemon's memory or shut root out. Each open file costs its struct and a
+ * snapshot the size of the value it read.
+ */
+struct uid_opens {
+	uid_t uid;
+	unsigned int n;
+};
+
 /* The largest value a file serves; a bigger one reads as -EFBIG. */
 #define SNAPSHOT_MAX (16u << 20)
 #define SNAPSHOT_FIRST 4096u
 
 struct open_file {
 	struct sysctl_entry *e;
+	uid_t uid; /* counted against it (may_open) */
 	struct open_file *prev, *next; /* in sysctl_fuse.files, under files_lock */
 
 	/* The value this file reads (see the top of the file). */
@@ -476,6 +493,51 @@ static int access_mask(int flags)
 	}
 }
 
+/* Count an open by @uid, unless its share is taken: -ENFILE. */
+static int may_open(struct sysctl_fuse *fs, uid_t uid)
+{
+	struct uid_opens *u = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&fs->files_lock);
+	for (size_t i = 0; i < fs->nopens && !u; i++)
+		if (fs->opens[i].uid == uid)
+			u = &fs->opens[i];
+	if (uid != 0 && (fs->others >= SYSCTL_FUSE_MAX_OPEN - SYSCTL_FUSE_ROOT_RESERVE ||
+			 (u && u->n >= SYSCTL_FUSE_MAX_OPEN_PER_UID)))
+		err = -ENFILE;
+	if (!err && !u) {
+		u = realloc(fs->opens, (fs->nopens + 1) * sizeof(*u));
+		if (u) {
+			fs->opens = u;
+			u = &fs->opens[fs->nopens++];
+			*u = (struct uid_opens){ uid, 0 };
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	if (!err) {
+		u->n++;
+		fs->others += uid != 0;
+	}
+	pthread_mutex_unlock(&fs->files_lock);
+	return err;
+}
+
+static void unopen(struct sysctl_fuse *fs, uid_t uid)
+{
+	pthread_mutex_lock(&fs->files_lock);
+	for (size_t i = 0; i < fs->nopens; i++) {
+		if (fs->opens[i].uid != uid)
+			continue;
+		if (--fs->opens[i].n == 0)
+			fs->opens[i] = fs->opens[--fs->nopens];
+		fs->others -= uid != 0;
+		break;
+	}
+	pthread_mutex_unlock(&fs->files_lock);
+}
+
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
 	struct sysctl_caller who = caller();
@@ -486,17 +548,23 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	if (!e)
 		return -ENOENT;
 	err = sysctl_entry_is_dir(e) ? -EISDIR : sysctl_access(e, &who, access_mask(fi->flags));
+	if (!err)
+		err = may_open(self(), who.uid);
 	of = err ? NULL : calloc(1, sizeof(*of));
-	if (!err && !of)
+	if (!err && !of) {
+		unopen(self(), who.uid);
 		err = -ENOMEM;
+	}
 	if (err) {
 		sysctl_entry_put(e);
 		return err;
 	}
 	of->e = e;
+	of->uid = who.uid;
 	of->seen = sysctl_entry_changes(e);
 	err = file_init_locks(of);
 	if (err) {
+		unopen(self(), who.uid);
 		sysctl_entry_put(e);
 		free(of);
 		return err;
@@ -519,6 +587,7 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 
 	(void)path;
 	file_unlink(self(), of);
+	unopen(self(), of->uid);
 	file_close(of);
 	return 0;
 }
@@ -546,8 +615,11 @@ static int take_snapshot(struct open_file *of)
 			return err;
 		}
 		if (len < cap) {
+			/* Sized to the value: an open file keeps no more than it reads. */
+			char *fit = realloc(buf, len ? len : 1);
+
 			free(of->snap);
-			of->snap = buf;
+			of->snap = fit ? fit : buf;
 			of->snap_len = len;
 			of->have_snap = 1;
 			return 0;
@@ -631,12 +703,12 @@ static int fs_access(const char *path, int mask)
 }
 
 /* Runs in the writer's thread after the change is published. */
-static void wake_poller(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void wake_poller(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
 	struct open_file *of = arg;
 
 	(void)e;
-	(void)changes;
+	(void)ch; /* a change or the entry's removal: either way the poller looks again */
 	pthread_mutex_lock(&of->lock);
 	if (of->ph) {
 		fuse_notify_poll(of->ph);
@@ -666,9 +738,13 @@ static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_poll
 			fuse_pollhandle_destroy(of->ph);
 		of->ph = ph;
 	}
-	/* Like /proc/sys: a change since open or the last poll is POLLERR|POLLPRI. */
+	/*
+	 * Like /proc/sys: a change since open or the last poll is
+	 * POLLERR|POLLPRI. So is the entry's removal: nothing will change it
+	 * any more, and its reads fail.
+	 */
 	now = sysctl_entry_changes(of->e);
-	if (now != of->seen) {
+	if (now != of->seen || !sysctl_entry_live(of->e)) {
 		of->seen = now;
 		revents |= POLLERR | POLLPRI;
 	}
@@ -1000,6 +1076,7 @@ void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 	fuse_unmount(fs->fuse);
 	fuse_destroy(fs->fuse);
 	pthread_mutex_destroy(&fs->files_lock);
+	free(fs->opens);
 	free(fs->mountpoint);
 	free(fs);
 }

@@ -364,7 +364,7 @@ static void do_set(struct conn *c, const char *path, const char *value, size_t l
 	} else {
 		e = sysctl_lookup(c->server->tree, path);
 		if (!e)
-			err = -ENOENT;
+			err = errno == EINVAL ? -EINVAL : -ENOENT; /* a malformed path, as SET says */
 		else if (sysctl_entry_is_dir(e))
 			err = -EISDIR;
 		else

@@ -52,7 +52,8 @@ const char *sysctl_conf_dotted(const char *key, char *buf, size_t size);
  * Return: the number of malformed lines (>= 0), a negative errno (-ENOMEM),
  * or @on_item's non-zero value.
  */
-#define SYSCTL_CONF_LINE_MAX 4096
+/* A key (up to 1 KiB) and the longest string value a tunable holds (64 KiB). */
+#define SYSCTL_CONF_LINE_MAX (65536 + 1024)
 int sysctl_conf_parse(const char *text, size_t len, sysctl_conf_item_fn *on_item,
 		      sysctl_conf_error_fn *on_error, void *arg);
 

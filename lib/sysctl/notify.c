@@ -4,7 +4,10 @@
  * variable, and callbacks.
  *
  * Callbacks run in the threads that change the entry, after every tree lock
- * is dropped, never concurrently with themselves. Each writer answers for
+ * is dropped, never concurrently with themselves. Which thread runs a call
+ * says nothing about who made the change: the call's record (struct
+ * sysctl_change) carries the origin, read with the change's number from
+ * one word (the entry's stamp). Each writer answers for
  * its own change only: it returns once every callback of the entry has
  * finished a call that started after the change (so saw it), running the
  * call itself when the callback is idle and waiting when another thread
@@ -39,6 +42,7 @@ struct sysctl_callback {
 	uint64_t handoff; /* latest change left to the runner by a callback's write */
 	bool running;     /* some thread is inside fn */
 	bool removed;     /* unlinked by sysctl_callback_remove */
+	bool told_gone;   /* called with SYSCTL_ORIGIN_REMOVED */
 };
 
 /* Callbacks this thread is inside of (any entry, any tree). */
@@ -85,12 +89,18 @@ static void run_one(struct sysctl_entry *e, struct sysctl_callback *cb)
 {
 	cb->running = true;
 	do {
-		/* Read with the lock held: covers every change published so far. */
-		uint64_t seen = sysctl_entry_changes(e);
+		/*
+		 * Read with the lock held: covers every change stamped so far
+		 * (each writer stamps its change before it runs callbacks), and
+		 * names the origin of the latest, whichever thread this is.
+		 */
+		uint64_t stamp = __atomic_load_n(&e->stamp, __ATOMIC_SEQ_CST);
+		uint64_t seen = stamp >> 8;
+		struct sysctl_change ch = { .seq = seen, .origin = (enum sysctl_origin)(stamp & 0xff) };
 
 		pthread_mutex_unlock(&e->cb_lock);
 		callback_depth++;
-		cb->fn(e, seen, cb->arg);
+		cb->fn(e, &ch, cb->arg);
 		callback_depth--;
 		pthread_mutex_lock(&e->cb_lock);
 		if (seen > cb->done)
@@ -146,11 +156,60 @@ void rcs_sysctl_changed(struct sysctl_entry *e, uint64_t c)
 		run_callbacks(e, c);
 }
 
+void rcs_sysctl_stamp(struct sysctl_entry *e, uint64_t c, enum sysctl_origin origin)
+{
+	uint64_t old = __atomic_load_n(&e->stamp, __ATOMIC_SEQ_CST);
+	uint64_t stamp = c << 8 | (uint64_t)origin;
+
+	/* Writers under the writer lock and notifiers race: only a later change may replace it. */
+	while ((old >> 8) < c &&
+	       !__atomic_compare_exchange_n(&e->stamp, &old, stamp, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST))
+		;
+}
+
 void sysctl_entry_notify(struct sysctl_entry *e)
 {
+	uint64_t c;
+
 	if (!e || e->is_dir)
 		return;
-	rcs_sysctl_changed(e, __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST));
+	c = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
+	rcs_sysctl_stamp(e, c, SYSCTL_ORIGIN_PROGRAM);
+	rcs_sysctl_changed(e, c);
+}
+
+/*
+ * Each callback once more, told the entry is gone: a poller waiting for a
+ * change would otherwise wait for ever. In the unregistering thread.
+ */
+void rcs_sysctl_removed(struct sysctl_entry *e)
+{
+	struct sysctl_change ch = { .origin = SYSCTL_ORIGIN_REMOVED };
+	struct sysctl_callback *cb;
+
+	pthread_mutex_lock(&e->cb_lock);
+again:
+	cds_list_for_each_entry(cb, &e->callbacks, node) {
+		if (cb->told_gone)
+			continue;
+		if (cb->running) {
+			pthread_cond_wait(&e->cb_cond, &e->cb_lock);
+			goto again;
+		}
+		cb->told_gone = true;
+		cb->running = true;
+		ch.seq = sysctl_entry_changes(e);
+		pthread_mutex_unlock(&e->cb_lock);
+		callback_depth++;
+		cb->fn(e, &ch, cb->arg);
+		callback_depth--;
+		pthread_mutex_lock(&e->cb_lock);
+		cb->running = false;
+		pthread_cond_broadcast(&e->cb_cond);
+		goto again; /* the list may have changed while unlocked */
+	}
+	pthread_mutex_unlock(&e->cb_lock);
 }
 
 int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms)

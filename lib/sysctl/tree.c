@@ -647,9 +647,16 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 		return -EINVAL;
 	}
 	/* sysctl_check_table: read and write bits only (S_IRUGO | S_IWUGO). */
-	if (t->mode & ~(mode_t)0666) {
+	if (t->mode & ~(mode_t)(0666 | SYSCTL_MODE_EXEC)) {
 		reg_error(tree, dir, name, "bogus mode 0%o", (unsigned int)t->mode);
 		return -EINVAL;
+	}
+	/* Whoever may write what root executes chooses what root runs. */
+	if ((t->mode & SYSCTL_MODE_EXEC) && (t->mode & 0022)) {
+		reg_error(tree, dir, name,
+			  "an entry root executes is written by root alone (mode 0%o lets group or others write)",
+			  (unsigned int)(t->mode & 0666));
+		return -EPERM;
 	}
 	row = rcs_handler_row(t->proc_handler);
 	if (!row)
@@ -845,10 +852,11 @@ int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl
 		e->header = h;
 		h->refs++;
 		e->table = &table[i];
-		e->mode = table[i].mode;
+		e->mode = table[i].mode & 0666;
 		e->handler = table[i].proc_handler;
 		e->maxlen = table[i].maxlen;
 		e->locked_reads = !(handler_flags(table[i].proc_handler) & SYSCTL_HF_RCU);
+		e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
 		if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
 			goto fail;
 	}
@@ -895,8 +903,10 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 		return;
 	tree = h->tree;
 	pthread_mutex_lock(&tree->lock);
-	for (size_t i = 0; i < h->count; i++)
+	for (size_t i = 0; i < h->count; i++) {
+		sysctl_entry_get(h->entries[i]); /* for the removal callbacks below */
 		entry_unlink(h->entries[i]);
+	}
 	/* Remove directories left empty, up to (not including) the root. */
 	dir = h->dir;
 	dir->pins--;
@@ -915,8 +925,12 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	while (__atomic_load_n(&h->inflight, __ATOMIC_SEQ_CST))
 		pthread_cond_wait(&h->drain_cond, &h->drain_lock);
 	pthread_mutex_unlock(&h->drain_lock);
-	/* Waiters on the dead entries return -ENOENT. */
+	/* Waiters on the dead entries return -ENOENT; callbacks hear of it. */
 	rcs_sysctl_wake_all(tree);
+	for (size_t i = 0; i < h->count; i++) {
+		rcs_sysctl_removed(h->entries[i]);
+		sysctl_entry_put(h->entries[i]);
+	}
 	header_put(h);
 }
 
@@ -981,6 +995,9 @@ int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who,
 		return -EINVAL;
 	mode = (unsigned int)e->mode;
 	sysctl_tree_get_owner(e->tree, &owner_uid, &owner_gid);
+	/* The owner is never delegated what root executes (the kernel never delegates it). */
+	if (e->exec)
+		owner_uid = 0, owner_gid = 0;
 	if (who->uid == 0 || who->uid == owner_uid)
 		mode >>= 6;
 	else if (who->gid == 0 || who->gid == owner_gid)
@@ -1096,20 +1113,102 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 	return (size_t)n < size ? n : (ssize_t)size - 1;
 }
 
+/* The largest value a commit hook's rollback saves (a bigger one cannot be written). */
+#define SAVE_MAX (16u << 20)
+
+/*
+ * The whole value of @e into a new buffer (writer lock held, so no writer
+ * changes it meanwhile): what a refused commit writes back.
+ */
+static int save_value(struct sysctl_entry *e, char **out, size_t *out_len)
+{
+	for (size_t cap = 4096;; cap *= 2) {
+		char *buf = malloc(cap);
+		size_t len = cap;
+		off_t pos = 0;
+		int err;
+
+		if (!buf)
+			return -ENOMEM;
+		err = rcs_sysctl_call(e, 0, buf, &len, &pos);
+		if (!err && len < cap) {
+			*out = buf;
+			*out_len = len;
+			return 0;
+		}
+		free(buf);
+		if (err)
+			return err;
+		if (cap >= SAVE_MAX)
+			return -EFBIG;
+	}
+}
+
+/* The commit hook refused the write: the saved value goes back. */
+static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
+{
+	off_t pos = 0;
+	int err;
+
+	/* A value is written as it reads less the newline a read adds ("\n" alone
+	 * stays: a zero-byte write would change nothing). */
+	if (len > 1 && saved[len - 1] == '\n')
+		len--;
+	if (e->locked_reads)
+		pthread_rwlock_wrlock(&e->data_lock);
+	err = rcs_sysctl_call(e, 1, saved, &len, &pos);
+	if (e->locked_reads)
+		pthread_rwlock_unlock(&e->data_lock);
+	if (err)
+		reg_error(e->tree, "", e->path, "cannot restore the value after a refused commit: %s",
+			  strerror(-err));
+}
+
+/* The handler's write, then the commit hook; under the writer lock. */
+static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const char *buf,
+			size_t *lenp, off_t *ppos)
+{
+	struct sysctl_tree *tree = e->tree;
+	char *saved = NULL;
+	size_t saved_len = 0;
+	int err = 0;
+
+	if (tree->commit)
+		err = save_value(e, &saved, &saved_len);
+	if (err)
+		return err;
+	e->writing = ch;
+	if (e->locked_reads)
+		pthread_rwlock_wrlock(&e->data_lock);
+	err = rcs_sysctl_call(e, 1, (void *)buf, lenp, ppos);
+	if (e->locked_reads)
+		pthread_rwlock_unlock(&e->data_lock);
+	if (!err && tree->commit) {
+		err = tree->commit(e, ch, tree->commit_arg);
+		if (err)
+			restore_value(e, saved, saved_len);
+	}
+	e->writing = NULL;
+	free(saved);
+	return err;
+}
+
 /*
  * The write, and with @expected non-NULL only while the change counter is
  * *@expected: checked under the writer lock, which every write of the entry
  * takes before it bumps the counter, so no write can land between the
  * check and this one.
  */
-static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
-		       size_t *lenp, off_t *ppos, const uint64_t *expected)
+static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
+		       enum sysctl_origin origin, const char *buf, size_t *lenp, off_t *ppos,
+		       const uint64_t *expected)
 {
 	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
+	struct sysctl_change ch = { .origin = origin, .who = who };
 	uint64_t change = 0;
 	int err;
 
-	if (!e || !lenp || !ppos || (!buf && *lenp))
+	if (!e || !lenp || !ppos || (!buf && *lenp) || origin == SYSCTL_ORIGIN_REMOVED)
 		return -EINVAL;
 	if (e->is_dir)
 		return -EISDIR;
@@ -1123,13 +1222,11 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 	}
 	/* No other writer now: the audit's reads need not exclude anyone. */
 	rcs_audit_value(e, old_value);
-	if (e->locked_reads)
-		pthread_rwlock_wrlock(&e->data_lock);
-	err = rcs_sysctl_call(e, 1, (void *)buf, lenp, ppos);
-	if (e->locked_reads)
-		pthread_rwlock_unlock(&e->data_lock);
+	ch.seq = __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) + 1;
+	err = write_locked(e, &ch, buf, lenp, ppos);
 	if (!err) {
 		change = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
+		rcs_sysctl_stamp(e, change, origin);
 		rcs_audit_value(e, new_value);
 		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
 	}
@@ -1139,16 +1236,41 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, 
 	return err;
 }
 
+static enum sysctl_origin default_origin(const struct sysctl_caller *who)
+{
+	return who ? SYSCTL_ORIGIN_CLIENT : SYSCTL_ORIGIN_PROGRAM;
+}
+
 int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
 		       size_t *lenp, off_t *ppos)
 {
-	return entry_write(e, who, buf, lenp, ppos, NULL);
+	return entry_write(e, who, default_origin(who), buf, lenp, ppos, NULL);
+}
+
+int sysctl_entry_write_from(struct sysctl_entry *e, const struct sysctl_caller *who,
+			    enum sysctl_origin origin, const char *buf, size_t *lenp, off_t *ppos)
+{
+	return entry_write(e, who, origin, buf, lenp, ppos, NULL);
 }
 
 int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
 			  const char *buf, size_t *lenp, off_t *ppos, uint64_t expected_changes)
 {
-	return entry_write(e, who, buf, lenp, ppos, &expected_changes);
+	return entry_write(e, who, default_origin(who), buf, lenp, ppos, &expected_changes);
+}
+
+const struct sysctl_change *sysctl_entry_writing(const struct sysctl_entry *e)
+{
+	return e ? e->writing : NULL;
+}
+
+int sysctl_tree_set_commit(struct sysctl_tree *tree, sysctl_commit_fn *fn, void *arg)
+{
+	if (!tree)
+		return -EINVAL;
+	tree->commit = fn;
+	tree->commit_arg = arg;
+	return 0;
 }
 
 ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf, size_t size)
@@ -1185,6 +1307,12 @@ out:
 int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
 	       const struct sysctl_caller *who)
 {
+	return sysctl_set_from(tree, path, value, len, who, default_origin(who));
+}
+
+int sysctl_set_from(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+		    const struct sysctl_caller *who, enum sysctl_origin origin)
+{
 	struct sysctl_entry *e;
 	off_t off = 0;
 	int err;
@@ -1199,7 +1327,7 @@ int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, si
 	else if (who)
 		err = sysctl_access(e, who, W_OK);
 	if (!err)
-		err = sysctl_entry_write(e, who, value, &len, &off);
+		err = entry_write(e, who, origin, value, &len, &off, NULL);
 	sysctl_entry_put(e);
 	return err;
 }

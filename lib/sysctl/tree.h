@@ -26,6 +26,9 @@ struct sysctl_tree {
 	/* Owner of every entry (sysctl_tree_set_owner); atomic, 0/0 by default. */
 	uid_t owner_uid;
 	gid_t owner_gid;
+	/* The commit hook (sysctl_tree_set_commit), set before the tree is shared. */
+	sysctl_commit_fn *commit;
+	void *commit_arg;
 
 	/* Waiters of sysctl_entry_wait() on any entry of this tree. */
 	pthread_mutex_t notify_lock;
@@ -136,7 +139,15 @@ struct sysctl_entry {
 	/* Copied at registration: explanations need them without the table. */
 	proc_handler *handler;
 	int maxlen;
+	bool exec; /* SYSCTL_MODE_EXEC: written by uid 0 alone */
 	uint64_t changes; /* atomic */
+	/*
+	 * Atomic: (number of the latest change told to callbacks << 8) | its
+	 * origin, in one word so a callback reads a number and its origin that
+	 * belong together. Only grows (rcs_sysctl_stamp).
+	 */
+	uint64_t stamp;
+	const struct sysctl_change *writing; /* the write in progress; under write_lock */
 
 	/* Change callbacks of this entry. */
 	pthread_mutex_t cb_lock;
@@ -149,6 +160,10 @@ struct sysctl_entry {
 /* notify.c */
 /* Change number @c of @e is published; tell waiters and run callbacks. */
 void rcs_sysctl_changed(struct sysctl_entry *e, uint64_t c);
+/* Record @origin as the origin of change number @c (before rcs_sysctl_changed). */
+void rcs_sysctl_stamp(struct sysctl_entry *e, uint64_t c, enum sysctl_origin origin);
+/* @e was unregistered: each callback is called once with SYSCTL_ORIGIN_REMOVED. */
+void rcs_sysctl_removed(struct sysctl_entry *e);
 void rcs_sysctl_wake_all(struct sysctl_tree *tree);
 int rcs_sysctl_entry_init_notify(struct sysctl_entry *e);
 void rcs_sysctl_entry_fini_notify(struct sysctl_entry *e);

@@ -11,9 +11,16 @@
  *   show OUT                write this process's SigBlk, SigIgn and open
  *                           descriptors above 2 to OUT
  *   stubborn PIDFILE        ignore SIGTERM, write our pid, sleep for ever
+ *   opens FILE N            open FILE N times and read one byte from each;
+ *                           print "opened K of N" and the first error, then
+ *                           keep them open until stdin ends
+ *   pollwait FILE SECONDS   read FILE, then poll it for a change; print
+ *                           "woke" or "timeout"
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,8 +152,56 @@ static int stubborn(const char *pidfile)
 		pause();
 }
 
+static int opens(const char *file, int n)
+{
+	int opened = 0, first = 0;
+	char c, *why = "";
+
+	for (int i = 0; i < n; i++) {
+		int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || read(fd, &c, 1) != 1) {
+			if (!first) {
+				first = errno;
+				why = strerror(errno);
+			}
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		opened++;
+	}
+	printf("opened %d of %d%s%s\n", opened, n, first ? "; first error: " : "", why);
+	fflush(stdout);
+	while (read(STDIN_FILENO, &c, 1) > 0)
+		;
+	return 0;
+}
+
+static int pollwait(const char *file, int seconds)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	struct pollfd p = { .fd = fd, .events = POLLPRI | POLLERR };
+	char buf[256];
+	int n;
+
+	if (fd < 0 || read(fd, buf, sizeof(buf)) < 0) {
+		perror(file);
+		return 1;
+	}
+	printf("polling\n");
+	fflush(stdout);
+	n = poll(&p, 1, seconds * 1000);
+	printf("%s\n", n > 0 ? "woke" : n == 0 ? "timeout" : strerror(errno));
+	return n > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "opens"))
+		return opens(argv[2], atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "pollwait"))
+		return pollwait(argv[2], atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "hold"))
 		return hold(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
 	if (argc == 5 && !strcmp(argv[1], "flood"))

@@ -11,6 +11,12 @@
 #            supervised program inherits
 #   fds      ulimit -n exhaustion (no busy loop), the events connection cap
 #   flood    many RUN events on one connection (ASan catches a use-after-free)
+#   state    the state file: a user's directory, a FIFO or symlink at its name or
+#            at the old temporary name, two daemons on one file, the default path
+#   durable  acknowledged writes on a full disk, a 64 KiB value across a restart
+#   owner    --owner against the entries root executes; exec= tunables' modes
+#   opens    one user's FUSE opens against the per-uid cap and root's reserve
+#   small    SETIF's malformed path, a poller on an entry removed at reload
 # Each attack prints "held: NAME" or "failed: NAME (why)"; any failure fails.
 # Waits are hang guards (seconds), never timing assertions.
 set -u
@@ -28,7 +34,7 @@ chmod 755 "$dir" # the local user must reach the sockets and the mount
 daemons=()
 cleanup() {
 	for p in "${daemons[@]}" $(cat "$dir"/*.pid 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	for m in "$dir"/*/sys "$dir"/target; do mountpoint -q "$m" 2>/dev/null && umount -l "$m"; done
+	for m in "$dir"/*/sys "$dir"/target "$dir"/full; do mountpoint -q "$m" 2>/dev/null && umount -l "$m"; done
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -400,6 +406,220 @@ flood)
 	attack "clean exit" "rc=$rc" test "$rc" = 0
 	attack "no sanitizer report" "$(grep -m3 -E 'Sanitizer|runtime error' "$run.log")" \
 		eval '! grep -qE "Sanitizer|runtime error" "$run.log"'
+	;;
+state)
+	# try_start NAME [rcusysd args]: like rundir's; sets $rc ("started": then stopped).
+	try_start() {
+		local p
+		"$rcusysd" "$@" > "$dir/try.out" 2>&1 &
+		p=$!
+		daemons+=("$p")
+		if wait_for 20 gone "$p"; then
+			wait "$p"
+			rc=$?
+		else
+			kill -TERM "$p"
+			wait_for 20 gone "$p" || kill -KILL "$p"
+			wait "$p"
+			rc=started
+		fi
+	}
+	refused() {
+		local name=$1 msg=$2
+		shift 2
+		try_start "$@"
+		if [ "$rc" = 1 ] && grep -qF -- "$msg" "$dir/try.out"; then
+			held "$name"
+		else
+			failed "$name" "rc=$rc, said: $(head -c 600 "$dir/try.out")"
+		fi
+	}
+	printf '#!/bin/sh\nid -u > %s/pwned\n' "$dir" > "$dir/evil"
+	chmod 755 "$dir/evil"
+	# A state directory the user can write: a planted file must not be applied.
+	mkdir -m 755 "$dir/us"
+	chown "$nobody:$nobody" "$dir/us"
+	as_user sh -c "echo 'kernel.modprobe = $dir/evil' > '$dir/us/state.conf'"
+	"$rcusysd" -d "$dir/r0" --no-fuse -s "$dir/us/state.conf" > "$dir/try.out" 2>&1 &
+	pid=$!
+	daemons+=("$pid")
+	wait_for 20 eval 'test -S "$dir/r0/events.sock" || gone "$pid"'
+	alive "$pid" && event "$dir/r0" "MODULE foo" > /dev/null
+	attack "a planted state file's helper never runs as root" "it ran as uid $(cat "$dir/pwned" 2>/dev/null)" \
+		test ! -e "$dir/pwned"
+	if alive "$pid"; then
+		stop "$pid" 30
+		failed "state directory owned by a user refused" "it started; said: $(head -c 300 "$dir/try.out")"
+	else
+		wait "$pid"
+		rc=$?
+		attack "state directory owned by a user refused" "rc=$rc, said: $(cat "$dir/try.out")" \
+			eval '[ "$rc" = 1 ] && grep -qF "unsafe state directory $dir/us: it is owned by uid $nobody" "$dir/try.out"'
+	fi
+	mkdir -m 777 "$dir/ws"
+	refused "world-writable state directory refused" "unsafe state directory $dir/ws: it is writable by group or others (mode 0777)" \
+		-d "$dir/r1" --no-fuse -s "$dir/ws/state.conf"
+	# A FIFO or a symlink where the state file goes.
+	mkdir -m 755 "$dir/fs" "$dir/ls"
+	mkfifo "$dir/fs/state.conf"
+	refused "a FIFO at the state file refused (no hang)" "state file $dir/fs/state.conf: not a regular file" \
+		-d "$dir/r1" --no-fuse -s "$dir/fs/state.conf"
+	echo 'kernel.modprobe = /x' > "$dir/victim"
+	ln -s "$dir/victim" "$dir/ls/state.conf"
+	refused "a symlink at the state file refused" "state file $dir/ls/state.conf: a symbolic link" \
+		-d "$dir/r1" --no-fuse -s "$dir/ls/state.conf"
+	# A FIFO at the old fixed temporary name, planted while it runs.
+	mkdir -m 755 "$dir/ts"
+	start "$dir/r2" --no-fuse -t "$dir/tunables.conf" -s "$dir/ts/state.conf" || exit 1
+	mkfifo "$dir/ts/.state.conf.tmp"
+	timeout 20 "$cli" --socket "$dir/r2/control.sock" -q -w pub.val=5 > /dev/null 2>&1
+	attack "a FIFO at .state.conf.tmp does not hang a write" "write rc=$? (124: hung 20 s)" \
+		grep -qx "pub.val = 5" "$dir/ts/state.conf"
+	# Two daemons never share a state file.
+	refused "a second daemon on the same state file refused" "state file $dir/ts/state.conf: in use by another rcusysd" \
+		-d "$dir/r3" --no-fuse -s "$dir/ts/state.conf"
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	# The default state file follows --run-dir; /var/lib is a private tmpfs here,
+	# so an old binary that writes there writes nowhere that lasts.
+	unshare -m --propagation private sh -c \
+		"mount -t tmpfs rcusysd-test /var/lib && exec '$rcusysd' -d '$dir/r4' --no-fuse -t '$dir/tunables.conf'" \
+		2> "$dir/r4.log" &
+	pid=$!
+	daemons+=("$pid")
+	wait_for 20 test -S "$dir/r4/events.sock" || { cat "$dir/r4.log"; exit 1; }
+	ctl "$dir/r4" -q -w pub.val=7
+	attack "the default state file is RUN/state.conf" "RUN has: $(ls -A "$dir/r4")" \
+		grep -qx "pub.val = 7" "$dir/r4/state.conf"
+	sys=$(nsenter -t "$pid" -m sh -c 'ls -A /var/lib/rcusysd 2>/dev/null')
+	attack "a --run-dir instance leaves /var/lib/rcusysd alone" "it wrote: $sys" test -z "$sys"
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	;;
+durable)
+	cat >> "$dir/tunables.conf" <<-'EOT'
+	big.val string maxlen=65536 default=small
+	EOT
+	# A full file system under the state directory.
+	mkdir -m 755 "$dir/full"
+	mount -t tmpfs -o size=256k,mode=0755 rcusysd-test "$dir/full" || exit 1
+	run=$dir/d
+	start "$run" -t "$dir/tunables.conf" -s "$dir/full/state.conf" || exit 1
+	ctl "$run" -q -w pub.val=5
+	dd if=/dev/zero of="$dir/full/fill" bs=4k 2> /dev/null
+	out=$(ctl "$run" -w pub.val=6 2>&1)
+	attack "SET on a full disk is refused" "it said: $out" eval '[[ $out == *"No space left on device"* ]]'
+	attack "the refused SET leaves the value" "value is $(ctl "$run" -n pub.val)" test "$(ctl "$run" -n pub.val)" = 5
+	if mountpoint -q "$run/sys"; then
+		out=$(bash -c "echo 8 > '$run/sys/pub/val'" 2>&1)
+		attack "FUSE write on a full disk is refused" "it said: '$out'" eval '[[ $out == *"No space left on device"* ]]'
+		attack "the refused FUSE write leaves the value" "value is $(ctl "$run" -n pub.val)" \
+			test "$(ctl "$run" -n pub.val)" = 5
+	else
+		failed "the tree did not mount" "$(grep FUSE "$run.log")"
+	fi
+	rm -f "$dir/full/fill"
+	# The largest value a string tunable holds survives a restart.
+	big=$(head -c 49149 /dev/zero | tr '\0' 'x')abc
+	printf '%s' "$big" > "$run/sys/big/val"
+	stop "$pid" 30
+	start "$run" -t "$dir/tunables.conf" -s "$dir/full/state.conf" || exit 1
+	got=$(cat "$run/sys/big/val")
+	attack "a 48 KiB value survives a restart" "got ${#got} bytes back; log: $(grep -m1 state "$run.log")" \
+		test "$got" = "$big"
+	big=$(head -c 65535 /dev/zero | tr '\0' 'y')
+	printf '%s' "$big" > "$run/sys/big/val"
+	stop "$pid" 30
+	start "$run" -t "$dir/tunables.conf" -s "$dir/full/state.conf" || exit 1
+	got=$(cat "$run/sys/big/val")
+	attack "a 65535-byte value (maxlen 65536) survives a restart" "got ${#got} bytes back" test "$got" = "$big"
+	attack "pub.val came back too" "got $(ctl "$run" -n pub.val)" test "$(ctl "$run" -n pub.val)" = 5
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	;;
+owner)
+	printf '#!/bin/sh\nid -u > %s/pwned\n' "$dir" > "$dir/evil"
+	chmod 755 "$dir/evil"
+	run=$dir/o
+	start "$run" --no-fuse -t "$dir/tunables.conf" --owner "$nobody:$nobody" || exit 1
+	as_user "$cli" --socket "$run/control.sock" -q -w pub.val=9 > /dev/null 2>&1
+	attack "the owner writes a 0644 entry" "value is $(ctl "$run" -n pub.val)" test "$(ctl "$run" -n pub.val)" = 9
+	for e in kernel.modprobe kernel.core_pattern kernel.poweroff_cmd kernel.hotplug fs.ocfs2.nm.hb_ctl_path; do
+		before=$(ctl "$run" -n "$e")
+		as_user "$cli" --socket "$run/control.sock" -q -w "$e=$dir/evil" > /dev/null 2>&1
+		attack "the owner cannot write $e" "it is $(ctl "$run" -n "$e")" test "$(ctl "$run" -n "$e")" = "$before"
+	done
+	event "$run" "MODULE foo" > /dev/null
+	attack "the owner's program never ran as root" "it ran as uid $(cat "$dir/pwned" 2>/dev/null)" test ! -e "$dir/pwned"
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	# A tunable root executes may not be given a wider mode.
+	echo 'app.helper string maxlen=256 default=/bin/true exec=yes mode=0666' > "$dir/exec.conf"
+	out=$(timeout 20 "$rcusysd" -d "$dir/o2" --no-fuse --no-persist -t "$dir/exec.conf" 2>&1)
+	attack "a tunables file giving an exec entry mode 0666 is refused" "rc=$?, said: $out" \
+		eval '[[ $out == *"an entry root executes is written by root alone (mode 0666"* ]]'
+	echo 'app.helper string maxlen=256 default=/bin/true exec=yes' > "$dir/exec.conf"
+	start "$dir/o3" --no-fuse -t "$dir/exec.conf" --owner "$nobody:$nobody" || exit 1
+	as_user "$cli" --socket "$dir/o3/control.sock" -q -w "app.helper=$dir/evil" > /dev/null 2>&1
+	attack "the owner cannot write an exec=yes tunable" "it is $(ctl "$dir/o3" -n app.helper)" \
+		test "$(ctl "$dir/o3" -n app.helper)" = /bin/true
+	ctl "$dir/o3" -q -w "app.helper=/bin/false"
+	attack "root still writes it" "it is $(ctl "$dir/o3" -n app.helper)" test "$(ctl "$dir/o3" -n app.helper)" = /bin/false
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	;;
+opens)
+	run=$dir/fo
+	start "$run" -t "$dir/tunables.conf" || exit 1
+	if ! mountpoint -q "$run/sys"; then
+		echo "skip: the tree did not mount here: $(grep FUSE "$run.log")"
+		stop "$pid" 30
+		[ "${CI:-}" = true ] && { echo "failed: FUSE must work on CI as root"; exit 1; }
+		exit 77
+	fi
+	mkfifo "$dir/hold.in"
+	(ulimit -n 8192 && exec setpriv --reuid="$nobody" --regid="$nobody" --clear-groups \
+		"$helper" opens "$run/sys/pub/val" 3000 < "$dir/hold.in" > "$dir/opens.out") &
+	holder=$!
+	exec 7> "$dir/hold.in"
+	wait_for 60 grep -q opened "$dir/opens.out"
+	out=$(cat "$dir/opens.out")
+	echo "measured: $out"
+	n=$(awk '{ print $2 }' "$dir/opens.out")
+	attack "one user's FUSE opens are capped at 1024" "$out" test "${n:-0}" = 1024
+	attack "the refused opens say ENFILE" "$out" eval '[[ $out == *"Too many open files in system"* ]]'
+	attack "root still opens while the user holds its share" "got '$(cat "$run/sys/pub/val" 2>&1)'" \
+		test "$(cat "$run/sys/pub/val" 2>&1)" = 1
+	exec 7>&-
+	wait "$holder"
+	wait_for 20 eval '[ "$(as_user cat "$run/sys/pub/val" 2>/dev/null)" = 1 ]'
+	attack "the user opens again once it closed" "got '$(as_user cat "$run/sys/pub/val" 2>&1)'" \
+		test "$(as_user cat "$run/sys/pub/val" 2>&1)" = 1
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
+	;;
+small)
+	run=$dir/sm
+	cp "$dir/tunables.conf" "$dir/reload.conf"
+	start "$run" -t "$dir/reload.conf" || exit 1
+	out=$("$helper" flood "$run/control.sock" 1 "SET a..b 1")
+	out2=$("$helper" flood "$run/control.sock" 1 "SETIF a..b 1 1")
+	attack "SETIF answers a malformed path as SET does" "SET: $out; SETIF: $out2" \
+		eval '[[ $out == *"ERR 22"* && $out2 == *"ERR 22"* ]]'
+	if mountpoint -q "$run/sys"; then
+		"$helper" pollwait "$run/sys/open/val" 20 > "$dir/poll.out" &
+		poller=$!
+		wait_for 20 grep -q polling "$dir/poll.out"
+		grep -v '^open.val' "$dir/tunables.conf" > "$dir/reload.conf"
+		kill -HUP "$pid"
+		wait "$poller"
+		attack "a poller on an entry removed at reload wakes" "it said: $(tail -1 "$dir/poll.out")" \
+			grep -qx woke "$dir/poll.out"
+	else
+		failed "the tree did not mount" "$(grep FUSE "$run.log")"
+	fi
+	stop "$pid" 30
+	attack "clean exit" "rc=$rc" test "$rc" = 0
 	;;
 *)
 	echo "unknown group $group"

@@ -242,8 +242,10 @@ struct seen_value {
 	int calls;
 };
 
-static void record_value(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void record_value(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
+	uint64_t changes = ch->seq;
+
 	struct seen_value *sv = arg;
 	size_t len = sizeof(sv->value) - 1;
 	off_t pos = 0;
@@ -286,8 +288,10 @@ static void test_callback_after_publish(void **state)
 static int in_cb, overlaps, cb_calls;
 static uint64_t cb_last;
 
-static void slow_cb(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void slow_cb(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
+	uint64_t changes = ch->seq;
+
 	(void)e;
 	(void)arg;
 	if (__atomic_exchange_n(&in_cb, 1, __ATOMIC_SEQ_CST))
@@ -344,8 +348,10 @@ static void test_callback_serialized(void **state)
 /* Removal waits for a call in progress. */
 static int blocking_started, blocking_done;
 
-static void blocking_cb(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void blocking_cb(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
+	uint64_t changes = ch->seq;
+
 	(void)e;
 	(void)changes;
 	(void)arg;
@@ -395,8 +401,10 @@ static void test_callback_remove_waits(void **state)
 static uint64_t ms_cb_max;
 static int ms_cb_called;
 
-static void ms_cb(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void ms_cb(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
+	uint64_t changes = ch->seq;
+
 	(void)e;
 	(void)arg;
 	__atomic_store_n(&ms_cb_called, 1, __ATOMIC_SEQ_CST);
@@ -465,8 +473,10 @@ static void test_callback_writer_bounded(void **state)
 static struct fixture *wfix;
 static int own_calls;
 
-static void writes_own(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void writes_own(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
+	uint64_t changes = ch->seq;
+
 	(void)arg;
 	(void)changes;
 	if (__atomic_add_fetch(&own_calls, 1, __ATOMIC_SEQ_CST) < 5)
@@ -476,8 +486,10 @@ static void writes_own(struct sysctl_entry *e, uint64_t changes, void *arg)
 static uint64_t cross_seen[2];
 static int cross_budget;
 
-static void writes_other(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void writes_other(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
+	uint64_t changes = ch->seq;
+
 	long k = (long)arg;
 
 	__atomic_store_n(&cross_seen[k], changes, __ATOMIC_SEQ_CST);
@@ -537,8 +549,10 @@ static void test_callback_writes_entries(void **state)
 
 static int loop_calls, loop_other_done;
 
-static void loop_cb(struct sysctl_entry *e, uint64_t changes, void *arg)
+static void loop_cb(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
+	uint64_t changes = ch->seq;
+
 	(void)changes;
 	(void)arg;
 	usleep(1000);

@@ -22,7 +22,7 @@ bad "default too long" 'x.y string maxlen=4 default="toolong"' '1: default="tool
 bad "string without maxlen" '# c
 x.y string' "2: string needs maxlen=1..65536"
 bad "unknown type" 'x.y float' "1: type \"float\" unknown (expected one of string, int, uint, u8, ulong, bool, bitmap, jiffies, userhz_jiffies, ms_jiffies, ulong_ms_jiffies)"
-bad "unknown field, named" 'x.y int colour=red' "1: \"colour=red\": unknown field (expected one of maxlen=, bits=, mode=, min=, max=, default=, desc=)"
+bad "unknown field, named" 'x.y int colour=red' "1: \"colour=red\": unknown field (expected one of maxlen=, bits=, mode=, min=, max=, default=, desc=, exec=)"
 bad "half bounds" 'x.y int min=1' "1: give both min= and max="
 bad "bad mode" 'x.y int mode=0999' "1: mode=0999: must be octal read/write bits, at most 0666"
 bad "mode above 0666, echoed" 'x.y int mode=0777' "1: mode=0777: must be octal read/write bits, at most 0666"

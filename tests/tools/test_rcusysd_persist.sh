@@ -76,7 +76,8 @@ check "every restart held the last acknowledged value (or the one in flight), wh
 check "the state file was never empty" "0" "$empty"
 check "writes were acknowledged before each kill" "$rounds" "$acked_total"
 check "the state file is sysctl.d syntax" "app.s = $("$cli" "${S[@]}" -n app.s)" "$(cat "$dir/state/state.conf")"
-check "a killed daemon's temporary file is removed at start" "state.conf" "$(ls -A "$dir/state")"
+check "a killed daemon's temporary file is removed at start (the lock stays)" ".state.conf.lock state.conf" \
+	"$(ls -A "$dir/state" | tr '\n' ' ' | sed 's/ $//')"
 kill -TERM "$pid"
 wait "$pid"
 check "clean exit" "0" "$?"

@@ -373,7 +373,8 @@ static void converge_one(struct config *c, const char *path, const char *key,
 
 	if (live && !strcmp(live, value))
 		return;
-	err = sysctl_set(c->tree, path, value, strlen(value), NULL);
+	/* SYSCTL_ORIGIN_FILE: the state file adds no key for a file's value or a default. */
+	err = sysctl_set_from(c->tree, path, value, strlen(value), NULL, SYSCTL_ORIGIN_FILE);
 	/* Kept as it reads back ("1 2" reads "1\t2"), to tell a later runtime write from it. */
 	if (!err && (live = live_value(c, path)))
 		values_put(&c->applied, path, live);
@@ -492,10 +493,7 @@ void config_reload(struct config *c)
 		sysctl_conf_set_free(c->set);
 		c->set = set;
 	}
-	/* The files' values and the defaults are not runtime writes: not kept in the state file. */
-	persist_set_applying_files(true);
 	converge(c, NULL);
-	persist_set_applying_files(false);
 	if (c->state && persist_watch(c->state)) {
 		rlog(LOG_ERR, "reload: cannot watch the new entries for the state file");
 		c->failures++;
@@ -528,11 +526,9 @@ int config_reset(struct config *c, const char *path, char *why, size_t size)
 	} else {
 		c->failures = 0;
 		c->announce = true;
-		persist_set_applying_files(true);
 		c->reset_all = !path;
 		converge(c, path ? dotted_path : NULL);
 		c->reset_all = false;
-		persist_set_applying_files(false);
 		rlog(LOG_NOTICE, "reset %s to the configuration files' values", path ? dotted_path : "all entries");
 	}
 	pthread_mutex_unlock(&c->lock);

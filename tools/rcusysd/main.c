@@ -273,14 +273,16 @@ static void usage(FILE *out, int code)
 		"      --tunables-dirs DIR[:DIR...]  tunables.d directories, merged the same way\n"
 		"                        (default the same four, each /rcusysd/tunables.d)\n"
 		"  -s, --state FILE      persist every write there; its values win over the files\n"
-		"                        until rcusysctl --reset (default %s)\n"
+		"                        until rcusysctl --reset (default DIR/state.conf with\n"
+		"                        --run-dir, else %s); its directory is checked as DIR is\n"
 		"      --no-persist      keep no state file\n"
 		"      --no-fuse         do not mount the tree\n"
 		"      --stop-grace SECS at shutdown, helpers and supervised programs get SIGTERM,\n"
 		"                        then SIGKILL after SECS seconds (default %d)\n"
 		"      --allow-poweroff  accept POWEROFF events (refused otherwise)\n"
 		"      --owner USER[:GROUP]  entries' owner and group (owner and group bits of\n"
-		"                        their modes, as root and group 0 have; root keeps its access)\n"
+		"                        their modes, as root and group 0 have; root keeps its access),\n"
+		"                        except entries root executes (helper paths, exec= tunables)\n"
 		"      --log-level LEVEL err, warning, notice, info (default) or debug (helper calls)\n"
 		"      --etcd URL[,URL]  mirror an etcd prefix into the tree after the -c files and\n"
 		"                        the state file (rcustring-etcd(7)); needs --etcd-prefix\n"
@@ -311,6 +313,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *run_dir = DEFAULT_RUN_DIR, *state = DEFAULT_STATE, *owner = NULL;
+	bool state_given = false, run_dir_given = false;
+	char state_path[4096];
 	uid_t owner_uid = 0;
 	gid_t owner_gid = 0;
 	int opt, status = 0, sig, grace = DEFAULT_STOP_GRACE, killed, dirfd = -1, level;
@@ -344,7 +348,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "d:t:c:e:s:hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'e': event = optarg; break;
-		case 'd': run_dir = optarg; break;
+		case 'd': run_dir = optarg, run_dir_given = true; break;
 		case 't':
 			if (files.ntunables == CONFIG_MAX_FILES)
 				return usage_error("-t", optarg, "at most 32 tunables files");
@@ -357,8 +361,8 @@ int main(int argc, char **argv)
 			break;
 		case 'D': files.sysctl_dirs = optarg; break;
 		case 'U': files.tunables_dirs = optarg; break;
-		case 's': state = optarg; break;
-		case 'P': state = NULL; break;
+		case 's': state = optarg, state_given = true; break;
+		case 'P': state = NULL, state_given = true; break;
 		case 'F': use_fuse = false; break;
 		case 'A': allow_poweroff = true; break;
 		case 'O': owner = optarg; break;
@@ -410,6 +414,15 @@ int main(int argc, char **argv)
 	if (event) {
 		snprintf(path, sizeof(path), "%s/events.sock", run_dir);
 		return events_send(path, event);
+	}
+	/* Each instance its own state: another run directory is another instance. */
+	if (run_dir_given && strcmp(run_dir, DEFAULT_RUN_DIR) && !state_given) {
+		if ((size_t)snprintf(state_path, sizeof(state_path), "%s/state.conf", run_dir) >=
+		    sizeof(state_path)) {
+			rlog(LOG_ERR, "--run-dir %s: path too long", run_dir);
+			return 2;
+		}
+		state = state_path;
 	}
 
 	/*
@@ -470,11 +483,10 @@ int main(int argc, char **argv)
 	 * After the -c files and the state file, so etcd's values win over
 	 * both. It returns at once: the first read runs on the sync's thread,
 	 * and the daemon serves its own values while etcd is unreachable.
-	 * etcd is the source of truth for what it sets: those values are not
-	 * kept in the state file (persist_set_not_local()).
+	 * etcd is the source of truth for what it sets: its writes carry
+	 * SYSCTL_ORIGIN_MIRROR, and the state file lets their keys go.
 	 */
 	if (eo.endpoints) {
-		persist_set_not_local(etcd_sync_applying);
 		etcd_holds_fn = etcd_holds;
 		err = etcd_sync_start(tree, &eo, &etcd);
 		if (!err)

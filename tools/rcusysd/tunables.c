@@ -214,7 +214,7 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 {
 	char *cursor = line, *path, *type_s, *tok, *slash, *bracket;
 	char *maxlen_s = NULL, *bits_s = NULL, *mode_s = NULL, *min_s = NULL, *max_s = NULL;
-	char *def_s = NULL, *desc_s = NULL;
+	char *def_s = NULL, *desc_s = NULL, *exec_s = NULL;
 	long double lo = 0, hi = 0;
 	unsigned long v;
 	size_t size;
@@ -238,11 +238,11 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 			slot = !strcmp(tok, "maxlen") ? &maxlen_s : !strcmp(tok, "bits") ? &bits_s :
 			       !strcmp(tok, "mode") ? &mode_s : !strcmp(tok, "min") ? &min_s :
 			       !strcmp(tok, "max") ? &max_s : !strcmp(tok, "default") ? &def_s :
-			       !strcmp(tok, "desc") ? &desc_s : NULL;
+			       !strcmp(tok, "desc") ? &desc_s : !strcmp(tok, "exec") ? &exec_s : NULL;
 		}
 		if (!slot) {
 			snprintf(buf, bufsize, "\"%.64s%s%.64s\": unknown field (expected one of maxlen=, "
-				 "bits=, mode=, min=, max=, default=, desc=)", tok, eq ? "=" : "",
+				 "bits=, mode=, min=, max=, default=, desc=, exec=)", tok, eq ? "=" : "",
 				 eq ? eq + 1 : "");
 			return (*why = buf), -EINVAL;
 		}
@@ -313,6 +313,19 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 			return (*why = buf), -EINVAL;
 		}
 		t->table.mode = (mode_t)v;
+	}
+	if (exec_s && strcmp(exec_s, "yes") && strcmp(exec_s, "no"))
+		FAIL("exec must be yes or no");
+	/* Root runs what the value names: root alone writes it (--owner included). */
+	if (exec_s && !strcmp(exec_s, "yes")) {
+		if (t->table.mode & 0022) {
+			snprintf(buf, bufsize,
+				 "an entry root executes is written by root alone (mode %04o lets group or others write; at most 0644)",
+				 (unsigned)t->table.mode);
+			*why = buf;
+			return -EPERM;
+		}
+		t->table.mode |= SYSCTL_MODE_EXEC;
 	}
 
 	if (t->info->flags & SYSCTL_HF_STRING) {

@@ -8,6 +8,11 @@
  *   app.workers   int     min=1 max=64 default=4 mode=0644 desc="worker threads"
  *   app.ports     int[3]  default="80 443 8080"
  *   app.cpus      bitmap  bits=64 default=0-3
+ *   app.notifier  string  maxlen=256 default=/usr/bin/true exec=yes
+ *
+ * exec=yes marks an entry whose value root executes (a helper's path):
+ * root alone writes it, whatever --owner says, and a mode that lets group
+ * or others write it is refused (SYSCTL_MODE_EXEC).
  *
  * Types are rows of one table (types[] in tunables.c) mapped to the
  * library's handler kinds through sysctl_handler_info_at(): string, int,
