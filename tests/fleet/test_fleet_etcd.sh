@@ -233,6 +233,10 @@ check "compare on the current mod_revision: put" put \
 for h in c d; do wait_value $h kernel.core_pattern "cas.%p" "compared put reaches every host"; done
 check "gateway client reads the prefix" "/rcustring/api/kernel/core_pattern=cas.%p" \
 	"$("$probe" "$url" range /rcustring/api/kernel/)"
+# A row whose handler the library does not describe cannot be owned: a
+# write-through value could not be checked on a copy of its data.
+check "etcd_sync_own_table refuses a row with the program's own handler" "Invalid argument" \
+	"$("$probe" "$url" own-custom 2>/dev/null)"
 gen() { "$cli" --socket "$tmp/$1.sock" -n --generation "$2" 2>&1; }
 # One accepted write-through is one change: the tree changes when the watch
 # delivers the put, and the local write itself changes nothing.
