@@ -6,6 +6,7 @@
 #   make bench   benchmarks (BENCH_SECONDS=N for short runs)
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
 #   make kernel-check  the Linux series in kernel/ (also part of make check)
+#   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -21,7 +22,7 @@ RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl
 TEST_PACKAGES = libcmocka-dev valgrind clang libclang-rt-14-dev etcd-server etcd-client man-db groff-base
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz kernel-check bench fuzz \
+.PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all bench fuzz \
         clean
 
 all: build
@@ -95,11 +96,16 @@ fuzz: deps $(FUZZ_BUILD)/build.ninja
 	ninja -C $(FUZZ_BUILD)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run-all $(FUZZ_BUILD)
 
-# The Linux series: Debian's linux-source-6.12 (installed by the script when
-# missing) patched in $KERNEL_CACHE, checkpatch, sparse, per-patch builds,
-# KUnit under UML, and the QEMU boot test; see kernel/README.md.
+# The Linux series on Debian's linux-source-7.2 (fetched from unstable into
+# $KERNEL_CACHE): checkpatch, per-patch builds, W=1 and sparse, KUnit under
+# UML with two CPUs and the debug options, the QEMU boot test; and the 6.12
+# backport applied, built and KUnit-tested. kernel-check-all adds the
+# backport's per-patch builds and boot test. See kernel/README.md.
 kernel-check:
 	kernel/check
+
+kernel-check-all:
+	kernel/check --all
 
 # Each program prints its table, then `summary NAME VALUE` lines.
 bench: build

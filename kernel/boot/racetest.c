@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "racetest.h"
 #include "record.h"
 
 /* An address family no tiny kernel registers: socket() asks for net-pf-5. */
@@ -65,10 +66,10 @@
 #define STAGE_GUARD_S 900.0
 #define SETTLE_IDLE_S 5.0
 
-static const char *kname = "guest";
-static long want_reads = 100000;
-static long want_calls = 1000;
-static int ncpus = 1;
+const char *kname = "guest";
+long want_reads = 100000;
+long want_calls = 1000;
+int ncpus = 1;
 
 /* /proc/sys and sysfs values: 37 'a' and 101 'b' (core_pattern holds 127). */
 static char val_a[38], val_b[102];
@@ -77,7 +78,7 @@ static char val_a[38], val_b[102];
 static char help_a[24], help_b[62];
 static char core_a[32], core_b[72];
 
-static double now(void)
+double now(void)
 {
 	struct timespec ts;
 
@@ -85,7 +86,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void pin(int cpu)
+void pin(int cpu)
 {
 	cpu_set_t set;
 
@@ -94,14 +95,14 @@ static void pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static void die(const char *what)
+void die(const char *what)
 {
 	printf("racetest: error: %s: %s\n", what, strerror(errno));
 	exit(1);
 }
 
 /* Read a whole small file into buf (NUL-terminated); -1 on error. */
-static ssize_t read_file(const char *path, char *buf, size_t size)
+ssize_t read_file(const char *path, char *buf, size_t size)
 {
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -116,7 +117,7 @@ static ssize_t read_file(const char *path, char *buf, size_t size)
 	return n;
 }
 
-static int write_file(const char *path, const char *val)
+int write_file(const char *path, const char *val)
 {
 	size_t len = strlen(val);
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -131,23 +132,20 @@ static int write_file(const char *path, const char *val)
 
 /* ---- the writer: flips one file between two values until told to stop */
 
-struct writer {
-	const char *path;
-	const char *val[2];
-	size_t len[2];
-	int cpu;
-	atomic_bool stop;
-	long writes;
-	int err;
-	pthread_t thread;
-};
-
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
-	int fd = open(w->path, O_WRONLY | O_CLOEXEC);
+	int fd;
 	long i;
 
+	/* Own fs_struct and mount namespace for this thread alone: the
+	 * kernel checks the writer's namespace, the crashing children keep
+	 * the initial one. */
+	if (w->private_mntns && unshare(CLONE_FS | CLONE_NEWNS)) {
+		w->err = errno;
+		return NULL;
+	}
+	fd = open(w->path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		w->err = errno;
 		return NULL;
@@ -155,8 +153,20 @@ static void *writer_main(void *arg)
 	pin(w->cpu);
 	for (i = 0; !atomic_load_explicit(&w->stop, memory_order_relaxed); i++) {
 		int k = i & 1;
+		ssize_t n = pwrite(fd, w->val[k], w->len[k], 0);
 
-		if (pwrite(fd, w->val[k], w->len[k], 0) != (ssize_t)w->len[k]) {
+		if (k == 1 && w->refuse_b) {
+			if (n < 0 && errno == EINVAL)
+				w->refused++;
+			else if (n == (ssize_t)w->len[k])
+				w->accepted++;
+			else {
+				w->err = n < 0 ? errno : EIO;
+				break;
+			}
+			continue;
+		}
+		if (n != (ssize_t)w->len[k]) {
 			w->err = errno ? errno : EIO;
 			break;
 		}
@@ -167,8 +177,8 @@ static void *writer_main(void *arg)
 }
 
 /* Sets the value to a first, so that no read sees the value from before. */
-static void writer_start(struct writer *w, const char *path, const char *a,
-			 const char *b)
+void writer_start_opts(struct writer *w, const char *path, const char *a,
+		       const char *b, bool private_mntns, bool refuse_b)
 {
 	if (write_file(path, a))
 		die(path);
@@ -179,13 +189,21 @@ static void writer_start(struct writer *w, const char *path, const char *a,
 	w->len[0] = strlen(a);
 	w->len[1] = strlen(b);
 	w->cpu = 0;
+	w->private_mntns = private_mntns;
+	w->refuse_b = refuse_b;
 	atomic_init(&w->stop, false);
 	errno = pthread_create(&w->thread, NULL, writer_main, w);
 	if (errno)
 		die("pthread_create");
 }
 
-static void writer_stop(struct writer *w, const char *tunable)
+void writer_start(struct writer *w, const char *path, const char *a,
+		  const char *b)
+{
+	writer_start_opts(w, path, a, b, false, false);
+}
+
+void writer_stop(struct writer *w, const char *tunable)
 {
 	atomic_store(&w->stop, true);
 	pthread_join(w->thread, NULL);
@@ -454,6 +472,36 @@ static void consumer_report(const char *tunable, long calls, long valid,
 	printf("racetest: %s consumer took %.1f s\n", tunable, now() - t0);
 }
 
+/* Fork a child that crashes with SIGSEGV and a core dump of its ELF notes
+ * alone (small and quick); wait for it. Returns its pid; *dumped says
+ * whether the kernel reported a core dumped. */
+pid_t crash_one(bool *dumped)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+		int fd = open("/proc/self/coredump_filter", O_WRONLY);
+
+		if (fd >= 0) {
+			if (write(fd, "0", 1) != 1)
+				_exit(2);
+			close(fd);
+		}
+		setrlimit(RLIMIT_CORE, &rl);
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+		_exit(3);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid");
+	*dumped = WIFSIGNALED(status) && WCOREDUMP(status);
+	return pid;
+}
+
 struct core_ctx {
 	pid_t *pids;
 	bool *seen;
@@ -491,31 +539,10 @@ static void consume_core(void)
 	writer_start(&w, "/proc/sys/kernel/core_pattern", core_a, core_b);
 	pin(1);
 	for (i = 0; i < want_calls; i++) {
-		int status;
-		pid_t pid = fork();
+		bool dumped_core;
 
-		if (pid < 0)
-			die("fork");
-		if (pid == 0) {
-			struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-			int fd = open("/proc/self/coredump_filter", O_WRONLY);
-
-			/* A dump of the ELF notes alone: small and quick. */
-			if (fd >= 0) {
-				if (write(fd, "0", 1) != 1)
-					_exit(2);
-				close(fd);
-			}
-			setrlimit(RLIMIT_CORE, &rl);
-			signal(SIGSEGV, SIG_DFL);
-			raise(SIGSEGV);
-			_exit(3);
-		}
-		if (waitpid(pid, &status, 0) != pid)
-			die("waitpid");
-		ctx.pids[ctx.n++] = pid;
-		if (WIFSIGNALED(status) && WCOREDUMP(status))
-			dumped++;
+		ctx.pids[ctx.n++] = crash_one(&dumped_core);
+		dumped += dumped_core;
 	}
 	writer_stop(&w, "core_pattern");
 	rec_settle(want_calls);
@@ -717,6 +744,7 @@ int main(void)
 		printf("racetest: done\n");
 		return 0;
 	}
+	kmsg_watch_start();
 	race_read("core_pattern", "procsys", "/proc/sys/kernel/core_pattern",
 		  "/proc/sys/kernel/core_pattern");
 	race_read("modprobe", "procsys", "/proc/sys/kernel/modprobe",
@@ -730,10 +758,14 @@ int main(void)
 	restore_all();
 
 	consume_core();
+	consume_core_socket();
+	consume_core_refused();
+	restore_all();
 	consume_modprobe();
 	consume_uevent("hotplug", "/proc/sys/kernel/hotplug");
 	consume_uevent("uevent_helper", "/sys/kernel/uevent_helper");
 	restore_all();
+	kmsg_watch_stop();
 	printf("racetest: done\n");
 	return 0;
 }
