@@ -59,11 +59,15 @@ wait_value() {
 	done
 	check "$4 ($1 $2)" "$3" "$v"
 }
-# Put through the members in $1 until one takes it (a new leader may be on its way).
+# Put through the members in $1 until one takes it (a new leader may be on
+# its way). A put that failed may still have been committed (the answer was
+# lost to the leader change): look before putting again, or the value would
+# get a second revision and the hosts would rightly apply it twice.
 put_via() {
 	for _ in $(seq 30); do
 		mctl "$1" put "$prefix/$2" "$3" >/dev/null 2>&1 && return 0
 		sleep 0.2
+		[ "$(mctl "$1" get --print-value-only "$prefix/$2" 2>/dev/null)" == "$3" ] && return 0
 	done
 	return 1
 }
