@@ -524,38 +524,6 @@ int etcd_put_if(struct etcd_conn *c, const char *key, const char *value, size_t 
 	return err;
 }
 
-int etcd_put_many(struct etcd_conn *c, const char *const *keys, const char *const *values,
-		  size_t n)
-{
-	json_object *body = json_object_new_object(), *ops = json_object_new_array(), *reply = NULL;
-	int err = body && ops ? 0 : -ENOMEM;
-
-	if (!err)
-		json_object_object_add(body, "success", ops);
-	else
-		json_object_put(ops);
-	for (size_t i = 0; !err && i < n; i++) {
-		json_object *op = json_object_new_object(), *put = json_object_new_object();
-
-		if (!op || !put) {
-			json_object_put(op);
-			json_object_put(put);
-			err = -ENOMEM;
-			break;
-		}
-		json_object_object_add(op, "request_put", put);
-		json_object_array_add(ops, op);
-		err = add_b64(put, "key", keys[i], strlen(keys[i]));
-		if (!err)
-			err = add_b64(put, "value", values[i], strlen(values[i]));
-	}
-	if (!err)
-		err = request(c, "/v3/kv/txn", body, &reply);
-	json_object_put(body);
-	json_object_put(reply);
-	return err;
-}
-
 int etcd_txn_put_delete(struct etcd_conn *c, const char *const *keys, const char *const *values,
 			size_t n)
 {
@@ -586,6 +554,16 @@ int etcd_txn_put_delete(struct etcd_conn *c, const char *const *keys, const char
 	json_object_put(body);
 	json_object_put(reply);
 	return err;
+}
+
+/* A put-only transaction: etcd_txn_put_delete() with no NULL value. */
+int etcd_put_many(struct etcd_conn *c, const char *const *keys, const char *const *values,
+		  size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!values[i])
+			return -EINVAL;
+	return etcd_txn_put_delete(c, keys, values, n);
 }
 
 int etcd_delete(struct etcd_conn *c, const char *key)
