@@ -13,7 +13,8 @@ last one again once the list is used up). A reply is one of
                                        the reply or silence until the end
     {"hang": true}                     the request is read, never answered
 Listens on a free loopback port, writes it to PORTFILE, and appends the
-path of every request to LOG.
+path of every request to LOG, and "hasleader PATH" for each request that
+carries the gateway's hasleader requirement.
 """
 import json
 import sys
@@ -46,6 +47,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
         self.rfile.read(n)
+        if self.headers.get("Grpc-Metadata-hasleader") == "true":
+            with lock, open(logfile, "a") as f:
+                f.write("hasleader " + self.path + "\n")
         r = next_reply(self.path)
         try:
             if r.get("hang"):

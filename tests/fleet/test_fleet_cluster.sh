@@ -79,6 +79,18 @@ for h in a b c; do
 	wait_value $h etcd.connected 1 "connected"
 done
 
+# --- a random starting endpoint: hosts do not all watch the first member ---
+# Ten hosts given the same list; all on one member by chance: 1 in 3^9.
+for h in d e f g h i j; do start_host $h; done
+for h in d e f g h i j; do wait_value $h etcd.connected 1 "connected"; done
+check "the hosts start on more than one member" 1 \
+	"$(for h in a b c d e f g h i j; do get $h etcd.endpoint; echo; done | sort -u | grep -c . | awk '{ print ($1 > 1) }')"
+for h in d e f g h i j; do
+	kill "${host_pid[$h]}"
+	wait "${host_pid[$h]}"
+	unset "host_pid[$h]"
+done
+
 # --- a frozen member: its hosts move on while it stays frozen ---
 ep=$(get a etcd.endpoint)
 m=$(member_of "$ep")

@@ -105,6 +105,11 @@ check "host alive after hostile watch messages" alive "$(alive)"
 # stored at it would hide every later value.
 check "revision after the INT64_MAX ones" 14 "$(get etcd.revision)"
 check "each bad message was an error and a reconnect" 1 "$([ "$(requests /v3/watch)" -ge 13 ] && echo 1)"
+# Without a leader a member's watch goes quiet; with hasleader it cancels.
+# (Its line is logged before the path's: read the path's count first.)
+n=$(requests /v3/watch)
+check "every watch asks for a leader (hasleader)" 1 \
+	"$([ "$n" -gt 0 ] && [ "$(requests "hasleader /v3/watch")" -ge "$n" ] && echo 1)"
 kill "$host_pid"
 wait "$host_pid"
 host_pid=
