@@ -19,8 +19,10 @@
  * side is batched so that the figure is the instance's, not the client's
  * round trips. Read stall: a second tree owns two entries (a proc_rcu_string
  * and a proc_dointvec) in write-through against an endpoint that accepts
- * connections and never answers; two readers read both for 1 s, then while
- * one write-through of each waits for its put (5 s, the request timeout).
+ * connections and never answers; two readers read both while one
+ * write-through of each waits for its put (5 s, the request timeout), and
+ * for as long with no write, in 5 interleaved rounds (medians printed).
+ * --read-stall runs that part alone, with no etcd.
  * Prints
  *   summary fleet_propagation_p50_ms X
  *   summary fleet_propagation_p99_ms X
@@ -296,32 +298,30 @@ static struct ctl_table wt_table[] = {
 
 struct stall {
 	struct sysctl_tree *tree;
-	int phase; /* atomic: 0 baseline, 1 writes in flight, 2 stop */
-	double max[2];
+	int stop; /* atomic */
+	double max;
 	pthread_mutex_t lock;
 };
 
 static void *stall_reader(void *arg)
 {
 	struct stall *st = arg;
-	double max[2] = { 0, 0 };
+	double max = 0;
 	char buf[64];
-	int phase;
 
-	while ((phase = __atomic_load_n(&st->phase, __ATOMIC_ACQUIRE)) < 2) {
+	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
 		for (int k = 0; k < 2; k++) {
 			double t = now_ms(), dt;
 
 			sysctl_get(st->tree, k ? "wt/num" : "wt/str", buf, sizeof(buf));
 			dt = now_ms() - t;
-			if (dt > max[phase])
-				max[phase] = dt;
+			if (dt > max)
+				max = dt;
 		}
 	}
 	pthread_mutex_lock(&st->lock);
-	for (int p = 0; p < 2; p++)
-		if (max[p] > st->max[p])
-			st->max[p] = max[p];
+	if (max > st->max)
+		st->max = max;
 	pthread_mutex_unlock(&st->lock);
 	return NULL;
 }
@@ -330,7 +330,7 @@ static void *stall_writer(void *arg)
 {
 	struct stall *st = arg;
 	static int which;
-	int me = __atomic_fetch_add(&which, 1, __ATOMIC_RELAXED);
+	int me = __atomic_fetch_add(&which, 1, __ATOMIC_RELAXED) % 2; /* one of each a phase */
 
 	/* Blocks until the put times out: the endpoint never answers. */
 	sysctl_set(st->tree, me ? "wt/num" : "wt/str", me ? "7" : "written", me ? 1 : 7, NULL);
@@ -351,13 +351,52 @@ static int blackhole(int *port)
 	return fd;
 }
 
+/* The two readers' longest read over one phase: while a write-through of
+ * each entry waits for its unanswered put, or for @ms with no write. */
+static double stall_phase(struct stall *st, bool writes, double *ms)
+{
+	pthread_t r[2], w[2];
+	double t0;
+
+	st->max = 0;
+	__atomic_store_n(&st->stop, 0, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&r[i], NULL, stall_reader, st);
+	t0 = now_ms();
+	if (writes) {
+		for (int i = 0; i < 2; i++)
+			pthread_create(&w[i], NULL, stall_writer, st);
+		for (int i = 0; i < 2; i++)
+			pthread_join(w[i], NULL);
+		*ms = now_ms() - t0;
+	} else {
+		usleep((useconds_t)(*ms * 1000));
+	}
+	__atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(r[i], NULL);
+	return st->max;
+}
+
+/* Median, min and max of @n values (sorted in place). */
+static void spread(double *v, int n, double out[3])
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	out[0] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	out[1] = v[0];
+	out[2] = v[n - 1];
+}
+
+#define STALL_ROUNDS 5
+
 static int read_stall(void)
 {
 	struct etcd_sync_opts so = { .prefix = "/rcustring-bench/stall/", .host = "bench",
 				     .write_through = 1, .log = quiet };
 	struct stall st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	double base[STALL_ROUNDS], wr[STALL_ROUNDS], ratio[STALL_ROUNDS], b3[3], w3[3], r3[3];
+	double ms = 5000;
 	struct sysctl_table_header *h;
-	pthread_t r[2], w[2];
 	struct etcd_sync *sync;
 	char url[64];
 	int port, fd = blackhole(&port);
@@ -370,25 +409,30 @@ static int read_stall(void)
 	if (etcd_sync_new(st.tree, &so, &sync) ||
 	    etcd_sync_own_table(sync, "wt", wt_table, 2, &h) || etcd_sync_run(sync))
 		return 1;
-	for (int i = 0; i < 2; i++)
-		pthread_create(&r[i], NULL, stall_reader, &st);
-	usleep(1000000);
-	__atomic_store_n(&st.phase, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < 2; i++)
-		pthread_create(&w[i], NULL, stall_writer, &st);
-	for (int i = 0; i < 2; i++)
-		pthread_join(w[i], NULL);
-	__atomic_store_n(&st.phase, 2, __ATOMIC_RELEASE);
-	for (int i = 0; i < 2; i++)
-		pthread_join(r[i], NULL);
-	printf("readers of a write-through entry: longest read %.3f ms alone, %.3f ms while "
-	       "its put went unanswered\n", st.max[0], st.max[1]);
-	printf("summary fleet_read_stall_baseline_max_ms %.3f\n", st.max[0]);
-	printf("summary fleet_read_stall_max_ms %.3f\n", st.max[1]);
+	/* Rounds of a write phase and a no-write phase as long, in alternating
+	 * order, so that both see the same load on shared cores. */
+	for (int i = 0; i < STALL_ROUNDS; i++) {
+		if (i % 2) {
+			base[i] = stall_phase(&st, false, &ms);
+			wr[i] = stall_phase(&st, true, &ms);
+		} else {
+			wr[i] = stall_phase(&st, true, &ms);
+			base[i] = stall_phase(&st, false, &ms);
+		}
+		ratio[i] = base[i] > 0 ? wr[i] / base[i] : 0.0;
+	}
+	spread(base, STALL_ROUNDS, b3);
+	spread(wr, STALL_ROUNDS, w3);
+	spread(ratio, STALL_ROUNDS, r3);
+	printf("readers of a write-through entry, longest read per phase over %d rounds, "
+	       "median (min-max): %.3f (%.3f-%.3f) ms with no write, %.3f (%.3f-%.3f) ms while "
+	       "its put went unanswered; ratio per round %.3f (%.3f-%.3f)\n",
+	       STALL_ROUNDS, b3[0], b3[1], b3[2], w3[0], w3[1], w3[2], r3[0], r3[1], r3[2]);
+	printf("summary fleet_read_stall_baseline_max_ms %.3f\n", b3[0]);
+	printf("summary fleet_read_stall_max_ms %.3f\n", w3[0]);
 	/* On shared cores the longest read alone is scheduling noise: the ratio
 	 * says whether an unanswered put adds to it (above 1) or not. */
-	printf("summary fleet_read_stall_vs_baseline_max %.3f\n",
-	       st.max[0] > 0 ? st.max[1] / st.max[0] : 0.0);
+	printf("summary fleet_read_stall_vs_baseline_max %.3f\n", r3[0]);
 	sysctl_unregister_table(h);
 	etcd_sync_stop(sync);
 	sysctl_tree_free(st.tree);
@@ -431,8 +475,10 @@ int main(int argc, char **argv)
 	char prefix[64];
 	int changes = 1000, batches = 50, err;
 
+	if (argc == 2 && !strcmp(argv[1], "--read-stall")) /* needs no etcd */
+		return read_stall();
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s URL [--changes N] [--batches B] | URL --load PREFIX N\n",
+		fprintf(stderr, "usage: %s URL [--changes N] [--batches B] | URL --load PREFIX N | --read-stall\n",
 			argv[0]);
 		return 2;
 	}
