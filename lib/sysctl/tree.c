@@ -3,8 +3,7 @@
  * The sysctl tree: registration, lookup, walks, reads and writes.
  *
  * Nodes (entries and directories) hang in sorted RCU lists; each directory
- * also indexes its children (a hash table for lookups, a writers' skip list
- * for the sorted insert position, see tree.h), so that registering, finding
+ * also indexes its children (dir_index.c), so that registering, finding
  * and listing cost O(1) or O(log n) per entry however large a directory
  * grows. Lookups run under rcu_read_lock and take a reference;
  * register/unregister are serialized by the tree mutex. A node unlinked
@@ -26,6 +25,7 @@
 #include <urcu/rculist.h>
 
 #include "rcustring/sysctl.h"
+#include "dir_index.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -88,146 +88,11 @@ static void linked_ref_drop_rcu(struct rcu_head *head)
 	sysctl_entry_put(caa_container_of(head, struct sysctl_entry, rcu));
 }
 
-/* ---- directory index (tree.h): hash for lookups, skip list for order ---- */
-
-/* FNV-1a: names are short and chosen by the program, not by an attacker. */
-static uint32_t name_hash(const char *name, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 16777619u;
-	}
-	/* The bucket is taken from the low bits: mix the high ones in. */
-	return h ^ (h >> 16);
-}
-
-/* The child @name of @dir, under RCU or the tree lock; NULL if none. */
-static struct sysctl_entry *find_child(struct sysctl_entry *dir, const char *name, size_t len)
-{
-	struct sysctl_child_hash *ht = rcu_dereference(dir->children_hash);
-	uint32_t h = name_hash(name, len);
-	struct sysctl_entry *c;
-
-	if (!ht)
-		return NULL;
-	for (c = rcu_dereference(ht->bucket[h & ht->mask]); c;
-	     c = rcu_dereference(c->hnext[ht->slot])) {
-		if (c->hash == h && c->namelen == len && !memcmp(c->name, name, len))
-			return c;
-	}
-	return NULL;
-}
-
-/*
- * Make room in @dir's hash table for @more children (tree lock held), so
- * that linking them cannot fail. The new table chains through the hnext
- * slot the current one does not use; the table before the current one used
- * that slot too, so its readers must be gone first (a grace period) before
- * the slot is rewritten. Return 0 or -ENOMEM.
- */
-static int dir_reserve(struct sysctl_entry *dir, size_t more)
-{
-	struct sysctl_dir *d = dir->dir;
-	struct sysctl_child_hash *cur = dir->children_hash, *nh;
-	size_t size = cur ? cur->mask + 1 : 0, want = d->count + more, nsize = size ? size : 8;
-	struct sysctl_entry *c;
-
-	if (want <= size) /* load factor at most 1 */
-		return 0;
-	while (nsize < want)
-		nsize *= 2;
-	nh = malloc(sizeof(*nh) + nsize * sizeof(nh->bucket[0]));
-	if (!nh)
-		return -ENOMEM;
-	memset(nh->bucket, 0, nsize * sizeof(nh->bucket[0]));
-	nh->mask = nsize - 1;
-	nh->slot = cur ? !cur->slot : 0;
-	if (d->old) {
-		/*
-		 * Under the tree lock: fine, no reader takes it inside a
-		 * read-side section (register's context excludes callers in one).
-		 */
-		synchronize_rcu();
-		free(d->old);
-		d->old = NULL;
-	}
-	cds_list_for_each_entry(c, &dir->children, sibling) {
-		struct sysctl_entry **b = &nh->bucket[c->hash & nh->mask];
-
-		c->hnext[nh->slot] = *b;
-		*b = c;
-	}
-	/* Publishes the chains built above (a release store). */
-	rcu_assign_pointer(dir->children_hash, nh);
-	d->old = cur;
-	return 0;
-}
-
-/* A skip list level for a new child: level k with probability 4^-k. */
-static int skip_random_levels(struct sysctl_tree *tree)
-{
-	int levels = 0;
-
-	/* xorshift64: no global rand() state shared with the program. */
-	tree->skip_rng ^= tree->skip_rng << 13;
-	tree->skip_rng ^= tree->skip_rng >> 7;
-	tree->skip_rng ^= tree->skip_rng << 17;
-	for (uint64_t r = tree->skip_rng; levels < SYSCTL_SKIP_LEVELS && (r & 3) == 0; r >>= 2)
-		levels++;
-	return levels;
-}
-
-/*
- * The skip list's last node before @name on each level (NULL: the head),
- * in @pred[0..SYSCTL_SKIP_LEVELS-1]; returns the sorted list position
- * after which @name belongs (tree lock held).
- */
-static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *name,
-				       struct sysctl_entry **pred)
-{
-	struct sysctl_dir *d = dir->dir;
-	struct sysctl_entry *p = NULL, *c;
-	struct cds_list_head *pos;
-
-	for (int lvl = SYSCTL_SKIP_LEVELS - 1; lvl >= 0; lvl--) {
-		struct sysctl_entry *next = p ? p->skip[lvl] : d->skip_head[lvl];
-
-		while (next && strcmp(next->name, name) < 0) {
-			p = next;
-			next = p->skip[lvl];
-		}
-		pred[lvl] = p;
-	}
-	/* Level 0 is the children list itself: a few steps from p on. */
-	pos = p ? &p->sibling : &dir->children;
-	for (c = cds_list_entry(pos->next, struct sysctl_entry, sibling); &c->sibling != &dir->children;
-	     c = cds_list_entry(c->sibling.next, struct sysctl_entry, sibling)) {
-		if (strcmp(c->name, name) >= 0)
-			break;
-		pos = &c->sibling;
-	}
-	return pos;
-}
-
 /* Unlink @e from its parent (tree lock held); readers may still hold it. */
 static void entry_unlink(struct sysctl_entry *e)
 {
-	struct sysctl_entry *dir = e->parent, *pred[SYSCTL_SKIP_LEVELS], **pp;
-	struct sysctl_child_hash *ht = dir->children_hash;
-
 	__atomic_store_n(&e->live, 0, __ATOMIC_SEQ_CST);
-	skip_find(dir, e->name, pred);
-	for (int lvl = 0; lvl < e->skip_levels; lvl++)
-		*(pred[lvl] ? &pred[lvl]->skip[lvl] : &dir->dir->skip_head[lvl]) = e->skip[lvl];
-	/* Readers standing on e go on along its own hnext, left as it is. */
-	pp = &ht->bucket[e->hash & ht->mask];
-	while (*pp != e)
-		pp = &(*pp)->hnext[ht->slot];
-	CMM_STORE_SHARED(*pp, e->hnext[ht->slot]);
-	dir->dir->count--;
-	cds_list_del_rcu(&e->sibling);
+	dir_index_unlink(e->parent, e);
 	e->parent = NULL;
 	call_rcu(&e->rcu, linked_ref_drop_rcu);
 }
@@ -295,7 +160,7 @@ static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *pa
 	e->refs = 1;
 	CDS_INIT_LIST_HEAD(&e->children);
 	CDS_INIT_LIST_HEAD(&e->sibling);
-	e->hash = name_hash(name, namelen);
+	e->hash = dir_index_hash(name, namelen);
 	e->namelen = (uint16_t)namelen; /* at most NAME_MAX_LEN */
 	if (namelen < sizeof(e->iname)) {
 		memcpy(e->iname, name, namelen);
@@ -332,33 +197,6 @@ free_names:
 	free(e);
 	errno = err;
 	return NULL;
-}
-
-/*
- * Insert @child into @dir's sorted children and its index (tree lock held,
- * room reserved with dir_reserve()).
- */
-static void entry_link(struct sysctl_entry *dir, struct sysctl_entry *child)
-{
-	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS], **b;
-	struct sysctl_child_hash *ht = dir->children_hash;
-	struct cds_list_head *pos = skip_find(dir, child->name, pred);
-
-	child->parent = dir;
-	/* Publishes child's fields (rcu_assign_pointer inside). */
-	cds_list_add_rcu(&child->sibling, pos);
-	child->skip_levels = skip_random_levels(dir->tree);
-	for (int lvl = 0; lvl < child->skip_levels; lvl++) {
-		struct sysctl_entry **at = pred[lvl] ? &pred[lvl]->skip[lvl] :
-						       &dir->dir->skip_head[lvl];
-
-		child->skip[lvl] = *at;
-		*at = child;
-	}
-	b = &ht->bucket[child->hash & ht->mask];
-	child->hnext[ht->slot] = *b;
-	rcu_assign_pointer(*b, child);
-	dir->dir->count++;
 }
 
 /* ---- paths ---- */
@@ -429,7 +267,7 @@ static struct sysctl_entry *resolve(struct sysctl_tree *tree, const struct comp 
 	for (int i = 0; i < n && e; i++) {
 		if (!e->is_dir)
 			return NULL;
-		e = find_child(e, c[i].s, c[i].len);
+		e = dir_index_find(e, c[i].s, c[i].len);
 	}
 	return e;
 }
@@ -763,7 +601,7 @@ static int check_table(struct sysctl_tree *tree, const char *dir, struct sysctl_
 			return -EEXIST;
 		}
 		if (existing &&
-		    find_child(existing, table[i].procname, strlen(table[i].procname))) {
+		    dir_index_find(existing, table[i].procname, strlen(table[i].procname))) {
 			reg_error(tree, dir, table[i].procname, "name already registered");
 			return -EEXIST;
 		}
@@ -796,7 +634,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	/* The existing part of the directory path. */
 	dir = tree->root;
 	for (have = 0; have < n; have++) {
-		struct sysctl_entry *c = find_child(dir, comps[have].s, comps[have].len);
+		struct sysctl_entry *c = dir_index_find(dir, comps[have].s, comps[have].len);
 
 		if (!c)
 			break;
@@ -865,17 +703,17 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	}
 
 	/* Room in each directory's index, so that linking cannot fail either. */
-	if (dir_reserve(parent, count))
+	if (dir_index_reserve(parent, count))
 		goto fail;
 	for (int i = 0; i < nnew; i++)
-		if (dir_reserve(i ? newdirs[i - 1] : dir, 1))
+		if (dir_index_reserve(i ? newdirs[i - 1] : dir, 1))
 			goto fail;
 
 	/* Link: children of the new directories first, the top one last. */
 	for (size_t i = 0; i < count; i++)
-		entry_link(parent, h->entries[i]);
+		dir_index_link(parent, h->entries[i]);
 	for (int i = nnew - 1; i >= 0; i--)
-		entry_link(i ? newdirs[i - 1] : dir, newdirs[i]);
+		dir_index_link(i ? newdirs[i - 1] : dir, newdirs[i]);
 	h->dir = parent;
 	parent->pins++;
 	cds_list_add_tail(&h->node, &tree->headers);
