@@ -180,7 +180,13 @@ void rcs_audit_record(struct sysctl_tree *tree, const struct sysctl_caller *who,
 /* Fill @out (SYSCTL_AUDIT_VALUE_MAX bytes) with @e's value, cut with "...". */
 void rcs_audit_value(struct sysctl_entry *e, char *out);
 
-/* tree.c: run @e's handler with the table's in-flight count held */
+/* tree.c: log "register DIR/NAME: why" through the tree's log function. */
+void rcs_sysctl_reg_error(struct sysctl_tree *tree, const char *dir, const char *name,
+			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* tree.c: look @path up under RCU and take a reference: 0 or -errno. */
+int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out);
+
+/* entry_io.c: run @e's handler with the table's in-flight count held */
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos);
 
 /* Keep @h's rows (and what they point to) while in use: true if still registered.
