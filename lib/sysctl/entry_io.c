@@ -165,6 +165,24 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 	return (size_t)n < size ? n : (ssize_t)size - 1;
 }
 
+/*
+ * Read @e's value through its handler for the audit record (write lock of
+ * @e held). One byte more than the record holds is asked for, to know
+ * whether the value was cut.
+ */
+static void audit_value(struct sysctl_entry *e, char *out)
+{
+	char buf[SYSCTL_AUDIT_VALUE_MAX + 1];
+	size_t len = sizeof(buf);
+	off_t pos = 0;
+
+	if (rcs_sysctl_call(e, 0, buf, &len, &pos)) {
+		out[0] = '\0';
+		return;
+	}
+	rcs_audit_value_text(out, buf, len);
+}
+
 /* The largest value a commit hook's rollback saves (a bigger one cannot be written). */
 #define SAVE_MAX (16u << 20)
 
@@ -296,13 +314,13 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		return -ESTALE;
 	}
 	/* No other writer now: the audit's reads need not exclude anyone. */
-	rcs_audit_value(e, old_value);
+	audit_value(e, old_value);
 	ch.seq = __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) + 1;
 	err = write_locked(e, &ch, buf, lenp, ppos);
 	if (!err) {
 		change = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
 		rcs_sysctl_stamp(e, change, origin);
-		rcs_audit_value(e, new_value);
+		audit_value(e, new_value);
 		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
 	}
 	pthread_mutex_unlock(&e->write_lock);

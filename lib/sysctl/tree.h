@@ -177,8 +177,9 @@ int rcs_audit_init(struct sysctl_tree *tree);
 void rcs_audit_fini(struct sysctl_tree *tree);
 void rcs_audit_record(struct sysctl_tree *tree, const struct sysctl_caller *who, const char *path,
 		      const char *old_value, const char *new_value);
-/* Fill @out (SYSCTL_AUDIT_VALUE_MAX bytes) with @e's value, cut with "...". */
-void rcs_audit_value(struct sysctl_entry *e, char *out);
+/* Fill @out (SYSCTL_AUDIT_VALUE_MAX bytes) with a value read (@len bytes
+ * read into @buf, of SYSCTL_AUDIT_VALUE_MAX + 1), cut with "...". */
+void rcs_audit_value_text(char *out, const char *buf, size_t len);
 
 /* tree.c: log "register DIR/NAME: why" through the tree's log function. */
 void rcs_sysctl_reg_error(struct sysctl_tree *tree, const char *dir, const char *name,
