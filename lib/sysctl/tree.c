@@ -603,6 +603,111 @@ static int check_table(struct sysctl_tree *tree, const char *dir, struct sysctl_
 	return 0;
 }
 
+/*
+ * The existing part of @comps[0..n-1] under the root (tree lock held):
+ * the deepest directory found in *@dir, and the number of components it
+ * covers; -EEXIST when one of them is an entry, not a directory.
+ */
+static int find_existing(struct sysctl_tree *tree, const char *path, const struct comp *comps,
+			 int n, struct sysctl_entry **dir)
+{
+	int have;
+
+	*dir = tree->root;
+	for (have = 0; have < n; have++) {
+		struct sysctl_entry *c = dir_index_find(*dir, comps[have].s, comps[have].len);
+
+		if (!c)
+			break;
+		if (!c->is_dir) {
+			rcs_sysctl_reg_error(tree, path, NULL, "%s is an entry, not a directory", c->path);
+			return -EEXIST;
+		}
+		*dir = c;
+	}
+	return have;
+}
+
+/* A new header for @count rows with one reference, or NULL. */
+static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t count,
+						sysctl_write_hook *hook, void *hook_arg)
+{
+	struct sysctl_table_header *h = malloc(sizeof(*h));
+
+	if (!h)
+		return NULL;
+	memset(h, 0, sizeof(*h));
+	h->tree = tree;
+	h->count = count;
+	h->refs = 1;
+	h->write_hook = hook;
+	h->hook_arg = hook_arg;
+	if (pthread_mutex_init(&h->drain_lock, NULL)) {
+		free(h);
+		return NULL;
+	}
+	if (pthread_cond_init(&h->drain_cond, NULL)) {
+		pthread_mutex_destroy(&h->drain_lock);
+		free(h);
+		return NULL;
+	}
+	if (count && !(h->entries = malloc(count * sizeof(*h->entries)))) {
+		header_put(h);
+		return NULL;
+	}
+	if (count)
+		memset(h->entries, 0, count * sizeof(*h->entries));
+	return h;
+}
+
+/*
+ * The entry of row @i of @table under @parent, in h->entries[i] (kept there
+ * for the caller to drop even when a later step fails): 0 or -ENOMEM.
+ */
+static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent,
+			   struct sysctl_table_header *h, const struct ctl_table *table, size_t i)
+{
+	struct sysctl_entry *e =
+		entry_alloc(tree, parent->path, table[i].procname, strlen(table[i].procname), false);
+
+	if (!e)
+		return -ENOMEM;
+	h->entries[i] = e;
+	e->header = h;
+	h->refs++;
+	e->table = &table[i];
+	e->mode = table[i].mode & 0666;
+	e->handler = table[i].proc_handler;
+	e->maxlen = table[i].maxlen;
+	e->locked_reads = !(rcs_handler_flags(table[i].proc_handler) & SYSCTL_HF_RCU);
+	e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
+	if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Link the new directories @newdirs[0..nnew-1] (each under the one before,
+ * the first under @dir) and @h's entries under the last (@parent). Room in
+ * each index is reserved first, so that linking cannot fail half way; the
+ * children of the new directories go in first, the top one last. Return 0
+ * or -ENOMEM (nothing linked).
+ */
+static int link_table(struct sysctl_entry *dir, struct sysctl_entry **newdirs, int nnew,
+		      struct sysctl_entry *parent, struct sysctl_table_header *h)
+{
+	if (dir_index_reserve(parent, h->count))
+		return -ENOMEM;
+	for (int i = 0; i < nnew; i++)
+		if (dir_index_reserve(i ? newdirs[i - 1] : dir, 1))
+			return -ENOMEM;
+	for (size_t i = 0; i < h->count; i++)
+		dir_index_link(parent, h->entries[i]);
+	for (int i = nnew - 1; i >= 0; i--)
+		dir_index_link(i ? newdirs[i - 1] : dir, newdirs[i]);
+	return 0;
+}
+
 static int register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
 			  size_t count, sysctl_write_hook *hook, void *hook_arg,
 			  struct sysctl_table_header **out)
@@ -625,49 +730,15 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 		err = -EINVAL;
 		goto out;
 	}
-	/* The existing part of the directory path. */
-	dir = tree->root;
-	for (have = 0; have < n; have++) {
-		struct sysctl_entry *c = dir_index_find(dir, comps[have].s, comps[have].len);
-
-		if (!c)
-			break;
-		if (!c->is_dir) {
-			rcs_sysctl_reg_error(tree, path, NULL, "%s is an entry, not a directory", c->path);
-			err = -EEXIST;
-			goto out;
-		}
-		dir = c;
-	}
-	err = check_table(tree, path, have == n ? dir : NULL, table, count);
+	have = find_existing(tree, path, comps, n, &dir);
+	err = have < 0 ? have : check_table(tree, path, have == n ? dir : NULL, table, count);
 	if (err)
 		goto out;
 
 	err = -ENOMEM;
-	h = malloc(sizeof(*h));
+	h = header_alloc(tree, count, hook, hook_arg);
 	if (!h)
 		goto fail;
-	memset(h, 0, sizeof(*h));
-	h->tree = tree;
-	h->count = count;
-	h->refs = 1;
-	h->write_hook = hook;
-	h->hook_arg = hook_arg;
-	if (pthread_mutex_init(&h->drain_lock, NULL)) {
-		free(h);
-		h = NULL;
-		goto fail;
-	}
-	if (pthread_cond_init(&h->drain_cond, NULL)) {
-		pthread_mutex_destroy(&h->drain_lock);
-		free(h);
-		h = NULL;
-		goto fail;
-	}
-	if (count && !(h->entries = malloc(count * sizeof(*h->entries))))
-		goto fail;
-	if (count)
-		memset(h->entries, 0, count * sizeof(*h->entries));
 	/* Allocate everything first, so that linking cannot fail half way. */
 	parent = dir;
 	for (int i = have; i < n; i++) {
@@ -676,38 +747,11 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 			goto fail;
 		parent = newdirs[nnew++];
 	}
-	for (size_t i = 0; i < count; i++) {
-		struct sysctl_entry *e =
-			entry_alloc(tree, parent->path, table[i].procname, strlen(table[i].procname),
-				    false);
-
-		if (!e)
-			goto fail;
-		h->entries[i] = e;
-		e->header = h;
-		h->refs++;
-		e->table = &table[i];
-		e->mode = table[i].mode & 0666;
-		e->handler = table[i].proc_handler;
-		e->maxlen = table[i].maxlen;
-		e->locked_reads = !(rcs_handler_flags(table[i].proc_handler) & SYSCTL_HF_RCU);
-		e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
-		if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
-			goto fail;
-	}
-
-	/* Room in each directory's index, so that linking cannot fail either. */
-	if (dir_index_reserve(parent, count))
-		goto fail;
-	for (int i = 0; i < nnew; i++)
-		if (dir_index_reserve(i ? newdirs[i - 1] : dir, 1))
-			goto fail;
-
-	/* Link: children of the new directories first, the top one last. */
 	for (size_t i = 0; i < count; i++)
-		dir_index_link(parent, h->entries[i]);
-	for (int i = nnew - 1; i >= 0; i--)
-		dir_index_link(i ? newdirs[i - 1] : dir, newdirs[i]);
+		if (row_entry_alloc(tree, parent, h, table, i))
+			goto fail;
+	if (link_table(dir, newdirs, nnew, parent, h))
+		goto fail;
 	h->dir = parent;
 	parent->pins++;
 	cds_list_add_tail(&h->node, &tree->headers);
