@@ -344,8 +344,10 @@ static void do_get(struct conn *c, const char *path)
  * SET, and SETIF with @expected non-NULL: the write happens only while the
  * entry's generation (its change counter) is *@expected, else ESTALE. The
  * generation is compared under the entry's writer lock
- * (sysctl_entry_write_if), so no write through any front end, or by the
- * program, lands between the check and the write.
+ * (sysctl_entry_write_if), so no write through the tree (any front end, or
+ * the program's sysctl_entry_write / sysctl_set) lands between the check
+ * and the write. A program that changes the variable itself, not through
+ * the tree, takes no such lock and bumps no counter.
  */
 static void do_set(struct conn *c, const char *path, const char *value, size_t len,
 		   const uint64_t *expected)
@@ -456,7 +458,9 @@ static void do_list(struct conn *c, const char *prefix)
  * DUMP: names and values of every entry the peer may read, in one reply
  * ("VALUE <path> <value>" each, as GET and LIST write them). The walk
  * holds references, not locks, while it runs, so the reply is sent in
- * pieces as it grows: a large tree is never held whole in memory.
+ * pieces (DUMP_PIECE) as it grows: the values' text is never held whole.
+ * The walk's snapshot still holds one reference per entry, and LIST
+ * (do_list) builds its whole reply before sending it.
  */
 #define DUMP_PIECE 65536
 

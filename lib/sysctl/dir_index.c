@@ -106,8 +106,8 @@ static int skip_random_levels(struct sysctl_tree *tree)
 }
 
 /*
- * The skip list's last node before @name on each level (NULL: the head),
- * in @pred[0..SYSCTL_SKIP_LEVELS-1]; returns the sorted list position
+ * The skip list's last node before @name on each level L of
+ * 1..SYSCTL_SKIP_LEVELS (NULL: the head), in @pred[L - 1]; returns the sorted list position
  * after which @name belongs (tree lock held).
  */
 static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *name,
@@ -126,7 +126,7 @@ static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *nam
 		}
 		pred[lvl] = p;
 	}
-	/* Level 0 is the children list itself: a few steps from p on. */
+	/* Level 0, the children list itself: a few steps from p on. */
 	pos = p ? &p->sibling : &dir->children;
 	for (c = cds_list_entry(pos->next, struct sysctl_entry, sibling); &c->sibling != &dir->children;
 	     c = cds_list_entry(c->sibling.next, struct sysctl_entry, sibling)) {
