@@ -11,6 +11,7 @@
 #include <time.h>
 #include <urcu/list.h>
 
+#include "common/deadline.h"
 #include "rcustring/sysctl.h"
 #include "notify.h"
 #include "tree.h"
@@ -24,15 +25,7 @@ int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms)
 	if (!e)
 		return -EINVAL;
 	tree = e->tree;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	if (timeout_ms > 0) {
-		deadline.tv_sec += timeout_ms / 1000;
-		deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
-	}
+	deadline = rcs_deadline_after_ms(timeout_ms > 0 ? timeout_ms : 0);
 	pthread_mutex_lock(&tree->notify_lock);
 	__atomic_add_fetch(&tree->waiters, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
