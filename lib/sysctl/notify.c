@@ -4,9 +4,11 @@
  * variable, and callbacks (added, removed and waited for in watch.c; this
  * file runs them and takes no entry reference).
  *
- * Callbacks run in the threads that change the entry, after every tree lock
- * is dropped, never concurrently with themselves. Which thread runs a call
- * says nothing about who made the change: the call's record (struct
+ * Callbacks run in threads that change the entry (a writer, the program's
+ * sysctl_entry_notify, or unregister telling them the entry is gone), not
+ * necessarily in the thread of the change a call reports, after every tree
+ * lock is dropped, never concurrently with themselves. Which thread runs a
+ * call says nothing about who made the change: the call's record (struct
  * sysctl_change) carries the origin, read with the change's number from
  * one word (the entry's stamp). Each writer answers for
  * its own change only: it returns once every callback of the entry has
