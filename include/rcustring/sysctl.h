@@ -402,9 +402,12 @@ RCUSTRING_API int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl
  * change counter (sysctl_entry_changes()) is @expected_changes
  *
  * A compare-and-set: the counter is compared under the entry's writer lock,
- * which every write of the entry holds while it bumps the counter, so no
- * write (through any front end or by the program) lands between the check
- * and this write. No permission check, as for sysctl_entry_write().
+ * which every write through the tree holds while it bumps the counter, so
+ * no such write (through any front end, or the program's
+ * sysctl_entry_write() or sysctl_set()) lands between the check and this
+ * write. A program that changes the variable itself, not through the tree,
+ * takes no lock and bumps no counter: it is not excluded. No permission
+ * check, as for sysctl_entry_write().
  * Context: as sysctl_entry_write().
  * Return: 0, -ESTALE (the counter differs: nothing written), or as
  * sysctl_entry_write().

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <linux/sockios.h>
 
+#include "common/deadline.h"
 #include "rcustring/sysctl_socket.h"
 #include "socket_proto.h"
 
@@ -75,22 +76,6 @@ static bool stopping(struct sysctl_socket *s)
 	return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Milliseconds left until @deadline, for poll(): at least 0, at most INT_MAX. */
-static int ms_left(int64_t deadline)
-{
-	int64_t left = deadline - now_ms();
-
-	return left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
-}
-
 /*
  * Send @len bytes by @deadline. Non-blocking sends with poll() in between:
  * SO_SNDTIMEO restarts on every partial send, so a client reading a byte
@@ -114,7 +99,7 @@ static int send_by(int fd, const char *buf, size_t len, int64_t deadline)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		left = ms_left(deadline);
+		left = rcs_ms_left(deadline);
 		if (left == 0)
 			return -ETIMEDOUT;
 		/* stop's shutdown() wakes this (POLLHUP, then EPIPE). */
@@ -185,7 +170,7 @@ static void out_escaped(struct conn *c, const char *s, size_t len, bool spaces)
  */
 static int out_flush(struct conn *c)
 {
-	int64_t deadline = now_ms() + c->server->opt.read_timeout_ms;
+	int64_t deadline = rcs_now_ms() + c->server->opt.read_timeout_ms;
 	int err;
 
 	if (c->out_err) {
@@ -344,8 +329,10 @@ static void do_get(struct conn *c, const char *path)
  * SET, and SETIF with @expected non-NULL: the write happens only while the
  * entry's generation (its change counter) is *@expected, else ESTALE. The
  * generation is compared under the entry's writer lock
- * (sysctl_entry_write_if), so no write through any front end, or by the
- * program, lands between the check and the write.
+ * (sysctl_entry_write_if), so no write through the tree (any front end, or
+ * the program's sysctl_entry_write / sysctl_set) lands between the check
+ * and the write. A program that changes the variable itself, not through
+ * the tree, takes no such lock and bumps no counter.
  */
 static void do_set(struct conn *c, const char *path, const char *value, size_t len,
 		   const uint64_t *expected)
@@ -456,7 +443,9 @@ static void do_list(struct conn *c, const char *prefix)
  * DUMP: names and values of every entry the peer may read, in one reply
  * ("VALUE <path> <value>" each, as GET and LIST write them). The walk
  * holds references, not locks, while it runs, so the reply is sent in
- * pieces as it grows: a large tree is never held whole in memory.
+ * pieces (DUMP_PIECE) as it grows: the values' text is never held whole.
+ * The walk's snapshot still holds one reference per entry, and LIST
+ * (do_list) builds its whole reply before sending it.
  */
 #define DUMP_PIECE 65536
 
@@ -651,7 +640,7 @@ static int do_watch(struct conn *c, const char *path)
 	seen = sysctl_entry_changes(e);
 	out_fmt(c, "OK %" PRIu64 "\n", seen);
 	ret = out_flush(c);
-	last_sent = now_ms();
+	last_sent = rcs_now_ms();
 	while (!ret && !stopping(s)) {
 		int64_t r = sysctl_entry_wait(e, seen, WATCH_SLICE_MS);
 
@@ -666,11 +655,11 @@ static int do_watch(struct conn *c, const char *path)
 			out_escaped(c, path, strlen(path), true);
 			out_fmt(c, " %" PRIu64 "\n", seen);
 			ret = out_flush(c);
-			last_sent = now_ms();
+			last_sent = rcs_now_ms();
 		}
 		if (peer_gone(c))
 			break;
-		if (!ret && now_ms() - last_sent >= s->opt.watch_keepalive_ms) {
+		if (!ret && rcs_now_ms() - last_sent >= s->opt.watch_keepalive_ms) {
 			/*
 			 * Liveness: nothing was sent for a whole interval, so a
 			 * byte still unread now has waited at least that long.
@@ -682,7 +671,7 @@ static int do_watch(struct conn *c, const char *path)
 				break;
 			out_fmt(c, "ALIVE %" PRIu64 "\n", seen);
 			ret = out_flush(c);
-			last_sent = now_ms();
+			last_sent = rcs_now_ms();
 		}
 	}
 	sysctl_entry_put(e);
@@ -733,7 +722,7 @@ static ssize_t recv_some(struct conn *c)
 
 	for (;;) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
-		int wait = c->in_len ? ms_left(c->line_deadline) : o->idle_timeout_ms;
+		int wait = c->in_len ? rcs_ms_left(c->line_deadline) : o->idle_timeout_ms;
 		ssize_t n;
 		int r;
 
@@ -774,7 +763,7 @@ static void *conn_main(void *arg)
 			memmove(c->in, nl + 1, c->in_len - len - 1);
 			c->in_len -= len + 1;
 			/* Bytes of the next line already in start its clock now. */
-			c->line_deadline = now_ms() + s->opt.read_timeout_ms;
+			c->line_deadline = rcs_now_ms() + s->opt.read_timeout_ms;
 			continue;
 		}
 		if (c->in_len == sizeof(c->in)) {
@@ -788,7 +777,7 @@ static void *conn_main(void *arg)
 		n = recv_some(c);
 		if (n > 0) {
 			if (!c->line_deadline)
-				c->line_deadline = now_ms() + s->opt.read_timeout_ms;
+				c->line_deadline = rcs_now_ms() + s->opt.read_timeout_ms;
 			c->in_len += (size_t)n;
 			continue;
 		}

@@ -42,22 +42,15 @@ static void copy_cut(char *dst, size_t size, const char *src, size_t len)
 }
 
 /*
- * Read @e's value through its handler for the record (write lock of @e
- * held). One byte more than the record holds is asked for, to know whether
- * the value was cut; the file's trailing newline is dropped.
+ * The record's form of a value read through the handler (@len may exceed
+ * the SYSCTL_AUDIT_VALUE_MAX + 1 bytes of @buf, which the read asked for to
+ * know whether the value was cut): the file's trailing newline dropped,
+ * cut with "..." when longer than the record holds.
  */
-void rcs_audit_value(struct sysctl_entry *e, char *out)
+void rcs_audit_value_text(char *out, const char *buf, size_t len)
 {
-	char buf[SYSCTL_AUDIT_VALUE_MAX + 1];
-	size_t len = sizeof(buf);
-	off_t pos = 0;
-
-	if (rcs_sysctl_call(e, 0, buf, &len, &pos)) {
-		out[0] = '\0';
-		return;
-	}
-	if (len > sizeof(buf))
-		len = sizeof(buf);
+	if (len > SYSCTL_AUDIT_VALUE_MAX + 1)
+		len = SYSCTL_AUDIT_VALUE_MAX + 1;
 	if (len && buf[len - 1] == '\n')
 		len--;
 	copy_cut(out, SYSCTL_AUDIT_VALUE_MAX, buf, len);

@@ -37,4 +37,12 @@ struct rcs_handler_row {
 /* The row of @handler, or NULL for a handler the library does not know. */
 const struct rcs_handler_row *rcs_handler_row(proc_handler *handler);
 
+/* The SYSCTL_HF_* flags of @handler's row; 0 for an unknown handler. */
+static inline unsigned int rcs_handler_flags(proc_handler *handler)
+{
+	const struct rcs_handler_row *row = rcs_handler_row(handler);
+
+	return row ? row->info.flags : 0;
+}
+
 #endif

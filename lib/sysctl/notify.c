@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Change notification: a counter per entry, waiters on a per-tree condition
- * variable, and callbacks.
+ * variable, and callbacks (added, removed and waited for in watch.c; this
+ * file runs them and takes no entry reference).
  *
- * Callbacks run in the threads that change the entry, after every tree lock
- * is dropped, never concurrently with themselves. Which thread runs a call
- * says nothing about who made the change: the call's record (struct
+ * Callbacks run in threads that change the entry (a writer, the program's
+ * sysctl_entry_notify, or unregister telling them the entry is gone), not
+ * necessarily in the thread of the change a call reports, after every tree
+ * lock is dropped, never concurrently with themselves. Which thread runs a
+ * call says nothing about who made the change: the call's record (struct
  * sysctl_change) carries the origin, read with the change's number from
  * one word (the entry's stamp). Each writer answers for
  * its own change only: it returns once every callback of the entry has
@@ -30,20 +33,8 @@
 #include <urcu/list.h>
 
 #include "rcustring/sysctl.h"
+#include "notify.h"
 #include "tree.h"
-
-struct sysctl_callback {
-	struct cds_list_head node; /* in e->callbacks, under e->cb_lock */
-	struct sysctl_entry *e;    /* referenced */
-	sysctl_change_fn *fn;
-	void *arg;
-	/* Under e->cb_lock: */
-	uint64_t done;    /* counter passed to the last call that returned */
-	uint64_t handoff; /* latest change left to the runner by a callback's write */
-	bool running;     /* some thread is inside fn */
-	bool removed;     /* unlinked by sysctl_callback_remove */
-	bool told_gone;   /* called with SYSCTL_ORIGIN_REMOVED */
-};
 
 /* Callbacks this thread is inside of (any entry, any tree). */
 static __thread int callback_depth;
@@ -210,94 +201,4 @@ again:
 		goto again; /* the list may have changed while unlocked */
 	}
 	pthread_mutex_unlock(&e->cb_lock);
-}
-
-int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms)
-{
-	struct sysctl_tree *tree;
-	struct timespec deadline;
-	int64_t ret;
-
-	if (!e)
-		return -EINVAL;
-	tree = e->tree;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	if (timeout_ms > 0) {
-		deadline.tv_sec += timeout_ms / 1000;
-		deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
-	}
-	pthread_mutex_lock(&tree->notify_lock);
-	__atomic_add_fetch(&tree->waiters, 1, __ATOMIC_SEQ_CST);
-	for (;;) {
-		uint64_t now = sysctl_entry_changes(e);
-
-		if (now != seen) {
-			ret = (int64_t)now;
-			break;
-		}
-		if (!sysctl_entry_live(e)) {
-			ret = -ENOENT;
-			break;
-		}
-		if (timeout_ms == 0) {
-			ret = -ETIMEDOUT;
-			break;
-		}
-		if (timeout_ms < 0) {
-			pthread_cond_wait(&tree->notify_cond, &tree->notify_lock);
-		} else if (pthread_cond_timedwait(&tree->notify_cond, &tree->notify_lock,
-						  &deadline) == ETIMEDOUT) {
-			now = sysctl_entry_changes(e);
-			ret = now != seen ? (int64_t)now : -ETIMEDOUT;
-			break;
-		}
-	}
-	__atomic_sub_fetch(&tree->waiters, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&tree->notify_lock);
-	return ret;
-}
-
-int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
-			   struct sysctl_callback **out)
-{
-	struct sysctl_callback *cb;
-
-	if (!e || !fn || !out || e->is_dir)
-		return -EINVAL;
-	cb = calloc(1, sizeof(*cb));
-	if (!cb)
-		return -ENOMEM;
-	cb->fn = fn;
-	cb->arg = arg;
-	cb->e = e;
-	sysctl_entry_get(e);
-	pthread_mutex_lock(&e->cb_lock);
-	/* Changes published before it was added are not its concern. */
-	cb->done = sysctl_entry_changes(e);
-	cds_list_add_tail(&cb->node, &e->callbacks);
-	pthread_mutex_unlock(&e->cb_lock);
-	*out = cb;
-	return 0;
-}
-
-void sysctl_callback_remove(struct sysctl_callback *cb)
-{
-	struct sysctl_entry *e;
-
-	if (!cb)
-		return;
-	e = cb->e;
-	pthread_mutex_lock(&e->cb_lock);
-	cds_list_del(&cb->node);
-	cb->removed = true;
-	/* Unlinked: no new call starts; wait for the one running, if any. */
-	while (cb->running)
-		pthread_cond_wait(&e->cb_cond, &e->cb_lock);
-	pthread_mutex_unlock(&e->cb_lock);
-	free(cb);
-	sysctl_entry_put(e);
 }

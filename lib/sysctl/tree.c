@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The sysctl tree: registration, lookup, walks, reads and writes.
+ * The sysctl tree: registration, lookup, lifetime and walks (reads and
+ * writes: entry_io.c).
  *
  * Nodes (entries and directories) hang in sorted RCU lists; each directory
- * also indexes its children (a hash table for lookups, a writers' skip list
- * for the sorted insert position, see tree.h), so that registering, finding
+ * also indexes its children (dir_index.c), so that registering, finding
  * and listing cost O(1) or O(log n) per entry however large a directory
  * grows. Lookups run under rcu_read_lock and take a reference;
  * register/unregister are serialized by the tree mutex. A node unlinked
@@ -26,6 +26,7 @@
 #include <urcu/rculist.h>
 
 #include "rcustring/sysctl.h"
+#include "dir_index.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -88,146 +89,11 @@ static void linked_ref_drop_rcu(struct rcu_head *head)
 	sysctl_entry_put(caa_container_of(head, struct sysctl_entry, rcu));
 }
 
-/* ---- directory index (tree.h): hash for lookups, skip list for order ---- */
-
-/* FNV-1a: names are short and chosen by the program, not by an attacker. */
-static uint32_t name_hash(const char *name, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 16777619u;
-	}
-	/* The bucket is taken from the low bits: mix the high ones in. */
-	return h ^ (h >> 16);
-}
-
-/* The child @name of @dir, under RCU or the tree lock; NULL if none. */
-static struct sysctl_entry *find_child(struct sysctl_entry *dir, const char *name, size_t len)
-{
-	struct sysctl_child_hash *ht = rcu_dereference(dir->children_hash);
-	uint32_t h = name_hash(name, len);
-	struct sysctl_entry *c;
-
-	if (!ht)
-		return NULL;
-	for (c = rcu_dereference(ht->bucket[h & ht->mask]); c;
-	     c = rcu_dereference(c->hnext[ht->slot])) {
-		if (c->hash == h && c->namelen == len && !memcmp(c->name, name, len))
-			return c;
-	}
-	return NULL;
-}
-
-/*
- * Make room in @dir's hash table for @more children (tree lock held), so
- * that linking them cannot fail. The new table chains through the hnext
- * slot the current one does not use; the table before the current one used
- * that slot too, so its readers must be gone first (a grace period) before
- * the slot is rewritten. Return 0 or -ENOMEM.
- */
-static int dir_reserve(struct sysctl_entry *dir, size_t more)
-{
-	struct sysctl_dir *d = dir->dir;
-	struct sysctl_child_hash *cur = dir->children_hash, *nh;
-	size_t size = cur ? cur->mask + 1 : 0, want = d->count + more, nsize = size ? size : 8;
-	struct sysctl_entry *c;
-
-	if (want <= size) /* load factor at most 1 */
-		return 0;
-	while (nsize < want)
-		nsize *= 2;
-	nh = malloc(sizeof(*nh) + nsize * sizeof(nh->bucket[0]));
-	if (!nh)
-		return -ENOMEM;
-	memset(nh->bucket, 0, nsize * sizeof(nh->bucket[0]));
-	nh->mask = nsize - 1;
-	nh->slot = cur ? !cur->slot : 0;
-	if (d->old) {
-		/*
-		 * Under the tree lock: fine, no reader takes it inside a
-		 * read-side section (register's context excludes callers in one).
-		 */
-		synchronize_rcu();
-		free(d->old);
-		d->old = NULL;
-	}
-	cds_list_for_each_entry(c, &dir->children, sibling) {
-		struct sysctl_entry **b = &nh->bucket[c->hash & nh->mask];
-
-		c->hnext[nh->slot] = *b;
-		*b = c;
-	}
-	/* Publishes the chains built above (a release store). */
-	rcu_assign_pointer(dir->children_hash, nh);
-	d->old = cur;
-	return 0;
-}
-
-/* A skip list level for a new child: level k with probability 4^-k. */
-static int skip_random_levels(struct sysctl_tree *tree)
-{
-	int levels = 0;
-
-	/* xorshift64: no global rand() state shared with the program. */
-	tree->skip_rng ^= tree->skip_rng << 13;
-	tree->skip_rng ^= tree->skip_rng >> 7;
-	tree->skip_rng ^= tree->skip_rng << 17;
-	for (uint64_t r = tree->skip_rng; levels < SYSCTL_SKIP_LEVELS && (r & 3) == 0; r >>= 2)
-		levels++;
-	return levels;
-}
-
-/*
- * The skip list's last node before @name on each level (NULL: the head),
- * in @pred[0..SYSCTL_SKIP_LEVELS-1]; returns the sorted list position
- * after which @name belongs (tree lock held).
- */
-static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *name,
-				       struct sysctl_entry **pred)
-{
-	struct sysctl_dir *d = dir->dir;
-	struct sysctl_entry *p = NULL, *c;
-	struct cds_list_head *pos;
-
-	for (int lvl = SYSCTL_SKIP_LEVELS - 1; lvl >= 0; lvl--) {
-		struct sysctl_entry *next = p ? p->skip[lvl] : d->skip_head[lvl];
-
-		while (next && strcmp(next->name, name) < 0) {
-			p = next;
-			next = p->skip[lvl];
-		}
-		pred[lvl] = p;
-	}
-	/* Level 0 is the children list itself: a few steps from p on. */
-	pos = p ? &p->sibling : &dir->children;
-	for (c = cds_list_entry(pos->next, struct sysctl_entry, sibling); &c->sibling != &dir->children;
-	     c = cds_list_entry(c->sibling.next, struct sysctl_entry, sibling)) {
-		if (strcmp(c->name, name) >= 0)
-			break;
-		pos = &c->sibling;
-	}
-	return pos;
-}
-
 /* Unlink @e from its parent (tree lock held); readers may still hold it. */
 static void entry_unlink(struct sysctl_entry *e)
 {
-	struct sysctl_entry *dir = e->parent, *pred[SYSCTL_SKIP_LEVELS], **pp;
-	struct sysctl_child_hash *ht = dir->children_hash;
-
 	__atomic_store_n(&e->live, 0, __ATOMIC_SEQ_CST);
-	skip_find(dir, e->name, pred);
-	for (int lvl = 0; lvl < e->skip_levels; lvl++)
-		*(pred[lvl] ? &pred[lvl]->skip[lvl] : &dir->dir->skip_head[lvl]) = e->skip[lvl];
-	/* Readers standing on e go on along its own hnext, left as it is. */
-	pp = &ht->bucket[e->hash & ht->mask];
-	while (*pp != e)
-		pp = &(*pp)->hnext[ht->slot];
-	CMM_STORE_SHARED(*pp, e->hnext[ht->slot]);
-	dir->dir->count--;
-	cds_list_del_rcu(&e->sibling);
+	dir_index_unlink(e->parent, e);
 	e->parent = NULL;
 	call_rcu(&e->rcu, linked_ref_drop_rcu);
 }
@@ -295,7 +161,7 @@ static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *pa
 	e->refs = 1;
 	CDS_INIT_LIST_HEAD(&e->children);
 	CDS_INIT_LIST_HEAD(&e->sibling);
-	e->hash = name_hash(name, namelen);
+	e->hash = dir_index_hash(name, namelen);
 	e->namelen = (uint16_t)namelen; /* at most NAME_MAX_LEN */
 	if (namelen < sizeof(e->iname)) {
 		memcpy(e->iname, name, namelen);
@@ -332,33 +198,6 @@ free_names:
 	free(e);
 	errno = err;
 	return NULL;
-}
-
-/*
- * Insert @child into @dir's sorted children and its index (tree lock held,
- * room reserved with dir_reserve()).
- */
-static void entry_link(struct sysctl_entry *dir, struct sysctl_entry *child)
-{
-	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS], **b;
-	struct sysctl_child_hash *ht = dir->children_hash;
-	struct cds_list_head *pos = skip_find(dir, child->name, pred);
-
-	child->parent = dir;
-	/* Publishes child's fields (rcu_assign_pointer inside). */
-	cds_list_add_rcu(&child->sibling, pos);
-	child->skip_levels = skip_random_levels(dir->tree);
-	for (int lvl = 0; lvl < child->skip_levels; lvl++) {
-		struct sysctl_entry **at = pred[lvl] ? &pred[lvl]->skip[lvl] :
-						       &dir->dir->skip_head[lvl];
-
-		child->skip[lvl] = *at;
-		*at = child;
-	}
-	b = &ht->bucket[child->hash & ht->mask];
-	child->hnext[ht->slot] = *b;
-	rcu_assign_pointer(*b, child);
-	dir->dir->count++;
 }
 
 /* ---- paths ---- */
@@ -429,13 +268,12 @@ static struct sysctl_entry *resolve(struct sysctl_tree *tree, const struct comp 
 	for (int i = 0; i < n && e; i++) {
 		if (!e->is_dir)
 			return NULL;
-		e = find_child(e, c[i].s, c[i].len);
+		e = dir_index_find(e, c[i].s, c[i].len);
 	}
 	return e;
 }
 
-/* Look up @path under RCU and take a reference. Return 0 or -errno. */
-static int lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
+int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
 {
 	struct comp comps[MAX_DEPTH];
 	char buf[MAX_DEPTH * (NAME_MAX_LEN + 1)];
@@ -467,7 +305,7 @@ static int lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_
 struct sysctl_entry *sysctl_lookup(struct sysctl_tree *tree, const char *path)
 {
 	struct sysctl_entry *e = NULL;
-	int err = lookup_ref(tree, path, &e);
+	int err = rcs_sysctl_lookup_ref(tree, path, &e);
 
 	if (err) {
 		errno = -err;
@@ -603,8 +441,8 @@ void sysctl_tree_set_log(struct sysctl_tree *tree, sysctl_log_fn *fn, void *arg)
 }
 
 /* One line naming the path and the reason (tree lock held). */
-static void reg_error(struct sysctl_tree *tree, const char *dir, const char *name,
-		      const char *fmt, ...)
+void rcs_sysctl_reg_error(struct sysctl_tree *tree, const char *dir, const char *name,
+			  const char *fmt, ...)
 {
 	char msg[512], why[256];
 	va_list ap;
@@ -618,12 +456,6 @@ static void reg_error(struct sysctl_tree *tree, const char *dir, const char *nam
 }
 
 /* The flags of @h's row; 0 for a handler the library does not know. */
-static unsigned int handler_flags(proc_handler *h)
-{
-	const struct rcs_handler_row *row = rcs_handler_row(h);
-
-	return row ? row->info.flags : 0;
-}
 
 /* The checks of the kernel's sysctl_check_table, plus ours. Return 0 or -EINVAL. */
 static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl_table *t)
@@ -634,26 +466,26 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 	size_t elem;
 
 	if (!name || !*name) {
-		reg_error(tree, dir, "(null)", "empty or missing procname");
+		rcs_sysctl_reg_error(tree, dir, "(null)", "empty or missing procname");
 		return -EINVAL;
 	}
 	if (strchr(name, '/') || strlen(name) > NAME_MAX_LEN || !strcmp(name, ".") ||
 	    !strcmp(name, "..")) {
-		reg_error(tree, dir, name, "bad procname");
+		rcs_sysctl_reg_error(tree, dir, name, "bad procname");
 		return -EINVAL;
 	}
 	if (!t->proc_handler) {
-		reg_error(tree, dir, name, "no proc_handler");
+		rcs_sysctl_reg_error(tree, dir, name, "no proc_handler");
 		return -EINVAL;
 	}
 	/* sysctl_check_table: read and write bits only (S_IRUGO | S_IWUGO). */
 	if (t->mode & ~(mode_t)(0666 | SYSCTL_MODE_EXEC)) {
-		reg_error(tree, dir, name, "bogus mode 0%o", (unsigned int)t->mode);
+		rcs_sysctl_reg_error(tree, dir, name, "bogus mode 0%o", (unsigned int)t->mode);
 		return -EINVAL;
 	}
 	/* Whoever may write what root executes chooses what root runs. */
 	if ((t->mode & SYSCTL_MODE_EXEC) && (t->mode & 0022)) {
-		reg_error(tree, dir, name,
+		rcs_sysctl_reg_error(tree, dir, name,
 			  "an entry root executes is written by root alone (mode 0%o lets group or others write)",
 			  (unsigned int)(t->mode & 0666));
 		return -EPERM;
@@ -664,29 +496,29 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 	flags = row->info.flags;
 	if (flags & SYSCTL_HF_STRING) {
 		if (t->maxlen <= 0 || !t->data) {
-			reg_error(tree, dir, name, "string handler without data or maxlen");
+			rcs_sysctl_reg_error(tree, dir, name, "string handler without data or maxlen");
 			return -EINVAL;
 		}
 		if ((flags & SYSCTL_HF_RCU) && (size_t)t->maxlen != rcustring_maxlen(t->data)) {
-			reg_error(tree, dir, name, "maxlen %d differs from the variable's %zu",
+			rcs_sysctl_reg_error(tree, dir, name, "maxlen %d differs from the variable's %zu",
 				  t->maxlen, rcustring_maxlen(t->data));
 			return -EINVAL;
 		}
 	}
 	/* maxlen counts bits; data points to the bitmap's pointer. */
 	if ((flags & SYSCTL_HF_BITMAP) && (t->maxlen <= 0 || !t->data)) {
-		reg_error(tree, dir, name, "bitmap handler without data or a bit count in maxlen");
+		rcs_sysctl_reg_error(tree, dir, name, "bitmap handler without data or a bit count in maxlen");
 		return -EINVAL;
 	}
 	elem = row->info.elem_size;
 	if (elem && (!t->data || t->maxlen <= 0 || (size_t)t->maxlen % elem)) {
-		reg_error(tree, dir, name, "no data or maxlen %d not a multiple of %zu", t->maxlen,
+		rcs_sysctl_reg_error(tree, dir, name, "no data or maxlen %d not a multiple of %zu", t->maxlen,
 			  elem);
 		return -EINVAL;
 	}
 	/* These handlers take exactly one element, as the kernel's do. */
 	if ((flags & SYSCTL_HF_SINGLE) && (size_t)t->maxlen != elem) {
-		reg_error(tree, dir, name, "maxlen %d: this handler takes one element of %zu bytes",
+		rcs_sysctl_reg_error(tree, dir, name, "maxlen %d: this handler takes one element of %zu bytes",
 			  t->maxlen, elem);
 		return -EINVAL;
 	}
@@ -695,7 +527,7 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 	 * minimum); with neither, the plain handler is what was meant.
 	 */
 	if ((flags & SYSCTL_HF_ONE_BOUND) && !t->extra1 && !t->extra2) {
-		reg_error(tree, dir, name, "minmax handler without bounds (extra1/extra2 both NULL)");
+		rcs_sysctl_reg_error(tree, dir, name, "minmax handler without bounds (extra1/extra2 both NULL)");
 		return -EINVAL;
 	}
 	return 0;
@@ -754,20 +586,125 @@ static int check_table(struct sysctl_tree *tree, const char *dir, struct sysctl_
 			return err;
 	}
 	if (first_duplicate(table, count, &dup)) {
-		reg_error(tree, dir, NULL, "out of memory");
+		rcs_sysctl_reg_error(tree, dir, NULL, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < count; i++) {
 		if (i == dup) {
-			reg_error(tree, dir, table[i].procname, "duplicate name in the table");
+			rcs_sysctl_reg_error(tree, dir, table[i].procname, "duplicate name in the table");
 			return -EEXIST;
 		}
 		if (existing &&
-		    find_child(existing, table[i].procname, strlen(table[i].procname))) {
-			reg_error(tree, dir, table[i].procname, "name already registered");
+		    dir_index_find(existing, table[i].procname, strlen(table[i].procname))) {
+			rcs_sysctl_reg_error(tree, dir, table[i].procname, "name already registered");
 			return -EEXIST;
 		}
 	}
+	return 0;
+}
+
+/*
+ * The existing part of @comps[0..n-1] under the root (tree lock held):
+ * the deepest directory found in *@dir, and the number of components it
+ * covers; -EEXIST when one of them is an entry, not a directory.
+ */
+static int find_existing(struct sysctl_tree *tree, const char *path, const struct comp *comps,
+			 int n, struct sysctl_entry **dir)
+{
+	int have;
+
+	*dir = tree->root;
+	for (have = 0; have < n; have++) {
+		struct sysctl_entry *c = dir_index_find(*dir, comps[have].s, comps[have].len);
+
+		if (!c)
+			break;
+		if (!c->is_dir) {
+			rcs_sysctl_reg_error(tree, path, NULL, "%s is an entry, not a directory", c->path);
+			return -EEXIST;
+		}
+		*dir = c;
+	}
+	return have;
+}
+
+/* A new header for @count rows with one reference, or NULL. */
+static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t count,
+						sysctl_write_hook *hook, void *hook_arg)
+{
+	struct sysctl_table_header *h = malloc(sizeof(*h));
+
+	if (!h)
+		return NULL;
+	memset(h, 0, sizeof(*h));
+	h->tree = tree;
+	h->count = count;
+	h->refs = 1;
+	h->write_hook = hook;
+	h->hook_arg = hook_arg;
+	if (pthread_mutex_init(&h->drain_lock, NULL)) {
+		free(h);
+		return NULL;
+	}
+	if (pthread_cond_init(&h->drain_cond, NULL)) {
+		pthread_mutex_destroy(&h->drain_lock);
+		free(h);
+		return NULL;
+	}
+	if (count && !(h->entries = malloc(count * sizeof(*h->entries)))) {
+		header_put(h);
+		return NULL;
+	}
+	if (count)
+		memset(h->entries, 0, count * sizeof(*h->entries));
+	return h;
+}
+
+/*
+ * The entry of row @i of @table under @parent, in h->entries[i] (kept there
+ * for the caller to drop even when a later step fails): 0 or -ENOMEM.
+ */
+static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent,
+			   struct sysctl_table_header *h, const struct ctl_table *table, size_t i)
+{
+	struct sysctl_entry *e =
+		entry_alloc(tree, parent->path, table[i].procname, strlen(table[i].procname), false);
+
+	if (!e)
+		return -ENOMEM;
+	h->entries[i] = e;
+	e->header = h;
+	h->refs++;
+	e->table = &table[i];
+	e->mode = table[i].mode & 0666;
+	e->handler = table[i].proc_handler;
+	e->maxlen = table[i].maxlen;
+	e->locked_reads = !(rcs_handler_flags(table[i].proc_handler) & SYSCTL_HF_RCU);
+	e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
+	if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Link the new directories @newdirs[0..nnew-1] (each under the one before,
+ * the first under @dir) and @h's entries under the last (@parent). Room in
+ * each index is reserved first, so that linking cannot fail half way; the
+ * children of the new directories go in first, the top one last. Return 0
+ * or -ENOMEM (nothing linked).
+ */
+static int link_table(struct sysctl_entry *dir, struct sysctl_entry **newdirs, int nnew,
+		      struct sysctl_entry *parent, struct sysctl_table_header *h)
+{
+	if (dir_index_reserve(parent, h->count))
+		return -ENOMEM;
+	for (int i = 0; i < nnew; i++)
+		if (dir_index_reserve(i ? newdirs[i - 1] : dir, 1))
+			return -ENOMEM;
+	for (size_t i = 0; i < h->count; i++)
+		dir_index_link(parent, h->entries[i]);
+	for (int i = nnew - 1; i >= 0; i--)
+		dir_index_link(i ? newdirs[i - 1] : dir, newdirs[i]);
 	return 0;
 }
 
@@ -789,53 +726,19 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	n = slashed ? split_path(slashed, comps, MAX_DEPTH - 1) : -EINVAL;
 	pthread_mutex_lock(&tree->lock);
 	if (n < 0) {
-		reg_error(tree, path, NULL, "malformed path");
+		rcs_sysctl_reg_error(tree, path, NULL, "malformed path");
 		err = -EINVAL;
 		goto out;
 	}
-	/* The existing part of the directory path. */
-	dir = tree->root;
-	for (have = 0; have < n; have++) {
-		struct sysctl_entry *c = find_child(dir, comps[have].s, comps[have].len);
-
-		if (!c)
-			break;
-		if (!c->is_dir) {
-			reg_error(tree, path, NULL, "%s is an entry, not a directory", c->path);
-			err = -EEXIST;
-			goto out;
-		}
-		dir = c;
-	}
-	err = check_table(tree, path, have == n ? dir : NULL, table, count);
+	have = find_existing(tree, path, comps, n, &dir);
+	err = have < 0 ? have : check_table(tree, path, have == n ? dir : NULL, table, count);
 	if (err)
 		goto out;
 
 	err = -ENOMEM;
-	h = malloc(sizeof(*h));
+	h = header_alloc(tree, count, hook, hook_arg);
 	if (!h)
 		goto fail;
-	memset(h, 0, sizeof(*h));
-	h->tree = tree;
-	h->count = count;
-	h->refs = 1;
-	h->write_hook = hook;
-	h->hook_arg = hook_arg;
-	if (pthread_mutex_init(&h->drain_lock, NULL)) {
-		free(h);
-		h = NULL;
-		goto fail;
-	}
-	if (pthread_cond_init(&h->drain_cond, NULL)) {
-		pthread_mutex_destroy(&h->drain_lock);
-		free(h);
-		h = NULL;
-		goto fail;
-	}
-	if (count && !(h->entries = malloc(count * sizeof(*h->entries))))
-		goto fail;
-	if (count)
-		memset(h->entries, 0, count * sizeof(*h->entries));
 	/* Allocate everything first, so that linking cannot fail half way. */
 	parent = dir;
 	for (int i = have; i < n; i++) {
@@ -844,38 +747,11 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 			goto fail;
 		parent = newdirs[nnew++];
 	}
-	for (size_t i = 0; i < count; i++) {
-		struct sysctl_entry *e =
-			entry_alloc(tree, parent->path, table[i].procname, strlen(table[i].procname),
-				    false);
-
-		if (!e)
-			goto fail;
-		h->entries[i] = e;
-		e->header = h;
-		h->refs++;
-		e->table = &table[i];
-		e->mode = table[i].mode & 0666;
-		e->handler = table[i].proc_handler;
-		e->maxlen = table[i].maxlen;
-		e->locked_reads = !(handler_flags(table[i].proc_handler) & SYSCTL_HF_RCU);
-		e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
-		if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
-			goto fail;
-	}
-
-	/* Room in each directory's index, so that linking cannot fail either. */
-	if (dir_reserve(parent, count))
-		goto fail;
-	for (int i = 0; i < nnew; i++)
-		if (dir_reserve(i ? newdirs[i - 1] : dir, 1))
-			goto fail;
-
-	/* Link: children of the new directories first, the top one last. */
 	for (size_t i = 0; i < count; i++)
-		entry_link(parent, h->entries[i]);
-	for (int i = nnew - 1; i >= 0; i--)
-		entry_link(i ? newdirs[i - 1] : dir, newdirs[i]);
+		if (row_entry_alloc(tree, parent, h, table, i))
+			goto fail;
+	if (link_table(dir, newdirs, nnew, parent, h))
+		goto fail;
 	h->dir = parent;
 	parent->pins++;
 	cds_list_add_tail(&h->node, &tree->headers);
@@ -883,7 +759,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	err = 0;
 	goto out;
 fail:
-	reg_error(tree, path, NULL, "out of memory");
+	rcs_sysctl_reg_error(tree, path, NULL, "out of memory");
 	for (int i = 0; i < nnew; i++)
 		sysctl_entry_put(newdirs[i]);
 	if (h) {
@@ -996,405 +872,6 @@ int sysctl_entry_live(const struct sysctl_entry *e)
 	return e ? __atomic_load_n(&e->live, __ATOMIC_ACQUIRE) : 0;
 }
 
-/*
- * Permission as the kernel's test_perm() in fs/proc/proc_sysctl.c: root
- * uses the owner bits, members of group 0 the group bits, everyone else
- * the "other" bits; every requested bit must be set, so root cannot write
- * a 0444 entry. The tree's owner uid and gid count as root's, as a network
- * namespace's owner does for its sysctls (net_ctl_permissions()).
- */
-int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who, int mask)
-{
-	unsigned int mode;
-	uid_t owner_uid;
-	gid_t owner_gid;
-
-	if (!e || !who)
-		return -EINVAL;
-	mode = (unsigned int)e->mode;
-	sysctl_tree_get_owner(e->tree, &owner_uid, &owner_gid);
-	/* The owner is never delegated what root executes (the kernel never delegates it). */
-	if (e->exec)
-		owner_uid = 0, owner_gid = 0;
-	if (who->uid == 0 || who->uid == owner_uid)
-		mode >>= 6;
-	else if (who->gid == 0 || who->gid == owner_gid)
-		mode >>= 3;
-	if (((unsigned int)mask & ~mode & (R_OK | W_OK | X_OK)) == 0)
-		return 0;
-	return -EACCES;
-}
-
-/*
- * Raise the in-flight count of @h: while it is raised, the table and what
- * it points to stay (unregister drains it). Return: true when the table is
- * still registered; call inflight_exit() either way.
- */
-static bool inflight_enter(struct sysctl_table_header *h)
-{
-	__atomic_add_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST);
-	return !__atomic_load_n(&h->dead, __ATOMIC_SEQ_CST);
-}
-
-static void inflight_exit(struct sysctl_table_header *h)
-{
-	if (__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST)) {
-		pthread_mutex_lock(&h->drain_lock);
-		pthread_cond_broadcast(&h->drain_cond);
-		pthread_mutex_unlock(&h->drain_lock);
-	}
-}
-
-bool rcs_header_use(struct sysctl_table_header *h)
-{
-	return inflight_enter(h);
-}
-
-void rcs_header_unuse(struct sysctl_table_header *h)
-{
-	inflight_exit(h);
-}
-
-int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos)
-{
-	struct sysctl_table_header *h = e->header;
-	int err = -ENOENT;
-
-	if (!h)
-		return -EISDIR;
-	if (inflight_enter(h))
-		err = e->table->proc_handler(e->table, write, buf, lenp, ppos);
-	inflight_exit(h);
-	return err;
-}
-
-int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp, off_t *ppos)
-{
-	int err;
-
-	if (!e || !lenp || !ppos || (!buf && *lenp))
-		return -EINVAL;
-	if (e->is_dir)
-		return -EISDIR;
-	if (!e->locked_reads)
-		return rcs_sysctl_call(e, 0, buf, lenp, ppos);
-	/* The handler copies data that a writer changes in place: not meanwhile. */
-	pthread_rwlock_rdlock(&e->data_lock);
-	err = rcs_sysctl_call(e, 0, buf, lenp, ppos);
-	pthread_rwlock_unlock(&e->data_lock);
-	return err;
-}
-
-ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t size)
-{
-	struct sysctl_table_header *h;
-	char lo[24], hi[24];
-	int n = -1;
-
-	if (!e || !buf || !size || err >= 0)
-		return -EINVAL;
-	if (e->is_dir)
-		return -EISDIR;
-	h = e->header;
-	if (err == -EMSGSIZE && (handler_flags(e->handler) & SYSCTL_HF_STRING))
-		n = snprintf(buf, size, "value longer than %d bytes", e->maxlen - 1);
-	else if (err == -EINVAL && (handler_flags(e->handler) & SYSCTL_HF_MINMAX)) {
-		const struct rcs_handler_row *row = rcs_handler_row(e->handler);
-		/* The bounds live in the registrant's memory: read them while it stays. */
-		const void *min = NULL, *max = NULL;
-		bool has_lo, has_hi;
-
-		if (!inflight_enter(h)) {
-			inflight_exit(h);
-			return -ENOENT;
-		}
-		min = e->table->extra1;
-		max = e->table->extra2;
-		if (min)
-			row->bound_text(min, lo, sizeof(lo));
-		if (max)
-			row->bound_text(max, hi, sizeof(hi));
-		inflight_exit(h);
-		/* A NULL bound is unchecked, or the element type's limit (u8: 0, 255). */
-		if (!min && row->default_lo)
-			snprintf(lo, sizeof(lo), "%s", row->default_lo);
-		if (!max && row->default_hi)
-			snprintf(hi, sizeof(hi), "%s", row->default_hi);
-		has_lo = min || row->default_lo;
-		has_hi = max || row->default_hi;
-		if (has_lo && has_hi)
-			n = snprintf(buf, size, "invalid value (integers %s..%s)", lo, hi);
-		else if (has_lo)
-			n = snprintf(buf, size, "invalid value (integers >= %s)", lo);
-		else if (has_hi)
-			n = snprintf(buf, size, "invalid value (integers <= %s)", hi);
-		else
-			n = snprintf(buf, size, "invalid value");
-	} else if (err == -EINVAL) {
-		n = snprintf(buf, size, "invalid value");
-	} else {
-		n = snprintf(buf, size, "%s", strerror(-err));
-	}
-	if (n < 0)
-		return -EINVAL;
-	return (size_t)n < size ? n : (ssize_t)size - 1;
-}
-
-/* The largest value a commit hook's rollback saves (a bigger one cannot be written). */
-#define SAVE_MAX (16u << 20)
-
-/*
- * The whole value of @e into a new buffer (writer lock held, so no writer
- * changes it meanwhile): what a refused commit writes back.
- */
-static int save_value(struct sysctl_entry *e, char **out, size_t *out_len)
-{
-	for (size_t cap = 4096;; cap *= 2) {
-		char *buf = malloc(cap);
-		size_t len = cap;
-		off_t pos = 0;
-		int err;
-
-		if (!buf)
-			return -ENOMEM;
-		err = rcs_sysctl_call(e, 0, buf, &len, &pos);
-		if (!err && len < cap) {
-			*out = buf;
-			*out_len = len;
-			return 0;
-		}
-		free(buf);
-		if (err)
-			return err;
-		if (cap >= SAVE_MAX)
-			return -EFBIG;
-	}
-}
-
-/* The commit hook refused the write: the saved value goes back. */
-static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
-{
-	off_t pos = 0;
-	int err;
-
-	/* A value is written as it reads less the newline a read adds ("\n" alone
-	 * stays: a zero-byte write would change nothing). */
-	if (len > 1 && saved[len - 1] == '\n')
-		len--;
-	if (e->locked_reads)
-		pthread_rwlock_wrlock(&e->data_lock);
-	err = rcs_sysctl_call(e, 1, saved, &len, &pos);
-	if (e->locked_reads)
-		pthread_rwlock_unlock(&e->data_lock);
-	if (err)
-		reg_error(e->tree, "", e->path, "cannot restore the value after a refused commit: %s",
-			  strerror(-err));
-}
-
-/* The handler's write, then the commit hook; under the writer lock. */
-static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const char *buf,
-			size_t *lenp, off_t *ppos)
-{
-	struct sysctl_tree *tree = e->tree;
-	char *saved = NULL;
-	size_t saved_len = 0;
-	int err = 0;
-
-	if (tree->commit)
-		err = save_value(e, &saved, &saved_len);
-	if (err)
-		return err;
-	e->writing = ch;
-	if (e->locked_reads)
-		pthread_rwlock_wrlock(&e->data_lock);
-	err = rcs_sysctl_call(e, 1, (void *)buf, lenp, ppos);
-	if (e->locked_reads)
-		pthread_rwlock_unlock(&e->data_lock);
-	if (!err && tree->commit) {
-		err = tree->commit(e, ch, tree->commit_arg);
-		if (err)
-			restore_value(e, saved, saved_len);
-	}
-	e->writing = NULL;
-	free(saved);
-	return err;
-}
-
-/*
- * A write of an entry whose table has a write hook: the hook takes it, with
- * none of the entry's locks held (it may wait on the network), and the
- * entry changes later, through the owner's own write (not counted here).
- */
-static int hooked_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
-			size_t *lenp, off_t *ppos, const uint64_t *expected)
-{
-	struct sysctl_table_header *h = e->header;
-	int err = -ENOENT;
-
-	if (*ppos != 0)
-		return -EINVAL; /* the whole value in one write */
-	if (inflight_enter(h))
-		err = h->write_hook(h->hook_arg, e, who, buf, *lenp, expected);
-	inflight_exit(h);
-	if (!err)
-		*ppos += (off_t)*lenp;
-	return err;
-}
-
-/*
- * The write, and with @expected non-NULL only while the change counter is
- * *@expected: checked under the writer lock, which every write of the entry
- * takes before it bumps the counter, so no write can land between the
- * check and this one.
- */
-static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
-		       enum sysctl_origin origin, const char *buf, size_t *lenp, off_t *ppos,
-		       const uint64_t *expected, bool owner)
-{
-	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
-	struct sysctl_change ch = { .origin = origin, .who = who };
-	uint64_t change = 0;
-	int err;
-
-	if (!e || !lenp || !ppos || (!buf && *lenp) || origin == SYSCTL_ORIGIN_REMOVED)
-		return -EINVAL;
-	if (e->is_dir)
-		return -EISDIR;
-	if (!sysctl_entry_live(e))
-		return -ENOENT;
-	if (e->header->write_hook && !owner)
-		return hooked_write(e, who, buf, lenp, ppos, expected);
-	/* One writer at a time, so the recorded old/new pair belongs together. */
-	pthread_mutex_lock(&e->write_lock);
-	if (expected && __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) != *expected) {
-		pthread_mutex_unlock(&e->write_lock);
-		return -ESTALE;
-	}
-	/* No other writer now: the audit's reads need not exclude anyone. */
-	rcs_audit_value(e, old_value);
-	ch.seq = __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) + 1;
-	err = write_locked(e, &ch, buf, lenp, ppos);
-	if (!err) {
-		change = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
-		rcs_sysctl_stamp(e, change, origin);
-		rcs_audit_value(e, new_value);
-		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
-	}
-	pthread_mutex_unlock(&e->write_lock);
-	if (!err)
-		rcs_sysctl_changed(e, change);
-	return err;
-}
-
-static enum sysctl_origin default_origin(const struct sysctl_caller *who)
-{
-	return who ? SYSCTL_ORIGIN_CLIENT : SYSCTL_ORIGIN_PROGRAM;
-}
-
-int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
-		       size_t *lenp, off_t *ppos)
-{
-	return entry_write(e, who, default_origin(who), buf, lenp, ppos, NULL, false);
-}
-
-int sysctl_entry_write_from(struct sysctl_entry *e, const struct sysctl_caller *who,
-			    enum sysctl_origin origin, const char *buf, size_t *lenp, off_t *ppos)
-{
-	return entry_write(e, who, origin, buf, lenp, ppos, NULL, false);
-}
-
-int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
-			  const char *buf, size_t *lenp, off_t *ppos, uint64_t expected_changes)
-{
-	return entry_write(e, who, default_origin(who), buf, lenp, ppos, &expected_changes, false);
-}
-
-const struct sysctl_change *sysctl_entry_writing(const struct sysctl_entry *e)
-{
-	return e ? e->writing : NULL;
-}
-
-int sysctl_tree_set_commit(struct sysctl_tree *tree, sysctl_commit_fn *fn, void *arg)
-{
-	if (!tree)
-		return -EINVAL;
-	tree->commit = fn;
-	tree->commit_arg = arg;
-	return 0;
-}
-
-ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf, size_t size)
-{
-	struct sysctl_entry *e;
-	size_t len = size;
-	off_t off = 0;
-	int err;
-
-	if (!buf || !size)
-		return -EINVAL;
-	err = lookup_ref(tree, path, &e);
-	if (err)
-		return err;
-	if (e->is_dir) {
-		err = -EISDIR;
-		goto out;
-	}
-	/*
-	 * One handler call at offset 0 reads the whole value at once: reads
-	 * at growing offsets could stitch an old head to a new tail. A read
-	 * that fills the buffer leaves no room for the NUL: too small.
-	 */
-	err = sysctl_entry_read(e, buf, &len, &off);
-	if (!err && len >= size)
-		err = -ERANGE;
-	if (!err)
-		buf[len] = '\0';
-out:
-	sysctl_entry_put(e);
-	return err ? err : (ssize_t)len;
-}
-
-static int set_path(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
-		    const struct sysctl_caller *who, enum sysctl_origin origin, bool owner)
-{
-	struct sysctl_entry *e;
-	off_t off = 0;
-	int err;
-
-	if (!value && len)
-		return -EINVAL;
-	err = lookup_ref(tree, path, &e);
-	if (err)
-		return err;
-	if (e->is_dir)
-		err = -EISDIR;
-	else if (who)
-		err = sysctl_access(e, who, W_OK);
-	if (!err)
-		err = entry_write(e, who, origin, value, &len, &off, NULL, owner);
-	sysctl_entry_put(e);
-	return err;
-}
-
-int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
-	       const struct sysctl_caller *who)
-{
-	return set_path(tree, path, value, len, who, default_origin(who), false);
-}
-
-int sysctl_set_from(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
-		    const struct sysctl_caller *who, enum sysctl_origin origin)
-{
-	return set_path(tree, path, value, len, who, origin, false);
-}
-
-int sysctl_set_owner(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
-		     const struct sysctl_caller *who)
-{
-	return set_path(tree, path, value, len, who, SYSCTL_ORIGIN_MIRROR, true);
-}
-
 /* ---- walks ---- */
 
 struct snapshot {
@@ -1463,7 +940,7 @@ int sysctl_walk(struct sysctl_tree *tree, const char *prefix,
 
 	if (!fn)
 		return -EINVAL;
-	err = lookup_ref(tree, prefix, &e);
+	err = rcs_sysctl_lookup_ref(tree, prefix, &e);
 	if (err)
 		return err;
 	rcu_read_lock();
@@ -1482,7 +959,7 @@ int sysctl_list_dir(struct sysctl_tree *tree, const char *path,
 
 	if (!fn)
 		return -EINVAL;
-	err = lookup_ref(tree, path, &e);
+	err = rcs_sysctl_lookup_ref(tree, path, &e);
 	if (err)
 		return err;
 	if (!e->is_dir) {

@@ -75,9 +75,14 @@ struct sysctl_table_header {
  *     it, and frees the old one after a grace period;
  *   - a skip list over the sorted children list, for writers only (under
  *     tree->lock): finds the insert position in O(log n), so the children
- *     list stays sorted for readers' walks at no cost to them.
+ *     list stays sorted for readers' walks at no cost to them. Level 0 is
+ *     the children list itself; a child is on levels 1..skip_levels too,
+ *     each level with a probability of 1/4 given the one below
+ *     (dir_index.c's skip_random_levels), linked through skip[level - 1]
+ *     and the directory's skip_head[level - 1]. SYSCTL_SKIP_LEVELS such
+ *     levels keep a search at O(log n) up to about 4^12 = 16M children.
  */
-#define SYSCTL_SKIP_LEVELS 12 /* one in 4 nodes goes up a level: 4^12 = 16M */
+#define SYSCTL_SKIP_LEVELS 12
 
 struct sysctl_child_hash {
 	unsigned int slot; /* the hnext[] index its chains use */
@@ -119,7 +124,7 @@ struct sysctl_entry {
 	mode_t mode;
 	struct sysctl_dir *dir; /* directories only: the rest of the children's index */
 
-	/* Levels 1.. of the parent's skip list (level 0 is sibling). */
+	/* skip[i]: the next child on level i + 1 of the parent's skip list. */
 	struct sysctl_entry *skip[SYSCTL_SKIP_LEVELS];
 	int skip_levels;               /* how many of skip[] it is in */
 	struct sysctl_entry *parent;   /* under tree->lock while linked */
@@ -177,10 +182,17 @@ int rcs_audit_init(struct sysctl_tree *tree);
 void rcs_audit_fini(struct sysctl_tree *tree);
 void rcs_audit_record(struct sysctl_tree *tree, const struct sysctl_caller *who, const char *path,
 		      const char *old_value, const char *new_value);
-/* Fill @out (SYSCTL_AUDIT_VALUE_MAX bytes) with @e's value, cut with "...". */
-void rcs_audit_value(struct sysctl_entry *e, char *out);
+/* Fill @out (SYSCTL_AUDIT_VALUE_MAX bytes) with a value read (@len bytes
+ * read into @buf, of SYSCTL_AUDIT_VALUE_MAX + 1), cut with "...". */
+void rcs_audit_value_text(char *out, const char *buf, size_t len);
 
-/* tree.c: run @e's handler with the table's in-flight count held */
+/* tree.c: log "register DIR/NAME: why" through the tree's log function. */
+void rcs_sysctl_reg_error(struct sysctl_tree *tree, const char *dir, const char *name,
+			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* tree.c: look @path up under RCU and take a reference: 0 or -errno. */
+int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out);
+
+/* entry_io.c: run @e's handler with the table's in-flight count held */
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos);
 
 /* Keep @h's rows (and what they point to) while in use: true if still registered.

@@ -152,7 +152,7 @@ if command -v sysctl >/dev/null && [ -r /proc/sys/kernel/ostype ]; then
 		both "--deprecated lists them" --deprecated -N -a -r 'neigh\.lo\.'
 		both "a deprecated entry read by name" -N net.ipv6.neigh.lo.retrans_time
 	else
-		echo "SKIP part: no /proc/sys/net/ipv6/neigh/lo for the --deprecated comparison"
+		skip_part "no /proc/sys/net/ipv6/neigh/lo for the --deprecated comparison"
 	fi
 	# Writes only in a private UTS namespace: the host keeps its names.
 	if [ "$(id -u)" = 0 ] && unshare -u true 2>/dev/null; then
@@ -163,10 +163,10 @@ if command -v sysctl >/dev/null && [ -r /proc/sys/kernel/ostype ]; then
 		check "matches procps: key = value, trimmed (private UTS namespace)" "$(ns sysctl)" \
 			"$(ns "$cli --root /proc/sys")"
 	else
-		echo "SKIP part: procps write comparison needs root and unshare -u"
+		skip_part "procps write comparison needs root and unshare -u"
 	fi
 else
-	echo "SKIP part: no procps sysctl or /proc/sys for the side-by-side comparison"
+	skip_part "no procps sysctl or /proc/sys for the side-by-side comparison"
 fi
 
 # The same options over the control socket.
@@ -287,7 +287,7 @@ rc=0" "$(unshare -m --propagation private sh -c '
 		check "socket: dry run wrote nothing" "from-rcusysd-dir" "$(srun -n kernel.core_pattern | head -1)"
 		srun -q kernel.core_pattern=core >/dev/null
 	else
-		echo "SKIP part: --system over the socket needs root and a private mount namespace"
+		skip_part "--system over the socket needs root and a private mount namespace"
 	fi
 
 	# watch: started in the background; writes of kernel.modprobe until one

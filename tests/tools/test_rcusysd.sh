@@ -181,7 +181,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		wait "$pid"
 	done
 else
-	echo "SKIP part: --owner needs root and setpriv"
+	skip_part "--owner needs root and setpriv"
 fi
 check "--version" "rcusysd $(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$(dirname "$0")/../../meson.build" | head -1)" \
 	"$("$rcusysd" --version)"

@@ -97,6 +97,6 @@ if command -v setpriv > /dev/null && command -v mknod > /dev/null; then
 		"warning rcusysd: FUSE unavailable (no permission to open /dev/fuse): the tree is not mounted" \
 		"$(grep FUSE "$dir/ulog" | untime)"
 else
-	echo "SKIP: setpriv or mknod missing: the /dev/fuse permission message is not checked"
+	skip_part "setpriv or mknod is not installed: the /dev/fuse permission message is not checked"
 fi
 finish rcusysd-restart

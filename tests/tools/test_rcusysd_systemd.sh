@@ -59,6 +59,6 @@ if command -v systemd-analyze > /dev/null; then
 	echo "unit: systemd-analyze security exposure $score"
 	check "unit: exposure below 5" "yes" "$(awk -v s="$score" 'BEGIN { print (s != "" && s < 5) ? "yes" : "no" }')"
 else
-	echo "SKIP: systemd-analyze is not installed: the unit file is not verified"
+	skip_part "systemd-analyze is not installed: the unit file is not verified"
 fi
 finish rcusysd-systemd

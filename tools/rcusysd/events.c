@@ -18,6 +18,7 @@
 #include <rcustring/umh.h>
 
 #include "children.h"
+#include "common/deadline.h"
 #include "events.h"
 #include "log.h"
 #include "subsys.h"
@@ -226,14 +227,6 @@ static int handle(struct events *ev, char *line, char *reply, size_t size, const
 	return ret < 0 ? ret : 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Waits for input until @deadline; returns > 0 when readable (or closed),
  * 0 when the deadline passed.
@@ -241,7 +234,7 @@ static long long now_ms(void)
 static int wait_input(int fd, long long deadline)
 {
 	for (;;) {
-		long long left = deadline - now_ms();
+		long long left = deadline - rcs_now_ms();
 		struct pollfd p = { fd, POLLIN, 0 };
 		int n;
 
@@ -259,7 +252,7 @@ static void *serve_client(void *arg)
 	struct events *ev = c->ev;
 	int slot = c->slot, fd;
 	char line[LINE_MAX_BYTES], reply[LINE_MAX_BYTES + 64], result[64] = "";
-	long long deadline = now_ms() + IDLE_TIMEOUT_MS;
+	long long deadline = rcs_now_ms() + IDLE_TIMEOUT_MS;
 	size_t len = 0;
 	ssize_t n;
 
@@ -282,7 +275,7 @@ static void *serve_client(void *arg)
 			if (n <= 0)
 				break;
 			if (len == 0)
-				deadline = now_ms() + LINE_TIMEOUT_MS;
+				deadline = rcs_now_ms() + LINE_TIMEOUT_MS;
 			len += (size_t)n;
 			continue;
 		}
@@ -300,7 +293,7 @@ static void *serve_client(void *arg)
 			break;
 		len -= (size_t)(nl + 1 - line);
 		memmove(line, nl + 1, len);
-		deadline = now_ms() + (len ? LINE_TIMEOUT_MS : IDLE_TIMEOUT_MS);
+		deadline = rcs_now_ms() + (len ? LINE_TIMEOUT_MS : IDLE_TIMEOUT_MS);
 	}
 	/* Under the lock: events_stop() must never shut down a reused fd. */
 	pthread_mutex_lock(&ev->lock);
@@ -435,7 +428,7 @@ int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct e
 	ev->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ev->core_dir = fcntl(core_dirfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
 	pthread_mutex_init(&ev->lock, NULL);
-	/* The condition's clock is now_ms()'s: shutdown waits must not follow date changes. */
+	/* The condition's clock is rcs_now_ms()'s: shutdown waits must not follow date changes. */
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&ev->idle, &cattr);
@@ -480,7 +473,7 @@ fail:
 /* Waits until no request, supervisor or helper is left, or @ms passed. */
 static bool wait_idle(struct events *ev, long long ms)
 {
-	long long deadline = now_ms() + ms, until;
+	long long deadline = rcs_now_ms() + ms;
 	struct timespec ts;
 	bool idle;
 
@@ -488,12 +481,10 @@ static bool wait_idle(struct events *ev, long long ms)
 	for (;;) {
 		/* Helpers nobody waits for (UMH_NO_WAIT) are counted by the library. */
 		idle = ev->busy == 0 && umh_running() == 0;
-		if (idle || now_ms() >= deadline)
+		if (idle || rcs_now_ms() >= deadline)
 			break;
 		/* Short slices: umh_running() has nothing to wait on. */
-		until = now_ms() + 50;
-		ts.tv_sec = (time_t)(until / 1000);
-		ts.tv_nsec = (long)(until % 1000) * 1000000;
+		ts = rcs_deadline_after_ms(50);
 		pthread_cond_timedwait(&ev->idle, &ev->lock, &ts);
 	}
 	pthread_mutex_unlock(&ev->lock);
@@ -528,7 +519,7 @@ int events_stop(struct events *ev, int grace_s, int *killed)
 	 */
 	children_signal(SIGTERM);
 	if (!wait_idle(ev, grace_ms)) {
-		long long deadline = now_ms() + (grace_ms > 1000 ? grace_ms : 1000);
+		long long deadline = rcs_now_ms() + (grace_ms > 1000 ? grace_ms : 1000);
 
 		/* Again each slice: a request in flight may have spawned one since. */
 		do {
@@ -536,7 +527,7 @@ int events_stop(struct events *ev, int grace_s, int *killed)
 
 			if (n > 0)
 				*killed += n;
-		} while (!wait_idle(ev, 100) && now_ms() < deadline);
+		} while (!wait_idle(ev, 100) && rcs_now_ms() < deadline);
 		if (!wait_idle(ev, 0))
 			return -ETIMEDOUT;
 	}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A directory's index of its children: lookups under RCU, ordered inserts
+ * and removals under the tree lock. tree.c owns the entries; this file
+ * only files and finds them.
+ */
+#ifndef RCUSTRING_DIR_INDEX_H
+#define RCUSTRING_DIR_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sysctl_entry;
+
+/* The hash of a name, kept in the entry (sysctl_entry.hash). */
+uint32_t dir_index_hash(const char *name, size_t len);
+/* The child @name of @dir, under RCU or the tree lock; NULL if none. */
+struct sysctl_entry *dir_index_find(struct sysctl_entry *dir, const char *name, size_t len);
+/* Room for @more children, so that linking them cannot fail: 0 or -ENOMEM. */
+int dir_index_reserve(struct sysctl_entry *dir, size_t more);
+/* Insert @child in order (tree lock held, room reserved). */
+void dir_index_link(struct sysctl_entry *dir, struct sysctl_entry *child);
+/* Take @child out (tree lock held); readers may still stand on it. */
+void dir_index_unlink(struct sysctl_entry *dir, struct sysctl_entry *child);
+
+#endif

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reads and writes of one entry: permission, the table's in-flight count
+ * around each handler call, the entry's locks, the audit record and the
+ * notification of each change, and the by-path forms (sysctl_get/set).
+ * Handlers run outside every RCU section (they may sleep) with their
+ * table's in-flight count raised, which unregister drains.
+ */
+#define _LGPL_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu-bp.h>
+
+#include "rcustring/sysctl.h"
+#include "handlers.h"
+#include "tree.h"
+
+/*
+ * Permission as the kernel's test_perm() in fs/proc/proc_sysctl.c: root
+ * uses the owner bits, members of group 0 the group bits, everyone else
+ * the "other" bits; every requested bit must be set, so root cannot write
+ * a 0444 entry. The tree's owner uid and gid count as root's, as a network
+ * namespace's owner does for its sysctls (net_ctl_permissions()).
+ */
+int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who, int mask)
+{
+	unsigned int mode;
+	uid_t owner_uid;
+	gid_t owner_gid;
+
+	if (!e || !who)
+		return -EINVAL;
+	mode = (unsigned int)e->mode;
+	sysctl_tree_get_owner(e->tree, &owner_uid, &owner_gid);
+	/* The owner is never delegated what root executes (the kernel never delegates it). */
+	if (e->exec)
+		owner_uid = 0, owner_gid = 0;
+	if (who->uid == 0 || who->uid == owner_uid)
+		mode >>= 6;
+	else if (who->gid == 0 || who->gid == owner_gid)
+		mode >>= 3;
+	if (((unsigned int)mask & ~mode & (R_OK | W_OK | X_OK)) == 0)
+		return 0;
+	return -EACCES;
+}
+
+/*
+ * Raise the in-flight count of @h: while it is raised, the table and what
+ * it points to stay (unregister drains it). Return: true when the table is
+ * still registered; call inflight_exit() either way.
+ */
+static bool inflight_enter(struct sysctl_table_header *h)
+{
+	__atomic_add_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST);
+	return !__atomic_load_n(&h->dead, __ATOMIC_SEQ_CST);
+}
+
+static void inflight_exit(struct sysctl_table_header *h)
+{
+	if (__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_lock(&h->drain_lock);
+		pthread_cond_broadcast(&h->drain_cond);
+		pthread_mutex_unlock(&h->drain_lock);
+	}
+}
+
+bool rcs_header_use(struct sysctl_table_header *h)
+{
+	return inflight_enter(h);
+}
+
+void rcs_header_unuse(struct sysctl_table_header *h)
+{
+	inflight_exit(h);
+}
+
+int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos)
+{
+	struct sysctl_table_header *h = e->header;
+	int err = -ENOENT;
+
+	if (!h)
+		return -EISDIR;
+	if (inflight_enter(h))
+		err = e->table->proc_handler(e->table, write, buf, lenp, ppos);
+	inflight_exit(h);
+	return err;
+}
+
+int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp, off_t *ppos)
+{
+	int err;
+
+	if (!e || !lenp || !ppos || (!buf && *lenp))
+		return -EINVAL;
+	if (e->is_dir)
+		return -EISDIR;
+	if (!e->locked_reads)
+		return rcs_sysctl_call(e, 0, buf, lenp, ppos);
+	/* The handler copies data that a writer changes in place: not meanwhile. */
+	pthread_rwlock_rdlock(&e->data_lock);
+	err = rcs_sysctl_call(e, 0, buf, lenp, ppos);
+	pthread_rwlock_unlock(&e->data_lock);
+	return err;
+}
+
+ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t size)
+{
+	struct sysctl_table_header *h;
+	char lo[24], hi[24];
+	int n = -1;
+
+	if (!e || !buf || !size || err >= 0)
+		return -EINVAL;
+	if (e->is_dir)
+		return -EISDIR;
+	h = e->header;
+	if (err == -EMSGSIZE && (rcs_handler_flags(e->handler) & SYSCTL_HF_STRING))
+		n = snprintf(buf, size, "value longer than %d bytes", e->maxlen - 1);
+	else if (err == -EINVAL && (rcs_handler_flags(e->handler) & SYSCTL_HF_MINMAX)) {
+		const struct rcs_handler_row *row = rcs_handler_row(e->handler);
+		/* The bounds live in the registrant's memory: read them while it stays. */
+		const void *min = NULL, *max = NULL;
+		bool has_lo, has_hi;
+
+		if (!inflight_enter(h)) {
+			inflight_exit(h);
+			return -ENOENT;
+		}
+		min = e->table->extra1;
+		max = e->table->extra2;
+		if (min)
+			row->bound_text(min, lo, sizeof(lo));
+		if (max)
+			row->bound_text(max, hi, sizeof(hi));
+		inflight_exit(h);
+		/* A NULL bound is unchecked, or the element type's limit (u8: 0, 255). */
+		if (!min && row->default_lo)
+			snprintf(lo, sizeof(lo), "%s", row->default_lo);
+		if (!max && row->default_hi)
+			snprintf(hi, sizeof(hi), "%s", row->default_hi);
+		has_lo = min || row->default_lo;
+		has_hi = max || row->default_hi;
+		if (has_lo && has_hi)
+			n = snprintf(buf, size, "invalid value (integers %s..%s)", lo, hi);
+		else if (has_lo)
+			n = snprintf(buf, size, "invalid value (integers >= %s)", lo);
+		else if (has_hi)
+			n = snprintf(buf, size, "invalid value (integers <= %s)", hi);
+		else
+			n = snprintf(buf, size, "invalid value");
+	} else if (err == -EINVAL) {
+		n = snprintf(buf, size, "invalid value");
+	} else {
+		n = snprintf(buf, size, "%s", strerror(-err));
+	}
+	if (n < 0)
+		return -EINVAL;
+	return (size_t)n < size ? n : (ssize_t)size - 1;
+}
+
+/*
+ * Read @e's value through its handler for the audit record (write lock of
+ * @e held). One byte more than the record holds is asked for, to know
+ * whether the value was cut.
+ */
+static void audit_value(struct sysctl_entry *e, char *out)
+{
+	char buf[SYSCTL_AUDIT_VALUE_MAX + 1];
+	size_t len = sizeof(buf);
+	off_t pos = 0;
+
+	if (rcs_sysctl_call(e, 0, buf, &len, &pos)) {
+		out[0] = '\0';
+		return;
+	}
+	rcs_audit_value_text(out, buf, len);
+}
+
+/* The largest value a commit hook's rollback saves (a bigger one cannot be written). */
+#define SAVE_MAX (16u << 20)
+
+/*
+ * The whole value of @e into a new buffer (writer lock held, so no writer
+ * changes it meanwhile): what a refused commit writes back.
+ */
+static int save_value(struct sysctl_entry *e, char **out, size_t *out_len)
+{
+	for (size_t cap = 4096;; cap *= 2) {
+		char *buf = malloc(cap);
+		size_t len = cap;
+		off_t pos = 0;
+		int err;
+
+		if (!buf)
+			return -ENOMEM;
+		err = rcs_sysctl_call(e, 0, buf, &len, &pos);
+		if (!err && len < cap) {
+			*out = buf;
+			*out_len = len;
+			return 0;
+		}
+		free(buf);
+		if (err)
+			return err;
+		if (cap >= SAVE_MAX)
+			return -EFBIG;
+	}
+}
+
+/* The commit hook refused the write: the saved value goes back. */
+static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
+{
+	off_t pos = 0;
+	int err;
+
+	/* A value is written as it reads less the newline a read adds ("\n" alone
+	 * stays: a zero-byte write would change nothing). */
+	if (len > 1 && saved[len - 1] == '\n')
+		len--;
+	if (e->locked_reads)
+		pthread_rwlock_wrlock(&e->data_lock);
+	err = rcs_sysctl_call(e, 1, saved, &len, &pos);
+	if (e->locked_reads)
+		pthread_rwlock_unlock(&e->data_lock);
+	if (err)
+		rcs_sysctl_reg_error(e->tree, "", e->path, "cannot restore the value after a refused commit: %s",
+				     strerror(-err));
+}
+
+/* The handler's write, then the commit hook; under the writer lock. */
+static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const char *buf,
+			size_t *lenp, off_t *ppos)
+{
+	struct sysctl_tree *tree = e->tree;
+	char *saved = NULL;
+	size_t saved_len = 0;
+	int err = 0;
+
+	if (tree->commit)
+		err = save_value(e, &saved, &saved_len);
+	if (err)
+		return err;
+	e->writing = ch;
+	if (e->locked_reads)
+		pthread_rwlock_wrlock(&e->data_lock);
+	err = rcs_sysctl_call(e, 1, (void *)buf, lenp, ppos);
+	if (e->locked_reads)
+		pthread_rwlock_unlock(&e->data_lock);
+	if (!err && tree->commit) {
+		err = tree->commit(e, ch, tree->commit_arg);
+		if (err)
+			restore_value(e, saved, saved_len);
+	}
+	e->writing = NULL;
+	free(saved);
+	return err;
+}
+
+/*
+ * A write of an entry whose table has a write hook: the hook takes it, with
+ * none of the entry's locks held (it may wait on the network), and the
+ * entry changes later, through the owner's own write (not counted here).
+ */
+static int hooked_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
+			size_t *lenp, off_t *ppos, const uint64_t *expected)
+{
+	struct sysctl_table_header *h = e->header;
+	int err = -ENOENT;
+
+	if (*ppos != 0)
+		return -EINVAL; /* the whole value in one write */
+	if (inflight_enter(h))
+		err = h->write_hook(h->hook_arg, e, who, buf, *lenp, expected);
+	inflight_exit(h);
+	if (!err)
+		*ppos += (off_t)*lenp;
+	return err;
+}
+
+/*
+ * The write, and with @expected non-NULL only while the change counter is
+ * *@expected: checked under the writer lock, which every write of the entry
+ * takes before it bumps the counter, so no write can land between the
+ * check and this one.
+ */
+static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
+		       enum sysctl_origin origin, const char *buf, size_t *lenp, off_t *ppos,
+		       const uint64_t *expected, bool owner)
+{
+	char old_value[SYSCTL_AUDIT_VALUE_MAX], new_value[SYSCTL_AUDIT_VALUE_MAX];
+	struct sysctl_change ch = { .origin = origin, .who = who };
+	uint64_t change = 0;
+	int err;
+
+	if (!e || !lenp || !ppos || (!buf && *lenp) || origin == SYSCTL_ORIGIN_REMOVED)
+		return -EINVAL;
+	if (e->is_dir)
+		return -EISDIR;
+	if (!sysctl_entry_live(e))
+		return -ENOENT;
+	if (e->header->write_hook && !owner)
+		return hooked_write(e, who, buf, lenp, ppos, expected);
+	/* One writer at a time, so the recorded old/new pair belongs together. */
+	pthread_mutex_lock(&e->write_lock);
+	if (expected && __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) != *expected) {
+		pthread_mutex_unlock(&e->write_lock);
+		return -ESTALE;
+	}
+	/* No other writer now: the audit's reads need not exclude anyone. */
+	audit_value(e, old_value);
+	ch.seq = __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) + 1;
+	err = write_locked(e, &ch, buf, lenp, ppos);
+	if (!err) {
+		change = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
+		rcs_sysctl_stamp(e, change, origin);
+		audit_value(e, new_value);
+		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
+	}
+	pthread_mutex_unlock(&e->write_lock);
+	if (!err)
+		rcs_sysctl_changed(e, change);
+	return err;
+}
+
+static enum sysctl_origin default_origin(const struct sysctl_caller *who)
+{
+	return who ? SYSCTL_ORIGIN_CLIENT : SYSCTL_ORIGIN_PROGRAM;
+}
+
+int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
+		       size_t *lenp, off_t *ppos)
+{
+	return entry_write(e, who, default_origin(who), buf, lenp, ppos, NULL, false);
+}
+
+int sysctl_entry_write_from(struct sysctl_entry *e, const struct sysctl_caller *who,
+			    enum sysctl_origin origin, const char *buf, size_t *lenp, off_t *ppos)
+{
+	return entry_write(e, who, origin, buf, lenp, ppos, NULL, false);
+}
+
+int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
+			  const char *buf, size_t *lenp, off_t *ppos, uint64_t expected_changes)
+{
+	return entry_write(e, who, default_origin(who), buf, lenp, ppos, &expected_changes, false);
+}
+
+const struct sysctl_change *sysctl_entry_writing(const struct sysctl_entry *e)
+{
+	return e ? e->writing : NULL;
+}
+
+int sysctl_tree_set_commit(struct sysctl_tree *tree, sysctl_commit_fn *fn, void *arg)
+{
+	if (!tree)
+		return -EINVAL;
+	tree->commit = fn;
+	tree->commit_arg = arg;
+	return 0;
+}
+
+ssize_t sysctl_get(struct sysctl_tree *tree, const char *path, char *buf, size_t size)
+{
+	struct sysctl_entry *e;
+	size_t len = size;
+	off_t off = 0;
+	int err;
+
+	if (!buf || !size)
+		return -EINVAL;
+	err = rcs_sysctl_lookup_ref(tree, path, &e);
+	if (err)
+		return err;
+	if (e->is_dir) {
+		err = -EISDIR;
+		goto out;
+	}
+	/*
+	 * One handler call at offset 0 reads the whole value at once: reads
+	 * at growing offsets could stitch an old head to a new tail. A read
+	 * that fills the buffer leaves no room for the NUL: too small.
+	 */
+	err = sysctl_entry_read(e, buf, &len, &off);
+	if (!err && len >= size)
+		err = -ERANGE;
+	if (!err)
+		buf[len] = '\0';
+out:
+	sysctl_entry_put(e);
+	return err ? err : (ssize_t)len;
+}
+
+static int set_path(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+		    const struct sysctl_caller *who, enum sysctl_origin origin, bool owner)
+{
+	struct sysctl_entry *e;
+	off_t off = 0;
+	int err;
+
+	if (!value && len)
+		return -EINVAL;
+	err = rcs_sysctl_lookup_ref(tree, path, &e);
+	if (err)
+		return err;
+	if (e->is_dir)
+		err = -EISDIR;
+	else if (who)
+		err = sysctl_access(e, who, W_OK);
+	if (!err)
+		err = entry_write(e, who, origin, value, &len, &off, NULL, owner);
+	sysctl_entry_put(e);
+	return err;
+}
+
+int sysctl_set(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+	       const struct sysctl_caller *who)
+{
+	return set_path(tree, path, value, len, who, default_origin(who), false);
+}
+
+int sysctl_set_from(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+		    const struct sysctl_caller *who, enum sysctl_origin origin)
+{
+	return set_path(tree, path, value, len, who, origin, false);
+}
+
+int sysctl_set_owner(struct sysctl_tree *tree, const char *path, const char *value, size_t len,
+		     const struct sysctl_caller *who)
+{
+	return set_path(tree, path, value, len, who, SYSCTL_ORIGIN_MIRROR, true);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What a program calls to follow an entry's changes: wait for the next
+ * one, add a callback (holding a reference on the entry) and remove it.
+ * notify.c counts the changes and runs the callbacks.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+#include <urcu/list.h>
+
+#include "common/deadline.h"
+#include "rcustring/sysctl.h"
+#include "notify.h"
+#include "tree.h"
+
+int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms)
+{
+	struct sysctl_tree *tree;
+	struct timespec deadline;
+	int64_t ret;
+
+	if (!e)
+		return -EINVAL;
+	tree = e->tree;
+	deadline = rcs_deadline_after_ms(timeout_ms > 0 ? timeout_ms : 0);
+	pthread_mutex_lock(&tree->notify_lock);
+	__atomic_add_fetch(&tree->waiters, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		uint64_t now = sysctl_entry_changes(e);
+
+		if (now != seen) {
+			ret = (int64_t)now;
+			break;
+		}
+		if (!sysctl_entry_live(e)) {
+			ret = -ENOENT;
+			break;
+		}
+		if (timeout_ms == 0) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (timeout_ms < 0) {
+			pthread_cond_wait(&tree->notify_cond, &tree->notify_lock);
+		} else if (pthread_cond_timedwait(&tree->notify_cond, &tree->notify_lock,
+						  &deadline) == ETIMEDOUT) {
+			now = sysctl_entry_changes(e);
+			ret = now != seen ? (int64_t)now : -ETIMEDOUT;
+			break;
+		}
+	}
+	__atomic_sub_fetch(&tree->waiters, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&tree->notify_lock);
+	return ret;
+}
+
+int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
+			   struct sysctl_callback **out)
+{
+	struct sysctl_callback *cb;
+
+	if (!e || !fn || !out || e->is_dir)
+		return -EINVAL;
+	cb = calloc(1, sizeof(*cb));
+	if (!cb)
+		return -ENOMEM;
+	cb->fn = fn;
+	cb->arg = arg;
+	cb->e = e;
+	sysctl_entry_get(e);
+	pthread_mutex_lock(&e->cb_lock);
+	/* Changes published before it was added are not its concern. */
+	cb->done = sysctl_entry_changes(e);
+	cds_list_add_tail(&cb->node, &e->callbacks);
+	pthread_mutex_unlock(&e->cb_lock);
+	*out = cb;
+	return 0;
+}
+
+void sysctl_callback_remove(struct sysctl_callback *cb)
+{
+	struct sysctl_entry *e;
+
+	if (!cb)
+		return;
+	e = cb->e;
+	pthread_mutex_lock(&e->cb_lock);
+	cds_list_del(&cb->node);
+	cb->removed = true;
+	/* Unlinked: no new call starts; wait for the one running, if any. */
+	while (cb->running)
+		pthread_cond_wait(&e->cb_cond, &e->cb_lock);
+	pthread_mutex_unlock(&e->cb_lock);
+	free(cb);
+	sysctl_entry_put(e);
+}
