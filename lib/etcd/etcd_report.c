@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/deadline.h"
 #include "etcd_sync_int.h"
 
 #define REPORT_BATCH 100 /* etcd's default --max-txn-ops is 128 */
@@ -123,13 +124,7 @@ static void *report_main(void *arg)
 
 			if (ms > s->backoff_max)
 				ms = s->backoff_max;
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_sec += ms / 1000;
-			until.tv_nsec += ms % 1000 * 1000000L;
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
+			until = rcs_deadline_after_ms(ms);
 			/* Woken early only by the stop. */
 			while (!s->stop && pthread_cond_timedwait(&s->wake, &s->lock, &until) == 0)
 				;
