@@ -6,7 +6,7 @@
 #   make bench   benchmarks (BENCH_SECONDS=N for short runs)
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
 #   make kernel-check  the Linux series in kernel/ (also part of make check)
-#   make kernel-check-all  that, plus the QEMU boot test and the 6.12 backport's per-patch builds
+#   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -99,7 +99,7 @@ fuzz: deps $(FUZZ_BUILD)/build.ninja
 # The Linux series on Debian's linux-source-7.2 (fetched from unstable into
 # $KERNEL_CACHE): checkpatch, per-patch builds, W=1 and sparse, KUnit under
 # UML with two CPUs and the debug options; and the 6.12 backport applied,
-# built and KUnit-tested. kernel-check-all adds the QEMU boot test and the
+# built and KUnit-tested; the QEMU boot test. kernel-check-all adds the
 # backport's per-patch builds and boot test. See kernel/README.md.
 kernel-check:
 	kernel/check
