@@ -169,7 +169,7 @@ static const char *const status_names[ST_COUNT] = {
 static const char *const status_desc[ST_COUNT] = {
 	"1 while the watch stream is up and its member answers",
 	"etcd revision the tree holds every change up to",
-	"revisions the cluster reported beyond the applied one",
+	"revisions of the prefix the cluster holds beyond the applied one",
 	"values from etcd written into the tree",
 	"values from etcd the tree refused (see the status keys)",
 	"etcd watch streams lost and started again",

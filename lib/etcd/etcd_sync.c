@@ -179,7 +179,6 @@ static int on_watch(void *arg, const struct etcd_watch_msg *m)
 	int64_t top = 0;
 
 	touch(s);
-	set_revision(s, 0, m->revision);
 	if (m->created) {
 		s->created = true;
 		set_connected(s, 1);
@@ -210,7 +209,9 @@ static int on_watch(void *arg, const struct etcd_watch_msg *m)
 	/* A quiet prefix's progress message: everything up to its header is here. */
 	if (!m->n_events && !m->created && s->created)
 		top = m->revision;
-	set_revision(s, top, 0);
+	/* Not the header's revision otherwise: writes outside the prefix move
+	 * it, and the lag would count changes this host has no reason to apply. */
+	set_revision(s, top, top);
 	return etcd_stopping(s) ? -ECANCELED : 0;
 }
 

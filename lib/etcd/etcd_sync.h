@@ -50,11 +50,13 @@ struct etcd_sync_opts {
 
 struct etcd_sync_status {
 	int connected;        /* a watch stream is established and its member passed the
-			       * last idle check */
+			       * last idle check (a member frozen since is seen within
+			       * idle_ms plus the check's time) */
 	int64_t revision;     /* etcd revision the tree holds everything up to */
-	int64_t etcd_revision; /* newest revision etcd reported (by the watch or by the
-				* idle check, which asks another member when the
-				* watched one fails it) */
+	int64_t etcd_revision; /* newest revision of the prefix etcd reported (by the
+				* watch, or by the idle check, which asks another
+				* member when the watched one fails it); writes
+				* outside the prefix do not count */
 	uint64_t applied;     /* values written into the tree */
 	uint64_t refused;     /* values a handler (or the key mapping) refused */
 	uint64_t reconnects;  /* watch streams lost and started again */
