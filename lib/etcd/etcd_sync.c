@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/deadline.h"
 #include "etcd_sync_int.h"
 
 /* Why a watch ended, besides errors (negative): positive, so that no errno
@@ -170,7 +171,7 @@ static int full_read(struct etcd_sync *s)
 
 static void touch(struct etcd_sync *s)
 {
-	clock_gettime(CLOCK_MONOTONIC, &s->last_msg);
+	s->last_msg_ms = rcs_now_ms();
 }
 
 static int on_watch(void *arg, const struct etcd_watch_msg *m)
@@ -215,14 +216,6 @@ static int on_watch(void *arg, const struct etcd_watch_msg *m)
 	return etcd_stopping(s) ? -ECANCELED : 0;
 }
 
-static long ms_since(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
-}
-
 /* Polled by the watch about once a second and after each message. */
 static int watch_tick(void *arg)
 {
@@ -232,7 +225,7 @@ static int watch_tick(void *arg)
 		return -ECANCELED;
 	if (__atomic_exchange_n(&s->rescan, false, __ATOMIC_ACQ_REL))
 		return RESCAN_ASKED;
-	if (ms_since(&s->last_msg) >= s->idle_ms)
+	if (rcs_now_ms() - s->last_msg_ms >= s->idle_ms)
 		return IDLE_EXPIRED;
 	return 0;
 }
@@ -282,15 +275,8 @@ static int check_idle(struct etcd_sync *s)
 
 static void wait_ms(struct etcd_sync *s, int ms)
 {
-	struct timespec until;
+	struct timespec until = rcs_deadline_after_ms(ms);
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop && pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
 		;
@@ -358,11 +344,9 @@ static void *run(void *arg)
 	char last[512] = "";
 
 	while (!etcd_stopping(s)) {
-		struct timespec started;
-		int err;
+		int64_t started = rcs_now_ms();
+		int err = sync_once(s);
 
-		clock_gettime(CLOCK_MONOTONIC, &started);
-		err = sync_once(s);
 		if (err == -ECANCELED || etcd_stopping(s))
 			break;
 		if (err == 0 || err == RESCAN_ASKED)
@@ -378,7 +362,7 @@ static void *run(void *arg)
 			continue; /* not an outage: read again at once */
 		/* A stream that lasted the longest backoff worked: start over. One
 		 * that fails right after "created" (a broken gateway) backs off. */
-		if (s->created && ms_since(&started) >= s->backoff_max)
+		if (s->created && rcs_now_ms() - started >= s->backoff_max)
 			attempt = 0;
 		report_trouble(s, err, last, sizeof(last));
 		etcd_conn_next(&s->conn); /* fail over: the next member */

@@ -76,7 +76,7 @@ struct etcd_sync {
 	/* The sync thread's own. */
 	bool need_range, created;
 	size_t read_refusals; /* in the current whole-prefix read */
-	struct timespec last_msg; /* CLOCK_MONOTONIC of the watch's last message */
+	int64_t last_msg_ms; /* rcs_now_ms() of the watch's last message */
 
 	struct ctl_table status_table[ETCD_ST_COUNT];
 };
