@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the host tells the fleet's operator: refusals as status keys in
- * etcd, put and deleted by a thread of their own in transactions of up to
- * REPORT_BATCH keys, so that a storm of refused keys never holds up the
- * valid ones (the sync thread only queues); and the status as read-only
- * entries of the tree.
+ * What the host tells the fleet's operator: log lines (etcd_say); refusals
+ * as status keys in etcd, put and deleted by a thread of their own in
+ * transactions of up to REPORT_BATCH keys, so that a storm of refused keys
+ * never holds up the valid ones (the sync thread only queues); and the
+ * status, copied or as read-only entries of the tree. It uses no other
+ * file of the module but the client (etcd_http.c): the others call it.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,20 @@
 #include "etcd_sync_int.h"
 
 #define REPORT_BATCH 100 /* etcd's default --max-txn-ops is 128 */
+
+void etcd_say(struct etcd_sync *s, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->log)
+		s->log(s->log_arg, msg);
+	else
+		fprintf(stderr, "rcustring-etcd: %s\n", msg);
+}
 
 /* Queue @k's status key to be written (@json) or deleted (NULL); lock held. */
 static void enqueue(struct etcd_sync *s, struct key_state *k, char *json)
@@ -155,6 +171,13 @@ void etcd_report_stop(struct etcd_sync *s)
 }
 
 /* ---- the status as entries ---- */
+
+void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st)
+{
+	pthread_mutex_lock(&s->lock);
+	*st = s->st;
+	pthread_mutex_unlock(&s->lock);
+}
 
 enum status_field {
 	ST_CONNECTED, ST_REVISION, ST_LAG, ST_APPLIED, ST_REFUSED, ST_RECONNECTS, ST_RESYNCS,

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,21 +27,7 @@
 #define RESCAN_ASKED 2 /* tick: etcd_sync_rescan() */
 #define COMPACTED 3    /* the watch's revision was compacted: read the prefix again */
 
-void etcd_say(struct etcd_sync *s, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (s->log)
-		s->log(s->log_arg, msg);
-	else
-		fprintf(stderr, "rcustring-etcd: %s\n", msg);
-}
-
-int etcd_stopping(void *arg)
+static int etcd_stopping(void *arg)
 {
 	struct etcd_sync *s = arg;
 
@@ -107,22 +92,6 @@ bool etcd_sync_holds(struct etcd_sync *s, const char *path)
 	pthread_mutex_unlock(&s->lock);
 	sysctl_entry_put(e);
 	return holds;
-}
-
-int etcd_write_value(struct etcd_sync *s, const char *path, const char *value, size_t len,
-		     bool resync)
-{
-	char cur[4096];
-
-	if (resync) {
-		ssize_t n = sysctl_get(s->tree, path, cur, sizeof(cur));
-
-		if (n == (ssize_t)len + 1 && !memcmp(cur, value, len) && cur[len] == '\n')
-			return 1; /* the tree holds it already */
-	}
-	/* The owner's write, origin SYSCTL_ORIGIN_MIRROR: owned entries take it,
-	 * the state file lets the key go (etcd is its source of truth). */
-	return sysctl_set_owner(s->tree, path, value, len, &s->caller);
 }
 
 static void set_revision(struct etcd_sync *s, int64_t rev, int64_t etcd_rev)
@@ -516,13 +485,6 @@ int etcd_sync_start(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 		}
 	}
 	return err;
-}
-
-void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st)
-{
-	pthread_mutex_lock(&s->lock);
-	*st = s->st;
-	pthread_mutex_unlock(&s->lock);
 }
 
 void etcd_sync_stop(struct etcd_sync *s)
