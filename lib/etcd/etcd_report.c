@@ -17,6 +17,7 @@
 #include "etcd_sync_int.h"
 
 #define REPORT_BATCH 100 /* etcd's default --max-txn-ops is 128 */
+#define STOP_FLUSH_MS 1000 /* see flush() */
 
 void etcd_say(struct etcd_sync *s, const char *fmt, ...)
 {
@@ -102,39 +103,63 @@ static void take(struct etcd_sync *s, struct batch *b)
 	}
 }
 
+/* Put one batch of queued reports (lock held, dropped across the request);
+ * a batch that fails is queued again, unless a newer report of a key waits. */
+static int send_batch(struct etcd_sync *s)
+{
+	struct batch b;
+	int err;
+
+	take(s, &b);
+	pthread_mutex_unlock(&s->lock);
+	err = etcd_txn_put_delete(&s->rconn, (const char *const *)b.skey,
+				  (const char *const *)b.json, b.n);
+	if (err) {
+		etcd_say(s, "cannot write %zu status key(s) to etcd: %s", b.n, s->rconn.err);
+		etcd_conn_next(&s->rconn);
+	}
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < b.n; i++) {
+		if (err && !b.k[i]->queued)
+			enqueue(s, b.k[i], b.json[i]);
+		else if (!err)
+			b.k[i]->reported = b.json[i] != NULL;
+		if (!err || b.k[i]->report != b.json[i])
+			free(b.json[i]);
+		free(b.skey[i]);
+	}
+	return err;
+}
+
+/*
+ * The stop: reports queued until the sync thread ended (a refusal seen just
+ * before) get STOP_FLUSH_MS to reach etcd, one try per endpoint, so that a
+ * stopping host leaves its status keys true without waiting long for an
+ * etcd that does not answer. Lock held.
+ */
+static void flush(struct etcd_sync *s)
+{
+	int64_t deadline = rcs_now_ms() + STOP_FLUSH_MS;
+	size_t failures = 0;
+
+	while (s->queue_head && rcs_ms_left(deadline) > 0 && failures < s->rconn.n_endpoints) {
+		s->rconn.timeout_ms = rcs_ms_left(deadline);
+		failures += send_batch(s) != 0;
+	}
+	if (s->queued)
+		etcd_say(s, "%zu status key(s) not written to etcd at the stop", s->queued);
+}
+
 static void *report_main(void *arg)
 {
 	struct etcd_sync *s = arg;
 	unsigned attempt = 0;
-	struct batch b;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
-		int err;
-
 		if (!s->queue_head) {
 			pthread_cond_wait(&s->report_wake, &s->lock);
-			continue;
-		}
-		take(s, &b);
-		pthread_mutex_unlock(&s->lock);
-		err = etcd_txn_put_delete(&s->rconn, (const char *const *)b.skey,
-					  (const char *const *)b.json, b.n);
-		if (err) {
-			etcd_say(s, "cannot write %zu status key(s) to etcd: %s", b.n, s->rconn.err);
-			etcd_conn_next(&s->rconn);
-		}
-		pthread_mutex_lock(&s->lock);
-		for (size_t i = 0; i < b.n; i++) {
-			if (err && !b.k[i]->queued)
-				enqueue(s, b.k[i], b.json[i]); /* again, unless a newer one waits */
-			else if (!err)
-				b.k[i]->reported = b.json[i] != NULL;
-			if (!err || b.k[i]->report != b.json[i])
-				free(b.json[i]);
-			free(b.skey[i]);
-		}
-		if (err) {
+		} else if (send_batch(s)) {
 			struct timespec until;
 			long ms = (long)s->backoff_min << (attempt < 6 ? attempt++ : 6);
 
@@ -148,6 +173,10 @@ static void *report_main(void *arg)
 			attempt = 0;
 		}
 	}
+	/* The sync thread may queue reports until it has ended. */
+	while (!s->report_flush)
+		pthread_cond_wait(&s->report_wake, &s->lock);
+	flush(s);
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
@@ -163,6 +192,7 @@ int etcd_report_start(struct etcd_sync *s)
 void etcd_report_stop(struct etcd_sync *s)
 {
 	pthread_mutex_lock(&s->lock);
+	s->report_flush = true;
 	pthread_cond_broadcast(&s->report_wake);
 	pthread_mutex_unlock(&s->lock);
 	if (s->reporter_running)

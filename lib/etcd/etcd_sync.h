@@ -144,7 +144,12 @@ bool etcd_sync_holds(struct etcd_sync *s, const char *path);
  */
 void etcd_sync_rescan(struct etcd_sync *s);
 
-/** etcd_sync_stop - end the watch, join the threads, free @s (NULL: no-op) */
+/**
+ * etcd_sync_stop - end the watch, join the threads, free @s (NULL: no-op)
+ *
+ * Status reports still queued get one more try, within one second in all
+ * (rcustring-etcd(7)); a request already in flight ends within its timeout.
+ */
 void etcd_sync_stop(struct etcd_sync *s);
 
 #endif /* RCUSTRING_ETCD_SYNC_H */

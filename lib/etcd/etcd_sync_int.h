@@ -71,6 +71,7 @@ struct etcd_sync {
 	/* Report thread (etcd_report.c). */
 	pthread_t reporter;
 	bool reporter_running;
+	bool report_flush; /* etcd_report_stop(): the sync thread has ended */
 	pthread_cond_t report_wake;
 	struct etcd_conn rconn;
 	struct key_state *queue_head, **queue_tail;
@@ -99,6 +100,7 @@ void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, 
 			 int err);
 void etcd_report_clear(struct etcd_sync *s, struct key_state *k);
 int etcd_report_start(struct etcd_sync *s);
+/* After the sync thread has ended: write what is queued (bounded), join. */
 void etcd_report_stop(struct etcd_sync *s);
 
 /* etcd_owned.c */
