@@ -135,9 +135,9 @@ static int send_batch(struct etcd_sync *s)
  * The stop: reports queued until the sync thread ended (a refusal seen just
  * before) get STOP_FLUSH_MS to reach etcd, one try per endpoint, so that a
  * stopping host leaves its status keys true without waiting long for an
- * etcd that does not answer. Lock held.
+ * etcd that does not answer. Lock held. Return: the reports left unwritten.
  */
-static void flush(struct etcd_sync *s)
+static size_t flush(struct etcd_sync *s)
 {
 	int64_t deadline = rcs_now_ms() + STOP_FLUSH_MS;
 	size_t failures = 0;
@@ -146,14 +146,14 @@ static void flush(struct etcd_sync *s)
 		s->rconn.timeout_ms = rcs_ms_left(deadline);
 		failures += send_batch(s) != 0;
 	}
-	if (s->queued)
-		etcd_say(s, "%zu status key(s) not written to etcd at the stop", s->queued);
+	return s->queued;
 }
 
 static void *report_main(void *arg)
 {
 	struct etcd_sync *s = arg;
 	unsigned attempt = 0;
+	size_t left;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
@@ -176,8 +176,10 @@ static void *report_main(void *arg)
 	/* The sync thread may queue reports until it has ended. */
 	while (!s->report_flush)
 		pthread_cond_wait(&s->report_wake, &s->lock);
-	flush(s);
+	left = flush(s);
 	pthread_mutex_unlock(&s->lock);
+	if (left) /* not under the lock: a log may be slow, status readers must not wait */
+		etcd_say(s, "%zu status key(s) not written to etcd at the stop", left);
 	return NULL;
 }
 

@@ -13,7 +13,8 @@
  * STATUS_PREFIX + the key less the prefix, by a thread of its own that
  * writes such reports in batches. All network work runs on those two
  * threads, or, for a write-through, in the writer's thread with none of the
- * entry's locks held: readers of the tree never wait for etcd.
+ * entry's locks held: readers of the tree do not wait for etcd (the
+ * writer does; rcustring-etcd(7) says who else may).
  *
  * Replies are hostile input: every field is type-checked (etcd_json.c); a
  * reply that is not etcd's is logged, and the watch reconnects with
