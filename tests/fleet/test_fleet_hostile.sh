@@ -214,7 +214,7 @@ check "host alive" alive "$(alive)"
 # The first status put fails and the reporter backs off for 30 s; the stop
 # comes meanwhile: the queued refusal is put once more before the exit.
 # Then the same with that last put never answered: the stop still ends.
-swap_status=$(b64 /rcustring-status/web/h/vm/swappiness)
+swap_status=$(b64 /rcustring-status/web/h/vm/swappiness) round=0
 for last in '{"body": "{\"header\":{\"revision\":\"11\"}}"}' '{"hang": true}'; do
 	cat > "$tmp/s7.json" <<EOF
 {"/v3/kv/range": [{"body": $(jstr "$(range_one vm/swappiness 1000 5)")}],
@@ -239,7 +239,7 @@ EOF
 		check "what the stop could not write is logged" 1 \
 			"$(grep -c 'not written to etcd at the stop' "$tmp/h.err")"
 	fi
-	rm -f "$tmp/h.err"
+	mv "$tmp/h.err" "$tmp/h.stop$((++round)).err" # each round's log apart, kept for a failure
 done
 
 stop_all
