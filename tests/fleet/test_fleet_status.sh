@@ -12,6 +12,8 @@
 #    say connected=1 lag=0 with the old value; some sample must say
 #    connected=0 with a lag of at least 1 (the cluster moved on); after
 #    moving on, connected=1 and lag=0.
+#  - The watched member cut off from the two others (they are frozen, so
+#    it has no leader): connected=0, then 1 and lag=0 once they are back.
 # Waits are bounded only as a hang guard, save the margin above. Skips (77)
 # when etcd is not installed.
 set -u
@@ -110,6 +112,17 @@ wait_value kernel.modprobe /sbin/moved "moved on to a live member"
 wait_value etcd.connected 1 "connected again"
 wait_value etcd.lag 0 "lag back to 0 once moved on"
 kill -CONT "${member_pid[$m]}"
+
+# --- the watched member cut off from the other two (frozen): no leader ---
+ep=$(get etcd.endpoint)
+m=$(member_of "$ep")
+check "the host names the member it watches now" 1 "$([ -n "$m" ] && echo 1)"
+for i in 1 2 3; do [ "$i" != "$m" ] && kill -STOP "${member_pid[$i]}"; done
+wait_value etcd.connected 0 "a member without a leader is not connected"
+check "reads go on from the tree" /sbin/moved "$(get kernel.modprobe)"
+for i in 1 2 3; do [ "$i" != "$m" ] && kill -CONT "${member_pid[$i]}"; done
+wait_value etcd.connected 1 "connected once the cluster is whole"
+wait_value etcd.lag 0 "no lag once the cluster is whole"
 
 kill "$host_pid"
 wait "$host_pid"
