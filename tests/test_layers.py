@@ -25,11 +25,7 @@ import sys
 LAYERS = {"include": 0, "lib": 1, "subsys": 2, "tools": 3}
 # Circles between lib files that exist today, by object name (Meson's:
 # folder_file for lib/folder/file.c), sorted within each circle.
-KNOWN_CIRCLES = {
-    # lib/etcd: its files share etcd_sync_int.h's internals.
-    ("etcd_http", "etcd_json"),
-    ("etcd_keys", "etcd_owned", "etcd_report", "etcd_sync"),
-}
+KNOWN_CIRCLES = set()
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 

@@ -48,7 +48,7 @@ void etcd_conn_next(struct etcd_conn *c);
 /** The current endpoint with any user:password@ part removed, for messages. */
 void etcd_conn_name(const struct etcd_conn *c, char *buf, size_t size);
 
-/** Base64 (standard alphabet, padded). *@out is malloc'd and NUL-terminated. */
+/** Base64 (etcd_b64.c; standard alphabet, padded). *@out is malloc'd and NUL-terminated. */
 int etcd_b64_encode(const void *data, size_t len, char **out);
 int etcd_b64_decode(const char *text, char **out, size_t *len);
 /** The same over @n bytes of @text (which may hold a NUL: that is an error). */

@@ -10,7 +10,6 @@
 
 #include "etcd_sync_int.h"
 
-
 static size_t key_hash(const char *key)
 {
 	size_t h = 14695981039346656037ull; /* FNV-1a */
@@ -159,6 +158,23 @@ void etcd_refuse_undecodable(struct etcd_sync *s, size_t n)
 		etcd_say(s, "refused %zu kv(s) of a range reply whose key could not be decoded", n);
 }
 
+/* The tree write of one value (1: a re-read found it there already). */
+static int write_value(struct etcd_sync *s, const char *path, const char *value, size_t len,
+		       bool resync)
+{
+	char cur[4096];
+
+	if (resync) {
+		ssize_t n = sysctl_get(s->tree, path, cur, sizeof(cur));
+
+		if (n == (ssize_t)len + 1 && !memcmp(cur, value, len) && cur[len] == '\n')
+			return 1; /* the tree holds it already */
+	}
+	/* The owner's write, origin SYSCTL_ORIGIN_MIRROR: owned entries take it,
+	 * the state file lets the key go (etcd is its source of truth). */
+	return sysctl_set_owner(s->tree, path, value, len, &s->caller);
+}
+
 /* A value refused for want of its entry: does the entry exist now (a reload)? */
 static bool declared_now(struct etcd_sync *s, const char *path, int refused)
 {
@@ -216,7 +232,7 @@ void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
 	if (!err && (memchr(value, '\n', len) || memchr(value, '\0', len)))
 		err = -EINVAL;
 	if (!err)
-		err = etcd_write_value(s, path, value, len, resync);
+		err = write_value(s, path, value, len, resync);
 	if (err < 0) {
 		count(s, false);
 		/* The key names the tunable; the value may be private and is not logged.

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the host tells the fleet's operator: refusals as status keys in
- * etcd, put and deleted by a thread of their own in transactions of up to
- * REPORT_BATCH keys, so that a storm of refused keys never holds up the
- * valid ones (the sync thread only queues); and the status as read-only
- * entries of the tree.
+ * What the host tells the fleet's operator: log lines (etcd_say); refusals
+ * as status keys in etcd, put and deleted by a thread of their own in
+ * transactions of up to REPORT_BATCH keys, so that a storm of refused keys
+ * never holds up the valid ones (the sync thread only queues); and the
+ * status, copied or as read-only entries of the tree. It uses no other
+ * file of the module but the client (etcd_http.c): the others call it.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,21 @@
 #include "etcd_sync_int.h"
 
 #define REPORT_BATCH 100 /* etcd's default --max-txn-ops is 128 */
+#define STOP_FLUSH_MS 1000 /* see flush() */
+
+void etcd_say(struct etcd_sync *s, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->log)
+		s->log(s->log_arg, msg);
+	else
+		fprintf(stderr, "rcustring-etcd: %s\n", msg);
+}
 
 /* Queue @k's status key to be written (@json) or deleted (NULL); lock held. */
 static void enqueue(struct etcd_sync *s, struct key_state *k, char *json)
@@ -86,39 +103,63 @@ static void take(struct etcd_sync *s, struct batch *b)
 	}
 }
 
+/* Put one batch of queued reports (lock held, dropped across the request);
+ * a batch that fails is queued again, unless a newer report of a key waits. */
+static int send_batch(struct etcd_sync *s)
+{
+	struct batch b;
+	int err;
+
+	take(s, &b);
+	pthread_mutex_unlock(&s->lock);
+	err = etcd_txn_put_delete(&s->rconn, (const char *const *)b.skey,
+				  (const char *const *)b.json, b.n);
+	if (err) {
+		etcd_say(s, "cannot write %zu status key(s) to etcd: %s", b.n, s->rconn.err);
+		etcd_conn_next(&s->rconn);
+	}
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < b.n; i++) {
+		if (err && !b.k[i]->queued)
+			enqueue(s, b.k[i], b.json[i]);
+		else if (!err)
+			b.k[i]->reported = b.json[i] != NULL;
+		if (!err || b.k[i]->report != b.json[i])
+			free(b.json[i]);
+		free(b.skey[i]);
+	}
+	return err;
+}
+
+/*
+ * The stop: reports queued until the sync thread ended (a refusal seen just
+ * before) get STOP_FLUSH_MS to reach etcd, one try per endpoint, so that a
+ * stopping host leaves its status keys true without waiting long for an
+ * etcd that does not answer. Lock held. Return: the reports left unwritten.
+ */
+static size_t flush(struct etcd_sync *s)
+{
+	int64_t deadline = rcs_now_ms() + STOP_FLUSH_MS;
+	size_t failures = 0;
+
+	while (s->queue_head && rcs_ms_left(deadline) > 0 && failures < s->rconn.n_endpoints) {
+		s->rconn.timeout_ms = rcs_ms_left(deadline);
+		failures += send_batch(s) != 0;
+	}
+	return s->queued;
+}
+
 static void *report_main(void *arg)
 {
 	struct etcd_sync *s = arg;
 	unsigned attempt = 0;
-	struct batch b;
+	size_t left;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
-		int err;
-
 		if (!s->queue_head) {
 			pthread_cond_wait(&s->report_wake, &s->lock);
-			continue;
-		}
-		take(s, &b);
-		pthread_mutex_unlock(&s->lock);
-		err = etcd_txn_put_delete(&s->rconn, (const char *const *)b.skey,
-					  (const char *const *)b.json, b.n);
-		if (err) {
-			etcd_say(s, "cannot write %zu status key(s) to etcd: %s", b.n, s->rconn.err);
-			etcd_conn_next(&s->rconn);
-		}
-		pthread_mutex_lock(&s->lock);
-		for (size_t i = 0; i < b.n; i++) {
-			if (err && !b.k[i]->queued)
-				enqueue(s, b.k[i], b.json[i]); /* again, unless a newer one waits */
-			else if (!err)
-				b.k[i]->reported = b.json[i] != NULL;
-			if (!err || b.k[i]->report != b.json[i])
-				free(b.json[i]);
-			free(b.skey[i]);
-		}
-		if (err) {
+		} else if (send_batch(s)) {
 			struct timespec until;
 			long ms = (long)s->backoff_min << (attempt < 6 ? attempt++ : 6);
 
@@ -132,7 +173,13 @@ static void *report_main(void *arg)
 			attempt = 0;
 		}
 	}
+	/* The sync thread may queue reports until it has ended. */
+	while (!s->report_flush)
+		pthread_cond_wait(&s->report_wake, &s->lock);
+	left = flush(s);
 	pthread_mutex_unlock(&s->lock);
+	if (left) /* not under the lock: a log may be slow, status readers must not wait */
+		etcd_say(s, "%zu status key(s) not written to etcd at the stop", left);
 	return NULL;
 }
 
@@ -147,6 +194,7 @@ int etcd_report_start(struct etcd_sync *s)
 void etcd_report_stop(struct etcd_sync *s)
 {
 	pthread_mutex_lock(&s->lock);
+	s->report_flush = true;
 	pthread_cond_broadcast(&s->report_wake);
 	pthread_mutex_unlock(&s->lock);
 	if (s->reporter_running)
@@ -155,6 +203,13 @@ void etcd_report_stop(struct etcd_sync *s)
 }
 
 /* ---- the status as entries ---- */
+
+void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st)
+{
+	pthread_mutex_lock(&s->lock);
+	*st = s->st;
+	pthread_mutex_unlock(&s->lock);
+}
 
 enum status_field {
 	ST_CONNECTED, ST_REVISION, ST_LAG, ST_APPLIED, ST_REFUSED, ST_RECONNECTS, ST_RESYNCS,
@@ -169,7 +224,7 @@ static const char *const status_names[ST_COUNT] = {
 static const char *const status_desc[ST_COUNT] = {
 	"1 while the watch stream is up and its member answers",
 	"etcd revision the tree holds every change up to",
-	"revisions the cluster reported beyond the applied one",
+	"revisions of the prefix the cluster holds beyond the applied one",
 	"values from etcd written into the tree",
 	"values from etcd the tree refused (see the status keys)",
 	"etcd watch streams lost and started again",

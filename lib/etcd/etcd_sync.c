@@ -12,13 +12,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/deadline.h"
 #include "etcd_sync_int.h"
 
 /* Why a watch ended, besides errors (negative): positive, so that no errno
@@ -27,21 +27,7 @@
 #define RESCAN_ASKED 2 /* tick: etcd_sync_rescan() */
 #define COMPACTED 3    /* the watch's revision was compacted: read the prefix again */
 
-void etcd_say(struct etcd_sync *s, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (s->log)
-		s->log(s->log_arg, msg);
-	else
-		fprintf(stderr, "rcustring-etcd: %s\n", msg);
-}
-
-int etcd_stopping(void *arg)
+static int etcd_stopping(void *arg)
 {
 	struct etcd_sync *s = arg;
 
@@ -108,22 +94,6 @@ bool etcd_sync_holds(struct etcd_sync *s, const char *path)
 	return holds;
 }
 
-int etcd_write_value(struct etcd_sync *s, const char *path, const char *value, size_t len,
-		     bool resync)
-{
-	char cur[4096];
-
-	if (resync) {
-		ssize_t n = sysctl_get(s->tree, path, cur, sizeof(cur));
-
-		if (n == (ssize_t)len + 1 && !memcmp(cur, value, len) && cur[len] == '\n')
-			return 1; /* the tree holds it already */
-	}
-	/* The owner's write, origin SYSCTL_ORIGIN_MIRROR: owned entries take it,
-	 * the state file lets the key go (etcd is its source of truth). */
-	return sysctl_set_owner(s->tree, path, value, len, &s->caller);
-}
-
 static void set_revision(struct etcd_sync *s, int64_t rev, int64_t etcd_rev)
 {
 	pthread_mutex_lock(&s->lock);
@@ -170,7 +140,7 @@ static int full_read(struct etcd_sync *s)
 
 static void touch(struct etcd_sync *s)
 {
-	clock_gettime(CLOCK_MONOTONIC, &s->last_msg);
+	s->last_msg_ms = rcs_now_ms();
 }
 
 static int on_watch(void *arg, const struct etcd_watch_msg *m)
@@ -179,7 +149,6 @@ static int on_watch(void *arg, const struct etcd_watch_msg *m)
 	int64_t top = 0;
 
 	touch(s);
-	set_revision(s, 0, m->revision);
 	if (m->created) {
 		s->created = true;
 		set_connected(s, 1);
@@ -210,16 +179,10 @@ static int on_watch(void *arg, const struct etcd_watch_msg *m)
 	/* A quiet prefix's progress message: everything up to its header is here. */
 	if (!m->n_events && !m->created && s->created)
 		top = m->revision;
-	set_revision(s, top, 0);
+	/* Not the header's revision otherwise: writes outside the prefix move
+	 * it, and the lag would count changes this host has no reason to apply. */
+	set_revision(s, top, top);
 	return etcd_stopping(s) ? -ECANCELED : 0;
-}
-
-static long ms_since(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
 }
 
 /* Polled by the watch about once a second and after each message. */
@@ -231,7 +194,7 @@ static int watch_tick(void *arg)
 		return -ECANCELED;
 	if (__atomic_exchange_n(&s->rescan, false, __ATOMIC_ACQ_REL))
 		return RESCAN_ASKED;
-	if (ms_since(&s->last_msg) >= s->idle_ms)
+	if (rcs_now_ms() - s->last_msg_ms >= s->idle_ms)
 		return IDLE_EXPIRED;
 	return 0;
 }
@@ -281,15 +244,8 @@ static int check_idle(struct etcd_sync *s)
 
 static void wait_ms(struct etcd_sync *s, int ms)
 {
-	struct timespec until;
+	struct timespec until = rcs_deadline_after_ms(ms);
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop && pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
 		;
@@ -357,11 +313,9 @@ static void *run(void *arg)
 	char last[512] = "";
 
 	while (!etcd_stopping(s)) {
-		struct timespec started;
-		int err;
+		int64_t started = rcs_now_ms();
+		int err = sync_once(s);
 
-		clock_gettime(CLOCK_MONOTONIC, &started);
-		err = sync_once(s);
 		if (err == -ECANCELED || etcd_stopping(s))
 			break;
 		if (err == 0 || err == RESCAN_ASKED)
@@ -377,7 +331,7 @@ static void *run(void *arg)
 			continue; /* not an outage: read again at once */
 		/* A stream that lasted the longest backoff worked: start over. One
 		 * that fails right after "created" (a broken gateway) backs off. */
-		if (s->created && ms_since(&started) >= s->backoff_max)
+		if (s->created && rcs_now_ms() - started >= s->backoff_max)
 			attempt = 0;
 		report_trouble(s, err, last, sizeof(last));
 		etcd_conn_next(&s->conn); /* fail over: the next member */
@@ -531,13 +485,6 @@ int etcd_sync_start(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 		}
 	}
 	return err;
-}
-
-void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st)
-{
-	pthread_mutex_lock(&s->lock);
-	*st = s->st;
-	pthread_mutex_unlock(&s->lock);
 }
 
 void etcd_sync_stop(struct etcd_sync *s)

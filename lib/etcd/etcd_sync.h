@@ -13,7 +13,8 @@
  * STATUS_PREFIX + the key less the prefix, by a thread of its own that
  * writes such reports in batches. All network work runs on those two
  * threads, or, for a write-through, in the writer's thread with none of the
- * entry's locks held: readers of the tree never wait for etcd.
+ * entry's locks held: readers of the tree do not wait for etcd (the
+ * writer does; rcustring-etcd(7) says who else may).
  *
  * Replies are hostile input: every field is type-checked (etcd_json.c); a
  * reply that is not etcd's is logged, and the watch reconnects with
@@ -50,11 +51,13 @@ struct etcd_sync_opts {
 
 struct etcd_sync_status {
 	int connected;        /* a watch stream is established and its member passed the
-			       * last idle check */
+			       * last idle check (a member frozen since is seen within
+			       * idle_ms plus the check's time) */
 	int64_t revision;     /* etcd revision the tree holds everything up to */
-	int64_t etcd_revision; /* newest revision etcd reported (by the watch or by the
-				* idle check, which asks another member when the
-				* watched one fails it) */
+	int64_t etcd_revision; /* newest revision of the prefix etcd reported (by the
+				* watch, or by the idle check, which asks another
+				* member when the watched one fails it); writes
+				* outside the prefix do not count */
 	uint64_t applied;     /* values written into the tree */
 	uint64_t refused;     /* values a handler (or the key mapping) refused */
 	uint64_t reconnects;  /* watch streams lost and started again */
@@ -142,7 +145,12 @@ bool etcd_sync_holds(struct etcd_sync *s, const char *path);
  */
 void etcd_sync_rescan(struct etcd_sync *s);
 
-/** etcd_sync_stop - end the watch, join the threads, free @s (NULL: no-op) */
+/**
+ * etcd_sync_stop - end the watch, join the threads, free @s (NULL: no-op)
+ *
+ * Status reports still queued get one more try, within one second in all
+ * (rcustring-etcd(7)); a request already in flight ends within its timeout.
+ */
 void etcd_sync_stop(struct etcd_sync *s);
 
 #endif /* RCUSTRING_ETCD_SYNC_H */

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The mirror's internals, shared by etcd_sync.c (the sync thread: reads,
- * watch, liveness), etcd_keys.c (what was applied per key), etcd_report.c
- * (status keys put in batches by their own thread; the status entries) and
- * etcd_owned.c (entries etcd owns, write-through). Internal to the module.
+ * watch, liveness), etcd_keys.c (what was applied per key, and its write
+ * into the tree), etcd_report.c (log lines, status keys put in batches by
+ * their own thread, the status) and etcd_owned.c (entries etcd owns,
+ * write-through). Internal to the module. The files call one another one
+ * way only: sync -> owned -> keys -> report -> the client (etcd_http.c,
+ * etcd_json.c, etcd_b64.c); sync also calls keys and report directly.
  */
 #ifndef RCUSTRING_ETCD_SYNC_INT_H
 #define RCUSTRING_ETCD_SYNC_INT_H
@@ -68,6 +71,7 @@ struct etcd_sync {
 	/* Report thread (etcd_report.c). */
 	pthread_t reporter;
 	bool reporter_running;
+	bool report_flush; /* etcd_report_stop(): the sync thread has ended */
 	pthread_cond_t report_wake;
 	struct etcd_conn rconn;
 	struct key_state *queue_head, **queue_tail;
@@ -76,13 +80,10 @@ struct etcd_sync {
 	/* The sync thread's own. */
 	bool need_range, created;
 	size_t read_refusals; /* in the current whole-prefix read */
-	struct timespec last_msg; /* CLOCK_MONOTONIC of the watch's last message */
+	int64_t last_msg_ms; /* rcs_now_ms() of the watch's last message */
 
 	struct ctl_table status_table[ETCD_ST_COUNT];
 };
-
-void etcd_say(struct etcd_sync *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int etcd_stopping(void *arg);
 
 /* etcd_keys.c */
 struct key_state *etcd_key_find(struct etcd_sync *s, const char *key); /* lock held */
@@ -92,15 +93,14 @@ int64_t etcd_key_revision(struct etcd_sync *s, const char *key); /* any thread *
 void etcd_key_deleted(struct etcd_sync *s, const char *key, int64_t rev);
 void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync);
 void etcd_refuse_undecodable(struct etcd_sync *s, size_t count);
-/* etcd_sync.c: the tree write of one value (1: the tree held it already) */
-int etcd_write_value(struct etcd_sync *s, const char *path, const char *value, size_t len,
-		     bool resync);
 
-/* etcd_report.c */
+/* etcd_report.c (also etcd_sync_status()) */
+void etcd_say(struct etcd_sync *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, size_t len,
 			 int err);
 void etcd_report_clear(struct etcd_sync *s, struct key_state *k);
 int etcd_report_start(struct etcd_sync *s);
+/* After the sync thread has ended: write what is queued (bounded), join. */
 void etcd_report_stop(struct etcd_sync *s);
 
 /* etcd_owned.c */

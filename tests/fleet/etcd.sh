@@ -54,8 +54,9 @@ fi
 # loopback ports, data in $tmp/m1..3, logs in $tmp/m1..3.log. Sets
 # member_url[1..3], member_pid[1..3] and $cluster (the three client URLs,
 # comma-separated); run_member I restarts member I from its data dir; mctl
-# URLS ARGS runs etcdctl against URLS. Returns 1 when the cluster does not
-# answer within $guard tenths of a second.
+# URLS ARGS runs etcdctl against URLS; put_via URLS KEY VALUE puts $prefix/KEY;
+# find_leader sets $leader (1..3, or empty after $guard tenths of a second).
+# Returns 1 when the cluster does not answer within $guard tenths of a second.
 mctl() {
 	local eps=$1
 	shift
@@ -93,4 +94,27 @@ others_of() {
 	local out=""
 	for i in 1 2 3; do [ "$i" != "$1" ] && out+="${out:+,}${member_url[$i]}"; done
 	echo "$out"
+}
+# Put through the members in $1 until one takes it (a new leader may be on
+# its way). A put that failed may still have been committed (the answer was
+# lost to the leader change): look before putting again, or the value would
+# get a second revision and the hosts would rightly apply it twice.
+put_via() {
+	for _ in $(seq 30); do
+		mctl "$1" put "$prefix/$2" "$3" >/dev/null 2>&1 && return 0
+		sleep 0.2
+		[ "$(mctl "$1" get --print-value-only "$prefix/$2" 2>/dev/null)" == "$3" ] && return 0
+	done
+	return 1
+}
+find_leader() {
+	leader=
+	for _ in $(seq $guard); do
+		for i in 1 2 3; do # ENDPOINT, ID, VERSION, DB SIZE, IS LEADER, ...
+			[ "$(mctl "${member_url[$i]}" endpoint status 2>/dev/null | cut -d, -f5 | tr -d ' ')" = true ] &&
+				leader=$i
+		done
+		[ -n "$leader" ] && return
+		sleep 0.1
+	done
 }

@@ -13,8 +13,9 @@ last one again once the list is used up). A reply is one of
                                        the reply or silence until the end
     {"hang": true}                     the request is read, never answered
 Listens on a free loopback port, writes it to PORTFILE, and appends the
-path of every request to LOG, and "hasleader PATH" for each request that
-carries the gateway's hasleader requirement.
+path of every request to LOG, then "body PATH BODY" (the request's body,
+one line), and "hasleader PATH" for each request that carries the
+gateway's hasleader requirement.
 """
 import json
 import sys
@@ -28,13 +29,14 @@ used = {}
 lock = threading.Lock()
 
 
-def next_reply(path):
+def next_reply(path, body):
     with lock:
         replies = scenario.get(path) or [{"body": "{}"}]
         i = used.get(path, 0)
         used[path] = i + 1
         with open(logfile, "a") as f:
             f.write(path + "\n")
+            f.write("body " + path + " " + body.decode(errors="replace").replace("\n", " ") + "\n")
         return replies[min(i, len(replies) - 1)]
 
 
@@ -46,11 +48,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(n)
+        body = self.rfile.read(n)
         if self.headers.get("Grpc-Metadata-hasleader") == "true":
             with lock, open(logfile, "a") as f:
                 f.write("hasleader " + self.path + "\n")
-        r = next_reply(self.path)
+        r = next_reply(self.path, body)
         try:
             if r.get("hang"):
                 time.sleep(3600)

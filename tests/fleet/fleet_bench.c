@@ -22,7 +22,10 @@
  * connections and never answers; two readers read both while one
  * write-through of each waits for its put (5 s, the request timeout), and
  * for as long with no write, in 5 interleaved rounds (medians printed).
- * --read-stall runs that part alone, with no etcd.
+ * --read-stall runs that part alone, with no etcd. --read-stall-test MS is
+ * its test (make check): one write phase; it fails unless the puts waited
+ * at least 2 s (else it proves nothing), the readers read meanwhile, and
+ * every read took under MS milliseconds.
  * Prints
  *   summary fleet_propagation_p50_ms X
  *   summary fleet_propagation_p99_ms X
@@ -300,6 +303,7 @@ struct stall {
 	struct sysctl_tree *tree;
 	int stop; /* atomic */
 	double max;
+	unsigned long reads;
 	pthread_mutex_t lock;
 };
 
@@ -307,9 +311,10 @@ static void *stall_reader(void *arg)
 {
 	struct stall *st = arg;
 	double max = 0;
+	unsigned long n = 0;
 	char buf[64];
 
-	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
+	for (; !__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE); n += 2) {
 		for (int k = 0; k < 2; k++) {
 			double t = now_ms(), dt;
 
@@ -322,6 +327,7 @@ static void *stall_reader(void *arg)
 	pthread_mutex_lock(&st->lock);
 	if (max > st->max)
 		st->max = max;
+	st->reads += n;
 	pthread_mutex_unlock(&st->lock);
 	return NULL;
 }
@@ -359,6 +365,7 @@ static double stall_phase(struct stall *st, bool writes, double *ms)
 	double t0;
 
 	st->max = 0;
+	st->reads = 0;
 	__atomic_store_n(&st->stop, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&r[i], NULL, stall_reader, st);
@@ -389,7 +396,23 @@ static void spread(double *v, int n, double out[3])
 
 #define STALL_ROUNDS 5
 
-static int read_stall(void)
+/* One write phase; 0 when every read took under @limit ms while the puts waited. */
+static int stall_test(struct stall *st, double limit)
+{
+	double ms = 0, max = stall_phase(st, true, &ms);
+
+	printf("fleet-read-stall: %lu reads, the longest %.3f ms, while two write-throughs "
+	       "waited %.0f ms for their puts\n", st->reads, max, ms);
+	if (ms < 2000 || !st->reads || max >= limit) {
+		printf("FAIL: %s\n", ms < 2000 ? "the puts did not wait: the test proves nothing" :
+		       !st->reads ? "no read ran" : "a read waited for a write-through");
+		return 1;
+	}
+	return 0;
+}
+
+/* @limit 0: the bench (rounds, medians); else stall_test(). */
+static int read_stall(double limit)
 {
 	struct etcd_sync_opts so = { .prefix = "/rcustring-bench/stall/", .host = "bench",
 				     .write_through = 1, .log = quiet };
@@ -409,6 +432,16 @@ static int read_stall(void)
 	if (etcd_sync_new(st.tree, &so, &sync) ||
 	    etcd_sync_own_table(sync, "wt", wt_table, 2, &h) || etcd_sync_run(sync))
 		return 1;
+	if (limit > 0) {
+		int err = stall_test(&st, limit);
+
+		sysctl_unregister_table(h);
+		etcd_sync_stop(sync);
+		sysctl_tree_free(st.tree);
+		close(fd);
+		rcustring_destroy(&wt_str);
+		return err;
+	}
 	/* Rounds of a write phase and a no-write phase as long, in alternating
 	 * order, so that both see the same load on shared cores. */
 	for (int i = 0; i < STALL_ROUNDS; i++) {
@@ -476,10 +509,12 @@ int main(int argc, char **argv)
 	int changes = 1000, batches = 50, err;
 
 	if (argc == 2 && !strcmp(argv[1], "--read-stall")) /* needs no etcd */
-		return read_stall();
+		return read_stall(0);
+	if (argc == 3 && !strcmp(argv[1], "--read-stall-test"))
+		return read_stall(atof(argv[2]) > 0 ? atof(argv[2]) : 1000);
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s URL [--changes N] [--batches B] | URL --load PREFIX N | --read-stall\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s URL [--changes N] [--batches B] | URL --load PREFIX N | "
+				"--read-stall | --read-stall-test MS\n", argv[0]);
 		return 2;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -528,7 +563,7 @@ int main(int argc, char **argv)
 	sysctl_unregister_table(h2);
 	sysctl_tree_free(tree);
 	if (!err)
-		err = read_stall();
+		err = read_stall(0);
 	etcd_conn_free(&c);
 	rcustring_destroy(&value);
 	rcustring_barrier();

@@ -4,7 +4,7 @@
  * socket, standing for one host of a fleet in the etcd tests.
  *
  *   fleet-host --socket PATH --etcd URL[,URL] --prefix P --host NAME [--write-through]
- *              [--idle-ms N]
+ *              [--idle-ms N] [--backoff-ms N]
  *
  * Entries: kernel.core_pattern (string, 63 bytes at most), kernel.modprobe
  * (string), kernel.cpus (a 64-bit bitmap), net.core.somaxconn (int
@@ -13,6 +13,8 @@
  * local writes are refused, or with --write-through put to etcd. Runs until SIGTERM/SIGINT, then stops
  * and prints the audit ring, one "audit PATH OLD NEW" line per write (tab
  * separated), so a test can tell that no value was applied twice.
+ * --backoff-ms sets both reconnect delays, so that a test can watch the
+ * status between a failure and the reconnect.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -74,6 +76,7 @@ int main(int argc, char **argv)
 		{ "host", required_argument, NULL, 'H' },
 		{ "write-through", no_argument, NULL, 'w' },
 		{ "idle-ms", required_argument, NULL, 'i' },
+		{ "backoff-ms", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct etcd_sync_opts so = { .backoff_min_ms = 50, .backoff_max_ms = 1000 };
@@ -93,6 +96,7 @@ int main(int argc, char **argv)
 		case 'H': so.host = optarg; break;
 		case 'w': so.write_through = 1; break;
 		case 'i': so.idle_ms = atoi(optarg); break;
+		case 'b': so.backoff_min_ms = so.backoff_max_ms = atoi(optarg); break;
 		default: return 2;
 		}
 	}

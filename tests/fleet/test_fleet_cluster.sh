@@ -59,18 +59,6 @@ wait_value() {
 	done
 	check "$4 ($1 $2)" "$3" "$v"
 }
-# Put through the members in $1 until one takes it (a new leader may be on
-# its way). A put that failed may still have been committed (the answer was
-# lost to the leader change): look before putting again, or the value would
-# get a second revision and the hosts would rightly apply it twice.
-put_via() {
-	for _ in $(seq 30); do
-		mctl "$1" put "$prefix/$2" "$3" >/dev/null 2>&1 && return 0
-		sleep 0.2
-		[ "$(mctl "$1" get --print-value-only "$prefix/$2" 2>/dev/null)" == "$3" ] && return 0
-	done
-	return 1
-}
 
 mctl "$cluster" put "$prefix/kernel/modprobe" /sbin/first >/dev/null
 for h in a b c; do start_host $h; done
@@ -119,15 +107,7 @@ for i in 1 2 3; do kill -CONT "${member_pid[$i]}"; done
 for h in a b c; do wait_value $h etcd.connected 1 "connected after the cluster thawed"; done
 
 # --- the leader killed: every host converges; the member rejoins ---
-leader=
-for _ in $(seq $guard); do
-	for i in 1 2 3; do # ENDPOINT, ID, VERSION, DB SIZE, IS LEADER, ...
-		[ "$(mctl "${member_url[$i]}" endpoint status 2>/dev/null | cut -d, -f5 | tr -d ' ')" = true ] &&
-			leader=$i
-	done
-	[ -n "$leader" ] && break
-	sleep 0.1
-done
+find_leader
 check "a leader found" 1 "$([ -n "$leader" ] && echo 1)"
 kill -KILL "${member_pid[$leader]}"
 wait "${member_pid[$leader]}" 2>/dev/null

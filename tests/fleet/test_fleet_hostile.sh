@@ -3,8 +3,9 @@
 # fleet-host against a hostile stand-in for etcd's JSON gateway
 # (fake_gateway.py): replies of the wrong types, bad keys, an INT64_MAX
 # revision, a kv that cannot be decoded, status puts that never return, a
-# gateway that fails right after "created", a stream that goes silent, and
-# write-throughs that never get an answer. Each case checks that the host
+# gateway that fails right after "created", a stream that goes silent,
+# write-throughs that never get an answer, and status keys queued at the
+# stop. Each case checks that the host
 # lives, refuses what it must, applies the rest, and that readers never wait
 # for the network. Waits are bounded only as a hang guard.
 set -u
@@ -208,5 +209,38 @@ check "a failed bitmap write-through left the live bitmap alone" "" "$(get kerne
 check "a bad bitmap value refused locally" "rc=1" \
 	"$("$cli" --socket "$tmp/h.sock" -q -w kernel.cpus=99 2>/dev/null; echo "rc=$?")"
 check "host alive" alive "$(alive)"
+
+# --- 7. the stop writes the status keys still queued, within a bound ---
+# The first status put fails and the reporter backs off for 30 s; the stop
+# comes meanwhile: the queued refusal is put once more before the exit.
+# Then the same with that last put never answered: the stop still ends.
+swap_status=$(b64 /rcustring-status/web/h/vm/swappiness) round=0
+for last in '{"body": "{\"header\":{\"revision\":\"11\"}}"}' '{"hang": true}'; do
+	cat > "$tmp/s7.json" <<EOF
+{"/v3/kv/range": [{"body": $(jstr "$(range_one vm/swappiness 1000 5)")}],
+ "/v3/watch": [{"lines": [$(jstr "$created")], "then": "hold"}],
+ "/v3/kv/txn": [{"status": 503, "body": "{\"error\":\"etcdserver: unavailable\",\"code\":14}"},
+   $last]}
+EOF
+	start "$tmp/s7.json" --backoff-ms 30000
+	wait_value etcd.refused 1 "a refused value ($last)"
+	for _ in $(seq $guard); do grep -q 'cannot write 1 status' "$tmp/h.err" && break; sleep 0.1; done
+	check "its first status put failed ($last)" 1 "$(requests /v3/kv/txn)"
+	t0=$(date +%s%3N)
+	kill "$host_pid"
+	wait "$host_pid"
+	rc=$? took=$(($(date +%s%3N) - t0))
+	host_pid=
+	check "the host stopped cleanly ($last)" 0 "$rc"
+	check "the stop put the queued status key ($last)" 2 \
+		"$(grep -c "^body /v3/kv/txn .*$swap_status" "$tmp/requests")"
+	check "the stop took under 4 s ($last; took $took ms)" 1 "$([ "$took" -lt 4000 ] && echo 1)"
+	if [ "$last" = '{"hang": true}' ]; then
+		check "what the stop could not write is logged" 1 \
+			"$(grep -c 'not written to etcd at the stop' "$tmp/h.err")"
+	fi
+	mv "$tmp/h.err" "$tmp/h.stop$((++round)).err" # each round's log apart, kept for a failure
+done
+
 stop_all
 finish fleet-hostile
