@@ -121,10 +121,10 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 	if (e->is_dir)
 		return -EISDIR;
 	h = e->header;
-	if (err == -EMSGSIZE && (rcs_handler_flags(e->handler) & SYSCTL_HF_STRING))
+	if (err == -EMSGSIZE && (rcs_kind_flags(e->kind) & SYSCTL_HF_STRING))
 		n = snprintf(buf, size, "value longer than %d bytes", e->maxlen - 1);
-	else if (err == -EINVAL && (rcs_handler_flags(e->handler) & SYSCTL_HF_MINMAX)) {
-		const struct rcs_handler_row *row = rcs_handler_row(e->handler);
+	else if (err == -EINVAL && (rcs_kind_flags(e->kind) & SYSCTL_HF_MINMAX)) {
+		const struct rcs_handler_row *row = e->kind;
 		/* The bounds live in the registrant's memory: read them while it stays. */
 		const void *min = NULL, *max = NULL;
 		bool has_lo, has_hi;
