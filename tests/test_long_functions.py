@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """List C functions longer than a limit (default 80 lines, from the line
-with the name to the closing brace). Kernel style is assumed: a function's
-body opens with '{' and closes with '}' alone at column 0.
+with the name to the closing brace): a function fits on a screen
+(DESIGN.md, Style). Kernel style is assumed: a function's body opens with
+'{' and closes with '}' alone at column 0.
 
-usage: long_functions.py [--max N] [DIR...]   (default: lib tools subsys)
-Exit status 1 when one is found, so that it can run as a check.
+usage: test_long_functions.py [--max N] [DIR...]   (default: lib tools subsys,
+from the current directory). Exit status 1 when one is found.
 """
 import os
 import re
@@ -36,7 +37,7 @@ def main(argv):
     if argv[:1] == ['--max']:
         limit = int(argv[1])
         argv = argv[2:]
-    found = 0
+    found = total = 0
     for top in argv or ['lib', 'tools', 'subsys']:
         for root, _, files in sorted(os.walk(top)):
             for name in sorted(files):
@@ -44,10 +45,12 @@ def main(argv):
                     continue
                 path = os.path.join(root, name)
                 for fn, first, last in functions(path):
+                    total += 1
                     if last - first + 1 > limit:
                         print(f'{path}:{first}: {fn}: {last - first + 1} lines')
                         found += 1
-    return 1 if found else 0
+    print(f'{total} functions read, {found} over {limit} lines')
+    return 1 if found or not total else 0
 
 
 if __name__ == '__main__':
