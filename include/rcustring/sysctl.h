@@ -413,6 +413,23 @@ RCUSTRING_API int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *l
 				    off_t *ppos);
 
 /**
+ * sysctl_entry_read_whole - the whole value of @e, read in one handler call
+ * at position 0 into a new buffer, so that it is one value even if a write
+ * comes meanwhile
+ * @first: the first buffer size tried (0: 4096); a read that fills the
+ *         buffer may have been cut, so it is read again into one twice the
+ *         size
+ * @max: the last size tried is the first at least @max: a value that
+ *       fills it gives -EFBIG
+ * @out: receives the value, sized to it (free() it); no NUL is added
+ * @out_len: receives its length, the final newline included
+ * Context: as sysctl_entry_read().
+ * Return: 0, -EINVAL, -ENOMEM, -EFBIG, or the handler's error.
+ */
+RCUSTRING_API int sysctl_entry_read_whole(struct sysctl_entry *e, size_t first, size_t max,
+					  char **out, size_t *out_len);
+
+/**
  * sysctl_entry_write - run the handler's write at *@ppos
  *
  * On success the entry's change counter is bumped, waiters and callbacks
