@@ -80,24 +80,10 @@ static int t_walk(const char *key, int (*fn)(const char *key, void *arg), void *
 	return o.root ? dirtree_walk(o.root, key, fn, arg) : socktree_walk(key, fn, arg);
 }
 
-/*
- * The name printed for @key ('/'-separated): procps' dotted form
- * ("net.ipv4.conf.eth0/200.forwarding"), which reads back as the same key
- * because its first separator is a '.'. When the first component itself
- * holds a '.' ("vlan.d/eth0.300/mtu"), the dotted form's first separator
- * would be a '/' and it would read back as another key (procps -a prints
- * such names, and cannot read them back); then the slash form with a
- * leading '/' ("/vlan.d/eth0.300/mtu"), which procps, systemd-sysctl and
- * rcusysctl all read as written.
- */
+/* The name printed for @key ('/'-separated): sysctl_conf_dotted(), cut to @size. */
 void rcusysctl_display_name(const char *key, char *out, size_t size)
 {
-	size_t first = strcspn(key, "/");
-
-	if (memchr(key, '.', first))
-		snprintf(out, size, "/%s", key);
-	else
-		dirtree_display_name(key, out, size);
+	sysctl_conf_dotted(key, out, size);
 }
 
 /* A name as given (dotted or slash form, see display_name) to a '/' key. */

@@ -101,21 +101,6 @@ static int next_token(char **cursor, char **tok)
 	return 0;
 }
 
-/*
- * Rewrites @path in place into '/' form: when its first separator is '.',
- * dots separate and a '/' stands for a '.' inside a name
- * ("net.ipv4.conf.eth0/200.forwarding"); when it is '/', it already is.
- */
-static void slash_form(char *path)
-{
-	char *first = strpbrk(path, "./");
-
-	if (!first || *first == '/')
-		return;
-	for (char *p = path; *p; p++)
-		*p = *p == '.' ? '/' : *p == '/' ? '.' : *p;
-}
-
 static int parse_number(const char *s, bool is_signed, unsigned long *out)
 {
 	char *end;
@@ -261,7 +246,7 @@ static int decl_path(struct decl *d, struct tunable *t, const char **why)
 {
 	char *path = d->path;
 
-	slash_form(path);
+	sysctl_conf_normalize_key(path); /* '/' form */
 	for (const char *p = *path == '/' ? path + 1 : path;; p++) {
 		if (*p == '/' || *p == '\0')
 			FAIL("empty path component");
