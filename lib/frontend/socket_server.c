@@ -28,6 +28,7 @@
 #include <linux/sockios.h>
 
 #include "common/deadline.h"
+#include "common/unix_listen.h"
 #include "rcustring/sysctl_socket.h"
 #include "socket_proto.h"
 
@@ -951,27 +952,6 @@ static void *accept_main(void *arg)
 
 /* ---- start / stop ---- */
 
-/* Remove a socket file nobody accepts on; refuse to touch anything else. */
-static int clear_stale(const struct sockaddr_un *addr)
-{
-	struct stat st;
-	int fd, err;
-
-	if (lstat(addr->sun_path, &st) != 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	err = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 ? -EADDRINUSE :
-	      errno == ECONNREFUSED ? 0 : -errno;
-	close(fd);
-	if (!err && unlink(addr->sun_path) != 0 && errno != ENOENT)
-		err = -errno;
-	return err;
-}
-
 /* The defaults of the options left 0 (sysctl_socket.h). */
 static void options_defaults(struct sysctl_socket_options *o)
 {
@@ -991,49 +971,6 @@ static void options_defaults(struct sysctl_socket_options *o)
 		o->max_watch_per_uid = o->max_per_uid / 2 ? o->max_per_uid / 2 : 1;
 	if (o->watch_keepalive_ms <= 0)
 		o->watch_keepalive_ms = 30000;
-}
-
-/*
- * The listening socket at @addr with @mode, its file's identity in @s:
- * 0 or -errno (a file it made is removed again).
- *
- * The file bind() makes takes the socket's mode less the umask: set it
- * first, so no chmod by path is needed in the common case. Where the
- * umask took bits away, put them back without following a symlink
- * swapped in meanwhile, and check that the path is still a socket.
- * Before listen() nobody can connect, so the umask's mode never serves.
- */
-static int bind_listen(struct sysctl_socket *s, const struct sockaddr_un *addr, mode_t mode)
-{
-	const char *path = addr->sun_path;
-	struct stat st;
-
-	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s->listen_fd < 0)
-		return -errno;
-	if (fchmod(s->listen_fd, mode & 07777) != 0 ||
-	    bind(s->listen_fd, (const struct sockaddr *)addr, sizeof(*addr)) != 0)
-		return -errno;
-	if (lstat(path, &st) != 0 ||
-	    ((st.st_mode & 07777) != (mode & 07777) &&
-	     (fchmodat(AT_FDCWD, path, mode & 07777, AT_SYMLINK_NOFOLLOW) != 0 ||
-	      lstat(path, &st) != 0))) {
-		int err = -errno;
-
-		unlink(path);
-		return err;
-	}
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
-	if (listen(s->listen_fd, 128) != 0) {
-		int err = -errno;
-
-		unlink(path);
-		return err;
-	}
-	return 0;
 }
 
 int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t mode,
@@ -1057,11 +994,13 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 	options_defaults(&s->opt);
 	pthread_mutex_init(&s->lock, NULL);
 	s->path = strdup(path);
-	err = s->path ? clear_stale(&addr) : -ENOMEM;
+	err = s->path ? 0 : -ENOMEM;
 	if (!err && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		err = -errno;
-	if (!err)
-		err = bind_listen(s, &addr, mode);
+	if (!err) {
+		s->listen_fd = rcs_unix_listen(&addr, mode, 128, &s->dev, &s->ino);
+		err = s->listen_fd < 0 ? s->listen_fd : 0;
+	}
 	if (!err) {
 		err = -pthread_create(&s->acceptor, NULL, accept_main, s);
 		if (err)
