@@ -158,14 +158,88 @@ static int is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
+/* The expansion of one specifier %@c (man 5 core); unknown ones are dropped with their '%'. */
+static void cn_specifier(struct cn *cn, char c, const struct core_info *ci, bool *pid_seen)
+{
+	switch (c) {
+	case '%': cn_printf(cn, "%%"); break;
+	case 'p':
+		*pid_seen = true;
+		cn_printf(cn, "%d", (int)ci->pid);
+		break;
+	case 'P': cn_printf(cn, "%d", (int)ci->global_pid); break;
+	case 'i': cn_printf(cn, "%d", (int)ci->tid); break;
+	case 'I': cn_printf(cn, "%d", (int)ci->global_tid); break;
+	case 'u': cn_printf(cn, "%u", (unsigned int)ci->uid); break;
+	case 'g': cn_printf(cn, "%u", (unsigned int)ci->gid); break;
+	case 'd': cn_printf(cn, "%d", ci->dumpable); break;
+	case 's': cn_printf(cn, "%d", ci->signal); break;
+	case 't': cn_printf(cn, "%" PRId64, ci->time); break;
+	case 'h': cn_esc_printf(cn, "%s", ci->hostname ? ci->hostname : ""); break;
+	case 'e': cn_esc_printf(cn, "%s", ci->comm ? ci->comm : ""); break;
+	case 'f': cn_print_exe_file(cn, ci, true); break;
+	case 'E': cn_print_exe_file(cn, ci, false); break;
+	case 'c': cn_printf(cn, "%lu", ci->core_limit); break;
+	case 'C': cn_printf(cn, "%d", ci->cpu); break;
+	default: break;
+	}
+}
+
+/* A pipe pattern's arguments: where each starts in the result. */
+struct cn_args {
+	size_t offs[CORE_PIPE_ARGV_MAX];
+	size_t n, limit;
+	bool was_space;
+};
+
+/*
+ * A pipe pattern is split on its own spaces before expanding, so that %e
+ * or %E with spaces in them stay one argument. True when *@p was such a
+ * space (skipped); else a new argument starts here if one ended before.
+ */
+static bool cn_split(struct cn *cn, struct cn_args *a, const char **p)
+{
+	if (is_space(**p)) {
+		/* as the kernel: an empty program name swallows the space */
+		if (cn->used != 0)
+			a->was_space = true;
+		(*p)++;
+		return true;
+	}
+	if (a->was_space) {
+		a->was_space = false;
+		if (a->n == a->limit) {
+			cn->err = -E2BIG;
+			return true;
+		}
+		cn_putnul(cn);
+		a->offs[a->n++] = cn->used;
+	}
+	return false;
+}
+
+/* A pipe's result: argv pointing into @out, 1; -EINVAL if the program expanded to nothing. */
+static int cn_pipe_result(char *out, const struct cn_args *a, char **argv, int *argc)
+{
+	if (!out[0])
+		return -EINVAL;
+	if (argv) {
+		for (size_t i = 0; i < a->n; i++)
+			argv[i] = out + a->offs[i];
+		argv[a->n] = NULL;
+	}
+	if (argc)
+		*argc = (int)a->n;
+	return 1;
+}
+
 int format_corename(char *out, size_t size, const char *pattern, const struct core_info *ci,
 		    bool core_uses_pid_, char **argv, size_t argv_max, int *argc)
 {
 	struct cn cn = { .buf = out, .size = size };
-	size_t offs[CORE_PIPE_ARGV_MAX];
-	size_t nargs = 0, limit, i;
+	struct cn_args a = { .limit = CORE_PIPE_ARGV_MAX };
 	const char *p = pattern;
-	bool ispipe, was_space = false, pid_in_pattern = false;
+	bool ispipe, pid_in_pattern = false;
 
 	if (!out || size == 0)
 		return -EINVAL;
@@ -176,105 +250,29 @@ int format_corename(char *out, size_t size, const char *pattern, const struct co
 		return -EINVAL;
 
 	ispipe = *p == '|';
-	limit = CORE_PIPE_ARGV_MAX;
-	if (argv && argv_max - 1 < limit)
-		limit = argv_max - 1;
+	if (argv && argv_max - 1 < a.limit)
+		a.limit = argv_max - 1;
 	if (ispipe) {
 		p++;
 		while (is_space(*p))
 			p++;
 		if (!*p)
 			return -EINVAL;
-		if (limit == 0)
+		if (a.limit == 0)
 			return -E2BIG;
-		offs[nargs++] = 0;
+		a.offs[a.n++] = 0;
 	}
-
 	while (*p && !cn.err) {
-		/*
-		 * Split a pipe pattern on its own spaces before expanding, so
-		 * that %e or %E with spaces in them stay one argument.
-		 */
-		if (ispipe) {
-			if (is_space(*p)) {
-				/* as the kernel: an empty program name swallows the space */
-				if (cn.used != 0)
-					was_space = true;
-				p++;
-				continue;
-			}
-			if (was_space) {
-				was_space = false;
-				if (nargs == limit) {
-					cn.err = -E2BIG;
-					break;
-				}
-				cn_putnul(&cn);
-				offs[nargs++] = cn.used;
-			}
-		}
+		if (ispipe && cn_split(&cn, &a, &p))
+			continue;
 		if (*p != '%') {
 			cn_printf(&cn, "%c", *p++);
 			continue;
 		}
-		switch (*++p) {
-		case '\0': /* a single '%' at the end: dropped */
-			goto out;
-		case '%':
-			cn_printf(&cn, "%%");
+		if (*++p == '\0') /* a single '%' at the end: dropped */
 			break;
-		case 'p':
-			pid_in_pattern = true;
-			cn_printf(&cn, "%d", (int)ci->pid);
-			break;
-		case 'P':
-			cn_printf(&cn, "%d", (int)ci->global_pid);
-			break;
-		case 'i':
-			cn_printf(&cn, "%d", (int)ci->tid);
-			break;
-		case 'I':
-			cn_printf(&cn, "%d", (int)ci->global_tid);
-			break;
-		case 'u':
-			cn_printf(&cn, "%u", (unsigned int)ci->uid);
-			break;
-		case 'g':
-			cn_printf(&cn, "%u", (unsigned int)ci->gid);
-			break;
-		case 'd':
-			cn_printf(&cn, "%d", ci->dumpable);
-			break;
-		case 's':
-			cn_printf(&cn, "%d", ci->signal);
-			break;
-		case 't':
-			cn_printf(&cn, "%" PRId64, ci->time);
-			break;
-		case 'h':
-			cn_esc_printf(&cn, "%s", ci->hostname ? ci->hostname : "");
-			break;
-		case 'e':
-			cn_esc_printf(&cn, "%s", ci->comm ? ci->comm : "");
-			break;
-		case 'f':
-			cn_print_exe_file(&cn, ci, true);
-			break;
-		case 'E':
-			cn_print_exe_file(&cn, ci, false);
-			break;
-		case 'c':
-			cn_printf(&cn, "%lu", ci->core_limit);
-			break;
-		case 'C':
-			cn_printf(&cn, "%d", ci->cpu);
-			break;
-		default: /* unknown specifier: dropped with its '%' */
-			break;
-		}
-		p++;
+		cn_specifier(&cn, *p++, ci, &pid_in_pattern);
 	}
-out:
 	/*
 	 * core_uses_pid is the old way to get unique names: ".<pid>" when the
 	 * pattern has no %p, never for a pipe.
@@ -285,18 +283,7 @@ out:
 		out[0] = '\0';
 		return cn.err;
 	}
-	if (!ispipe)
-		return 0;
-	if (!out[0])
-		return -EINVAL; /* the program expanded to nothing */
-	if (argv) {
-		for (i = 0; i < nargs; i++)
-			argv[i] = out + offs[i];
-		argv[nargs] = NULL;
-	}
-	if (argc)
-		*argc = (int)nargs;
-	return 1;
+	return ispipe ? cn_pipe_result(out, &a, argv, argc) : 0;
 }
 
 /* Write the whole record to a new file; remove it if that fails. */

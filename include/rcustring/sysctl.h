@@ -221,6 +221,36 @@ RCUSTRING_API int sysctl_register_table(struct sysctl_tree *tree, const char *pa
 					struct sysctl_table_header **out);
 
 /**
+ * sysctl_tree_wrap_handler - declare @wrapper, a program's handler, a
+ * wrapper of the library's handler @base in @tree
+ *
+ * A wrapper checks or logs and calls @base on the same table, so its
+ * data is @base's. Declared, rows of @tree that use it are @base's kind:
+ * the same registration checks, lock-free reads for proc_rcu_string,
+ * sysctl_entry_check() and sysctl_entry_explain(). Undeclared, a
+ * program's handler is opaque: reads through the tree take the entry's
+ * read lock and its values cannot be checked. Rows registered before the
+ * declaration keep what they were registered as.
+ * Context: any thread, not inside a handler or callback of @tree.
+ * Return: 0 (also when declared again with the same base), -EINVAL
+ * (@base not a library handler, or @wrapper is one), -EEXIST (declared
+ * with another base), -ENOMEM.
+ */
+RCUSTRING_API int sysctl_tree_wrap_handler(struct sysctl_tree *tree, proc_handler *wrapper,
+					   proc_handler *base);
+
+/**
+ * sysctl_tree_handler_info - sysctl_handler_info() that also knows @tree's
+ * declared wrappers (sysctl_tree_wrap_handler())
+ * Context: any thread, not inside a handler or callback of @tree.
+ * Return: the description of @handler, or of its base for a declared
+ * wrapper (->handler is the base); NULL for a program's own handler.
+ * A NULL @tree asks sysctl_handler_info().
+ */
+RCUSTRING_API const struct sysctl_handler_info *sysctl_tree_handler_info(struct sysctl_tree *tree,
+									 proc_handler *handler);
+
+/**
  * sysctl_write_hook - takes the writes of a hooked table's entries
  * @arg: as given to sysctl_register_table_hooked()
  * @e: the entry written (a reference is held for the call)
@@ -257,8 +287,8 @@ RCUSTRING_API int sysctl_register_table_hooked(struct sysctl_tree *tree, const c
  * write on a scratch copy of the entry's data (copied under the entry's
  * read lock where it has one); the entry is not changed.
  * Context: any thread, no lock of the entry held.
- * Return: 0, the handler's error, or -EOPNOTSUPP for a handler the library
- * does not describe (sysctl_handler_info()): its data cannot be copied.
+ * Return: 0, the handler's error, or -EOPNOTSUPP for a handler the tree
+ * does not describe (sysctl_tree_handler_info()): its data cannot be copied.
  */
 RCUSTRING_API int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len);
 
@@ -381,6 +411,23 @@ RCUSTRING_API int sysctl_access(const struct sysctl_entry *e, const struct sysct
  */
 RCUSTRING_API int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp,
 				    off_t *ppos);
+
+/**
+ * sysctl_entry_read_whole - the whole value of @e, read in one handler call
+ * at position 0 into a new buffer, so that it is one value even if a write
+ * comes meanwhile
+ * @first: the first buffer size tried (0: 4096); a read that fills the
+ *         buffer may have been cut, so it is read again into one twice the
+ *         size
+ * @max: the last size tried is the first at least @max: a value that
+ *       fills it gives -EFBIG
+ * @out: receives the value, sized to it (free() it); no NUL is added
+ * @out_len: receives its length, the final newline included
+ * Context: as sysctl_entry_read().
+ * Return: 0, -EINVAL, -ENOMEM, -EFBIG, or the handler's error.
+ */
+RCUSTRING_API int sysctl_entry_read_whole(struct sysctl_entry *e, size_t first, size_t max,
+					  char **out, size_t *out_len);
 
 /**
  * sysctl_entry_write - run the handler's write at *@ppos

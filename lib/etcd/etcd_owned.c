@@ -100,12 +100,15 @@ static void slash_form(char *dir, size_t len)
 		dir[i] = dir[i] == '.' ? '/' : dir[i] == '/' ? '.' : dir[i];
 }
 
-/* Only rows whose data the library can copy can have a value checked. */
+/*
+ * Only rows whose data the tree's handler table describes (a library
+ * handler or a declared wrapper of one) can have a value checked.
+ */
 static int check_rows(struct etcd_sync *s, const char *dir, const struct ctl_table *table,
 		      size_t count)
 {
 	for (size_t i = 0; i < count; i++)
-		if (!sysctl_handler_info(table[i].proc_handler)) {
+		if (!sysctl_tree_handler_info(s->tree, table[i].proc_handler)) {
 			etcd_say(s, "%s/%s: its handler is the program's own: etcd cannot own the "
 				    "entry (a write-through value could not be checked)",
 				 dir, table[i].procname ? table[i].procname : "?");

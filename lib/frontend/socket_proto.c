@@ -49,62 +49,67 @@ static size_t path_token(const char *p, size_t len, bool *bad)
 	return i;
 }
 
-int sock_parse_request(const char *line, size_t len, struct sock_request *req, const char **why)
+/* The verb of @line's first @vlen bytes into @req: its argument kind (verbs[]), or -1. */
+static int find_verb(const char *line, size_t vlen, struct sock_request *req)
 {
-	const char *sp, *arg;
-	size_t vlen, alen, plen;
-	bool bad;
-	int args = -1;
-
-	memset(req, 0, sizeof(*req));
-	*why = NULL;
-	if (len + 1 > SYSCTL_SOCKET_LINE_MAX) {
-		*why = "request line too long";
-		return -E2BIG;
-	}
-	if (len == 0) {
-		*why = "empty request";
-		return -EINVAL;
-	}
-	sp = memchr(line, ' ', len);
-	vlen = sp ? (size_t)(sp - line) : len;
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		if (strlen(verbs[i].name) == vlen && memcmp(verbs[i].name, line, vlen) == 0) {
 			req->verb = verbs[i].verb;
-			args = verbs[i].args;
+			return verbs[i].args;
 		}
 	}
-	if (args < 0) {
-		*why = "unknown request (GET SET SETIF GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET)";
-		return -EINVAL;
-	}
-	arg = sp ? sp + 1 : line + len;
-	alen = sp ? len - vlen - 1 : 0;
-	if (!sp && args >= 2) {
-		*why = args == 4 ? "missing path, generation and value" :
-		       args == 3 ? "missing path and value" : "missing path";
-		return -EINVAL;
-	}
-	if (req->verb == SOCK_AUDIT) {
-		uint64_t v = 0;
+	return -1;
+}
 
-		if (sp && alen == 0) {
-			*why = "missing sequence number after space";
+/* "AUDIT [<seq>]": @arg is what follows the space (@has_space), @alen bytes. */
+static int parse_audit(const char *arg, size_t alen, bool has_space, struct sock_request *req,
+		       const char **why)
+{
+	uint64_t v = 0;
+
+	if (has_space && alen == 0) {
+		*why = "missing sequence number after space";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < alen; i++) {
+		if (arg[i] < '0' || arg[i] > '9' || v > (UINT64_MAX - 9) / 10) {
+			*why = "bad sequence number";
 			return -EINVAL;
 		}
-		for (size_t i = 0; i < alen; i++) {
-			if (arg[i] < '0' || arg[i] > '9' || v > (UINT64_MAX - 9) / 10) {
-				*why = "bad sequence number";
-				return -EINVAL;
-			}
-			v = v * 10 + (uint64_t)(arg[i] - '0');
-		}
-		req->after_seq = v;
-		return 0;
+		v = v * 10 + (uint64_t)(arg[i] - '0');
 	}
-	if (!sp) /* LIST or DUMP without a prefix, RESET of everything */
-		return 0;
-	plen = path_token(arg, alen, &bad);
+	req->after_seq = v;
+	return 0;
+}
+
+/* "SETIF <path> <generation> <value>" after the path (@plen of @alen bytes): the value may be empty. */
+static int parse_setif(const char *arg, size_t alen, size_t plen, struct sock_request *req,
+		       const char **why)
+{
+	const char *num = arg + plen + 1, *end;
+	size_t rest = plen < alen ? alen - plen - 1 : 0;
+
+	end = plen < alen ? memchr(num, ' ', rest) : NULL;
+	if (!end) {
+		*why = "missing generation or value (SETIF <path> <generation> <value>)";
+		return -EINVAL;
+	}
+	if (parse_u64(num, (size_t)(end - num), &req->expected)) {
+		*why = "bad generation";
+		return -EINVAL;
+	}
+	req->value = end + 1;
+	req->value_len = rest - (size_t)(end - num) - 1;
+	return 0;
+}
+
+/* The path and what follows it, by the verb's argument kind @args (verbs[]). */
+static int parse_path_args(const char *arg, size_t alen, int args, struct sock_request *req,
+			   const char **why)
+{
+	bool bad;
+	size_t plen = path_token(arg, alen, &bad);
+
 	if (plen == 0) {
 		*why = "missing path";
 		return -EINVAL;
@@ -115,24 +120,8 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 	}
 	req->path = arg;
 	req->path_len = plen;
-	if (args == 4) {
-		/* "SETIF <path> <generation> <value>": the value may be empty. */
-		const char *num = arg + plen + 1, *end;
-		size_t rest = plen < alen ? alen - plen - 1 : 0;
-
-		end = plen < alen ? memchr(num, ' ', rest) : NULL;
-		if (!end) {
-			*why = "missing generation or value (SETIF <path> <generation> <value>)";
-			return -EINVAL;
-		}
-		if (parse_u64(num, (size_t)(end - num), &req->expected)) {
-			*why = "bad generation";
-			return -EINVAL;
-		}
-		req->value = end + 1;
-		req->value_len = rest - (size_t)(end - num) - 1;
-		return 0;
-	}
+	if (args == 4)
+		return parse_setif(arg, alen, plen, req, why);
 	if (args == 3) {
 		if (plen == alen) {
 			*why = "missing value (SET <path> <value>)";
@@ -147,6 +136,43 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int sock_parse_request(const char *line, size_t len, struct sock_request *req, const char **why)
+{
+	const char *sp, *arg;
+	size_t vlen, alen;
+	int args;
+
+	memset(req, 0, sizeof(*req));
+	*why = NULL;
+	if (len + 1 > SYSCTL_SOCKET_LINE_MAX) {
+		*why = "request line too long";
+		return -E2BIG;
+	}
+	if (len == 0) {
+		*why = "empty request";
+		return -EINVAL;
+	}
+	sp = memchr(line, ' ', len);
+	vlen = sp ? (size_t)(sp - line) : len;
+	args = find_verb(line, vlen, req);
+	if (args < 0) {
+		*why = "unknown request (GET SET SETIF GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET)";
+		return -EINVAL;
+	}
+	arg = sp ? sp + 1 : line + len;
+	alen = sp ? len - vlen - 1 : 0;
+	if (!sp && args >= 2) {
+		*why = args == 4 ? "missing path, generation and value" :
+		       args == 3 ? "missing path and value" : "missing path";
+		return -EINVAL;
+	}
+	if (req->verb == SOCK_AUDIT)
+		return parse_audit(arg, alen, sp != NULL, req, why);
+	if (!sp) /* LIST or DUMP without a prefix, RESET of everything */
+		return 0;
+	return parse_path_args(arg, alen, args, req, why);
 }
 
 size_t sock_escape(const char *in, size_t len, char *out, size_t size, bool spaces)

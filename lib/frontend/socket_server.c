@@ -28,6 +28,7 @@
 #include <linux/sockios.h>
 
 #include "common/deadline.h"
+#include "common/unix_listen.h"
 #include "rcustring/sysctl_socket.h"
 #include "socket_proto.h"
 
@@ -951,25 +952,25 @@ static void *accept_main(void *arg)
 
 /* ---- start / stop ---- */
 
-/* Remove a socket file nobody accepts on; refuse to touch anything else. */
-static int clear_stale(const struct sockaddr_un *addr)
+/* The defaults of the options left 0 (sysctl_socket.h). */
+static void options_defaults(struct sysctl_socket_options *o)
 {
-	struct stat st;
-	int fd, err;
-
-	if (lstat(addr->sun_path, &st) != 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	err = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 ? -EADDRINUSE :
-	      errno == ECONNREFUSED ? 0 : -errno;
-	close(fd);
-	if (!err && unlink(addr->sun_path) != 0 && errno != ENOENT)
-		err = -errno;
-	return err;
+	if (o->read_timeout_ms <= 0)
+		o->read_timeout_ms = 5000;
+	if (o->idle_timeout_ms == 0)
+		o->idle_timeout_ms = 60000;
+	if (o->max_clients == 0)
+		o->max_clients = 64;
+	if (o->root_reserve == 0)
+		o->root_reserve = o->max_clients / 4;
+	if (o->root_reserve > o->max_clients)
+		o->root_reserve = o->max_clients;
+	if (o->max_per_uid == 0)
+		o->max_per_uid = o->max_clients / 4 ? o->max_clients / 4 : 1;
+	if (o->max_watch_per_uid == 0)
+		o->max_watch_per_uid = o->max_per_uid / 2 ? o->max_per_uid / 2 : 1;
+	if (o->watch_keepalive_ms <= 0)
+		o->watch_keepalive_ms = 30000;
 }
 
 int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t mode,
@@ -977,7 +978,6 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct sysctl_socket *s;
-	struct stat st;
 	int err;
 
 	if (!tree || !path || !*path || !out)
@@ -991,79 +991,25 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 	s->tree = tree;
 	s->listen_fd = s->wake[0] = s->wake[1] = -1;
 	s->opt = opts ? *opts : (struct sysctl_socket_options){ 0 };
-	if (s->opt.read_timeout_ms <= 0)
-		s->opt.read_timeout_ms = 5000;
-	if (s->opt.idle_timeout_ms == 0)
-		s->opt.idle_timeout_ms = 60000;
-	if (s->opt.max_clients == 0)
-		s->opt.max_clients = 64;
-	if (s->opt.root_reserve == 0)
-		s->opt.root_reserve = s->opt.max_clients / 4;
-	if (s->opt.root_reserve > s->opt.max_clients)
-		s->opt.root_reserve = s->opt.max_clients;
-	if (s->opt.max_per_uid == 0)
-		s->opt.max_per_uid = s->opt.max_clients / 4 ? s->opt.max_clients / 4 : 1;
-	if (s->opt.max_watch_per_uid == 0)
-		s->opt.max_watch_per_uid = s->opt.max_per_uid / 2 ? s->opt.max_per_uid / 2 : 1;
-	if (s->opt.watch_keepalive_ms <= 0)
-		s->opt.watch_keepalive_ms = 30000;
+	options_defaults(&s->opt);
 	pthread_mutex_init(&s->lock, NULL);
 	s->path = strdup(path);
-	if (!s->path) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	err = clear_stale(&addr);
-	if (err)
-		goto fail;
-	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+	err = s->path ? 0 : -ENOMEM;
+	if (!err && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		err = -errno;
-		goto fail;
+	if (!err) {
+		s->listen_fd = rcs_unix_listen(&addr, mode, 128, &s->dev, &s->ino);
+		err = s->listen_fd < 0 ? s->listen_fd : 0;
 	}
-	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s->listen_fd < 0) {
-		err = -errno;
-		goto fail;
+	if (!err) {
+		err = -pthread_create(&s->acceptor, NULL, accept_main, s);
+		if (err)
+			unlink(path);
 	}
-	/*
-	 * The file bind() makes takes the socket's mode less the umask: set it
-	 * first, so no chmod by path is needed in the common case. Where the
-	 * umask took bits away, put them back without following a symlink
-	 * swapped in meanwhile, and check that the path is still a socket.
-	 * Before listen() nobody can connect, so the umask's mode never serves.
-	 */
-	if (fchmod(s->listen_fd, mode & 07777) != 0 ||
-	    bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-		err = -errno;
-		goto fail;
+	if (!err) {
+		*out = s;
+		return 0;
 	}
-	if (lstat(path, &st) != 0 ||
-	    ((st.st_mode & 07777) != (mode & 07777) &&
-	     (fchmodat(AT_FDCWD, path, mode & 07777, AT_SYMLINK_NOFOLLOW) != 0 ||
-	      lstat(path, &st) != 0))) {
-		err = -errno;
-		unlink(path);
-		goto fail;
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		err = -EEXIST;
-		goto fail;
-	}
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
-	if (listen(s->listen_fd, 128) != 0) {
-		err = -errno;
-		unlink(path);
-		goto fail;
-	}
-	err = -pthread_create(&s->acceptor, NULL, accept_main, s);
-	if (err) {
-		unlink(path);
-		goto fail;
-	}
-	*out = s;
-	return 0;
-fail:
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->wake[0] >= 0) {

@@ -37,9 +37,14 @@ void sysctl_conf_normalize_key(char *key);
 /**
  * sysctl_conf_dotted - @key ('/' form) as procps and rcusysctl print it
  *
- * "app/limit" -> "app.limit", "net/conf/eth0.200/x" -> "net.conf.eth0/200.x";
- * when the first component holds a '.', the '/' form with a leading '/'
- * ("/vlan.d/x"), which reads back as the same key. Returns @buf.
+ * "app/limit" -> "app.limit", "net/conf/eth0.200/x" -> "net.conf.eth0/200.x":
+ * the first separator is a '.', so it reads back as the same key
+ * (sysctl_conf_normalize_key()). When the first component holds a '.'
+ * ("vlan.d/x"), the dotted form would start with a '/' separator and read
+ * back as another key (procps -a prints such names and cannot read them
+ * back): then the '/' form with a leading '/' ("/vlan.d/x"), which procps,
+ * systemd-sysctl and rcusysctl read as written. Cut to @size (NUL
+ * included). Returns @buf.
  */
 const char *sysctl_conf_dotted(const char *key, char *buf, size_t size);
 

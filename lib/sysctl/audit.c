@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/copy_cut.h"
 #include "rcustring/sysctl.h"
 #include "tree.h"
 
@@ -29,18 +30,6 @@ void rcs_audit_fini(struct sysctl_tree *tree)
 	tree->audit = NULL;
 }
 
-/* Copy @src into @dst[size], cut with "..." when it does not fit. */
-static void copy_cut(char *dst, size_t size, const char *src, size_t len)
-{
-	if (len < size) {
-		memcpy(dst, src, len);
-		dst[len] = '\0';
-		return;
-	}
-	memcpy(dst, src, size - 4);
-	memcpy(dst + size - 4, "...", 4);
-}
-
 /*
  * The record's form of a value read through the handler (@len may exceed
  * the SYSCTL_AUDIT_VALUE_MAX + 1 bytes of @buf, which the read asked for to
@@ -53,7 +42,7 @@ void rcs_audit_value_text(char *out, const char *buf, size_t len)
 		len = SYSCTL_AUDIT_VALUE_MAX + 1;
 	if (len && buf[len - 1] == '\n')
 		len--;
-	copy_cut(out, SYSCTL_AUDIT_VALUE_MAX, buf, len);
+	rcs_copy_cut(out, SYSCTL_AUDIT_VALUE_MAX, buf, len);
 }
 
 void rcs_audit_record(struct sysctl_tree *tree, const struct sysctl_caller *who, const char *path,
@@ -68,9 +57,9 @@ void rcs_audit_record(struct sysctl_tree *tree, const struct sysctl_caller *who,
 	clock_gettime(CLOCK_REALTIME, &r->when);
 	r->uid = who ? who->uid : (uid_t)-1;
 	r->pid = who ? who->pid : 0;
-	copy_cut(r->path, sizeof(r->path), path, strlen(path));
-	copy_cut(r->old_value, sizeof(r->old_value), old_value, strlen(old_value));
-	copy_cut(r->new_value, sizeof(r->new_value), new_value, strlen(new_value));
+	rcs_copy_cut(r->path, sizeof(r->path), path, strlen(path));
+	rcs_copy_cut(r->old_value, sizeof(r->old_value), old_value, strlen(old_value));
+	rcs_copy_cut(r->new_value, sizeof(r->new_value), new_value, strlen(new_value));
 	pthread_mutex_unlock(&tree->audit_lock);
 }
 

@@ -2,7 +2,8 @@
 /*
  * sysctl_entry_check(): run an entry's handler on a scratch copy of its
  * data, to learn whether it would take a value without changing anything.
- * The copy follows the handler's descriptor (handler_info.c), never
+ * The copy follows the handler's descriptor (handler_info.c; a declared
+ * wrapper's is its base's), never
  * maxlen alone: a bitmap's maxlen counts bits and its data is a pointer to
  * the bitmap, an RCU string's data is a struct rcustring.
  */
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handlers.h"
 #include "tree.h"
 
 #define LONG_BITS (CHAR_BIT * sizeof(unsigned long))
@@ -65,7 +67,6 @@ static void scratch_free(struct scratch *sc)
 
 int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 {
-	const struct sysctl_handler_info *hi;
 	struct sysctl_table_header *h;
 	struct scratch sc;
 	off_t pos = 0;
@@ -75,8 +76,7 @@ int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 		return -EINVAL;
 	if (e->is_dir)
 		return -EISDIR;
-	hi = sysctl_handler_info(e->handler);
-	if (!hi)
+	if (!e->kind)
 		return -EOPNOTSUPP; /* a program's own handler: its data is unknown */
 	h = e->header;
 	if (!rcs_header_use(h)) {
@@ -85,7 +85,7 @@ int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 	}
 	if (e->locked_reads)
 		pthread_rwlock_rdlock(&e->data_lock);
-	err = scratch_init(&sc, e->table, hi->flags);
+	err = scratch_init(&sc, e->table, e->kind->info.flags);
 	if (e->locked_reads)
 		pthread_rwlock_unlock(&e->data_lock);
 	if (!err)

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,35 @@ int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp, off_t *pp
 	return err;
 }
 
+int sysctl_entry_read_whole(struct sysctl_entry *e, size_t first, size_t max, char **out,
+			    size_t *out_len)
+{
+	if (!e || !out || !out_len)
+		return -EINVAL;
+	for (size_t cap = first ? first : 4096;; cap *= 2) {
+		char *buf = malloc(cap), *fit;
+		size_t len = cap;
+		off_t pos = 0;
+		int err;
+
+		if (!buf)
+			return -ENOMEM;
+		err = sysctl_entry_read(e, buf, &len, &pos);
+		if (!err && len < cap) {
+			/* Sized to the value: a caller that keeps it keeps no more. */
+			fit = realloc(buf, len ? len : 1);
+			*out = fit ? fit : buf;
+			*out_len = len;
+			return 0;
+		}
+		free(buf);
+		if (err)
+			return err;
+		if (cap >= max || cap > SIZE_MAX / 2)
+			return -EFBIG;
+	}
+}
+
 ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t size)
 {
 	struct sysctl_table_header *h;
@@ -121,10 +151,10 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 	if (e->is_dir)
 		return -EISDIR;
 	h = e->header;
-	if (err == -EMSGSIZE && (rcs_handler_flags(e->handler) & SYSCTL_HF_STRING))
+	if (err == -EMSGSIZE && (rcs_kind_flags(e->kind) & SYSCTL_HF_STRING))
 		n = snprintf(buf, size, "value longer than %d bytes", e->maxlen - 1);
-	else if (err == -EINVAL && (rcs_handler_flags(e->handler) & SYSCTL_HF_MINMAX)) {
-		const struct rcs_handler_row *row = rcs_handler_row(e->handler);
+	else if (err == -EINVAL && (rcs_kind_flags(e->kind) & SYSCTL_HF_MINMAX)) {
+		const struct rcs_handler_row *row = e->kind;
 		/* The bounds live in the registrant's memory: read them while it stays. */
 		const void *min = NULL, *max = NULL;
 		bool has_lo, has_hi;
@@ -192,26 +222,7 @@ static void audit_value(struct sysctl_entry *e, char *out)
  */
 static int save_value(struct sysctl_entry *e, char **out, size_t *out_len)
 {
-	for (size_t cap = 4096;; cap *= 2) {
-		char *buf = malloc(cap);
-		size_t len = cap;
-		off_t pos = 0;
-		int err;
-
-		if (!buf)
-			return -ENOMEM;
-		err = rcs_sysctl_call(e, 0, buf, &len, &pos);
-		if (!err && len < cap) {
-			*out = buf;
-			*out_len = len;
-			return 0;
-		}
-		free(buf);
-		if (err)
-			return err;
-		if (cap >= SAVE_MAX)
-			return -EFBIG;
-	}
+	return sysctl_entry_read_whole(e, 0, SAVE_MAX, out, out_len);
 }
 
 /* The commit hook refused the write: the saved value goes back. */

@@ -3,14 +3,20 @@
  * One row per handler kind: what registration checks, what
  * sysctl_entry_explain() says about bounds, and what sysctl_handler_info()
  * tells programs. A new kind is its conversion function (handlers_int.c)
- * and one row here.
+ * and one row here. A program's handler that wraps one of these (checks,
+ * logs, then calls it on the same table) declares its base per tree, and
+ * its rows are then the base's kind: same checks, same locks, same copies.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "rcustring/sysctl.h"
 #include "handlers.h"
+#include "tree.h"
 
 static void int_text(const void *p, char *buf, size_t size)
 {
@@ -91,5 +97,53 @@ const struct sysctl_handler_info *sysctl_handler_info(proc_handler *handler)
 {
 	const struct rcs_handler_row *row = rcs_handler_row(handler);
 
+	return row ? &row->info : NULL;
+}
+
+const struct rcs_handler_row *rcs_tree_handler_row(const struct sysctl_tree *tree,
+						   proc_handler *handler)
+{
+	const struct rcs_handler_row *row = rcs_handler_row(handler);
+
+	for (size_t i = 0; !row && handler && i < tree->nwraps; i++)
+		if (tree->wraps[i].wrapper == handler)
+			row = tree->wraps[i].base;
+	return row;
+}
+
+int sysctl_tree_wrap_handler(struct sysctl_tree *tree, proc_handler *wrapper, proc_handler *base)
+{
+	const struct rcs_handler_row *row = rcs_handler_row(base), *had;
+	struct rcs_handler_wrap *grown;
+	int err = 0;
+
+	/* A library handler is its own kind: it wraps nothing. */
+	if (!tree || !wrapper || !row || rcs_handler_row(wrapper))
+		return -EINVAL;
+	pthread_mutex_lock(&tree->lock);
+	had = rcs_tree_handler_row(tree, wrapper);
+	if (had) {
+		/* Registered rows already follow the first base: it stays. */
+		err = had == row ? 0 : -EEXIST;
+	} else if (!(grown = realloc(tree->wraps, (tree->nwraps + 1) * sizeof(*grown)))) {
+		err = -ENOMEM;
+	} else {
+		tree->wraps = grown;
+		tree->wraps[tree->nwraps++] = (struct rcs_handler_wrap){ wrapper, row };
+	}
+	pthread_mutex_unlock(&tree->lock);
+	return err;
+}
+
+const struct sysctl_handler_info *sysctl_tree_handler_info(struct sysctl_tree *tree,
+							   proc_handler *handler)
+{
+	const struct rcs_handler_row *row;
+
+	if (!tree)
+		return sysctl_handler_info(handler);
+	pthread_mutex_lock(&tree->lock);
+	row = rcs_tree_handler_row(tree, handler);
+	pthread_mutex_unlock(&tree->lock);
 	return row ? &row->info : NULL;
 }

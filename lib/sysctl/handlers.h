@@ -37,11 +37,22 @@ struct rcs_handler_row {
 /* The row of @handler, or NULL for a handler the library does not know. */
 const struct rcs_handler_row *rcs_handler_row(proc_handler *handler);
 
-/* The SYSCTL_HF_* flags of @handler's row; 0 for an unknown handler. */
-static inline unsigned int rcs_handler_flags(proc_handler *handler)
-{
-	const struct rcs_handler_row *row = rcs_handler_row(handler);
+/* A program handler declared to wrap a library one (sysctl_tree_wrap_handler()). */
+struct rcs_handler_wrap {
+	proc_handler *wrapper;
+	const struct rcs_handler_row *base;
+};
 
+/*
+ * The row of @handler in @tree: the library's row, or the declared base's
+ * for a wrapper; NULL for a program's own handler. Call with tree->lock held.
+ */
+const struct rcs_handler_row *rcs_tree_handler_row(const struct sysctl_tree *tree,
+						   proc_handler *handler);
+
+/* The SYSCTL_HF_* flags of @row; 0 for a program's own handler (NULL). */
+static inline unsigned int rcs_kind_flags(const struct rcs_handler_row *row)
+{
 	return row ? row->info.flags : 0;
 }
 

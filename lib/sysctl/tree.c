@@ -409,6 +409,7 @@ void sysctl_tree_free(struct sysctl_tree *tree)
 	pthread_mutex_destroy(&tree->audit_lock);
 	pthread_mutex_destroy(&tree->notify_lock);
 	pthread_mutex_destroy(&tree->lock);
+	free(tree->wraps);
 	free(tree);
 }
 
@@ -455,8 +456,6 @@ void rcs_sysctl_reg_error(struct sysctl_tree *tree, const char *dir, const char 
 	tree->log(tree->log_arg, msg);
 }
 
-/* The flags of @h's row; 0 for a handler the library does not know. */
-
 /* The checks of the kernel's sysctl_check_table, plus ours. Return 0 or -EINVAL. */
 static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl_table *t)
 {
@@ -490,7 +489,7 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 			  (unsigned int)(t->mode & 0666));
 		return -EPERM;
 	}
-	row = rcs_handler_row(t->proc_handler);
+	row = rcs_tree_handler_row(tree, t->proc_handler);
 	if (!row)
 		return 0; /* the program's own handler: it checks its data itself */
 	flags = row->info.flags;
@@ -677,9 +676,9 @@ static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent
 	h->refs++;
 	e->table = &table[i];
 	e->mode = table[i].mode & 0666;
-	e->handler = table[i].proc_handler;
+	e->kind = rcs_tree_handler_row(tree, table[i].proc_handler);
 	e->maxlen = table[i].maxlen;
-	e->locked_reads = !(rcs_handler_flags(table[i].proc_handler) & SYSCTL_HF_RCU);
+	e->locked_reads = !(rcs_kind_flags(e->kind) & SYSCTL_HF_RCU);
 	e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
 	if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
 		return -ENOMEM;

@@ -29,6 +29,9 @@ struct sysctl_tree {
 	/* The commit hook (sysctl_tree_set_commit), set before the tree is shared. */
 	sysctl_commit_fn *commit;
 	void *commit_arg;
+	/* Program handlers declared as wrappers (sysctl_tree_wrap_handler), under lock. */
+	struct rcs_handler_wrap *wraps;
+	size_t nwraps;
 
 	/* Waiters of sysctl_entry_wait() on any entry of this tree. */
 	pthread_mutex_t notify_lock;
@@ -145,8 +148,13 @@ struct sysctl_entry {
 	 */
 	pthread_rwlock_t data_lock;
 	bool locked_reads; /* the handler needs data_lock for reads */
-	/* Copied at registration: explanations need them without the table. */
-	proc_handler *handler;
+	/*
+	 * Resolved at registration: the row of the handler's kind (its
+	 * declared base's for a wrapper), NULL for a program's own handler.
+	 * Every question about the handler asks it.
+	 */
+	const struct rcs_handler_row *kind;
+	/* Copied at registration: explanations need it without the table. */
 	int maxlen;
 	bool exec; /* SYSCTL_MODE_EXEC: written by uid 0 alone */
 	uint64_t changes; /* atomic */

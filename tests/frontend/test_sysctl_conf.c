@@ -70,6 +70,28 @@ static void test_separator_rule(void **state)
 				   "net/ipv4/conf/enp3s0.200/forwarding=1@2;");
 }
 
+/* The two path forms: every dotted name reads back as the key it names. */
+static void test_dotted_round_trip(void **state)
+{
+	static const char *const keys[] = { "app/limit", "net/conf/eth0.200/x", "vlan.d/eth0.300/mtu",
+					    "a", "x.y" };
+	static const char *const shown[] = { "app.limit", "net.conf.eth0/200.x",
+					     "/vlan.d/eth0.300/mtu", "a", "/x.y" };
+	char name[64], back[64], cut[8];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		assert_ptr_equal(sysctl_conf_dotted(keys[i], name, sizeof(name)), name);
+		assert_string_equal(name, shown[i]);
+		snprintf(back, sizeof(back), "%s", name);
+		sysctl_conf_normalize_key(back);
+		assert_string_equal(back + (back[0] == '/'), keys[i]);
+	}
+	/* Bounded: cut, never past @size. */
+	sysctl_conf_dotted("net/conf/eth0.200/x", cut, sizeof(cut));
+	assert_string_equal(cut, "net.con");
+}
+
 static void test_ignore_failure_and_globs(void **state)
 {
 	struct seen s;
@@ -201,6 +223,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_assignments_and_comments),
 		cmocka_unit_test(test_separator_rule),
+		cmocka_unit_test(test_dotted_round_trip),
 		cmocka_unit_test(test_ignore_failure_and_globs),
 		cmocka_unit_test(test_value_keeps_inner_equals_and_spaces),
 		cmocka_unit_test(test_malformed_lines_reported_and_skipped),

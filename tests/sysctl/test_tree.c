@@ -1055,6 +1055,46 @@ static void test_explain_holds_table(void **state)
 	rcustring_barrier();
 }
 
+/* A value of unknown size: read again into a bigger buffer until it fits, never cut. */
+static void test_read_whole(void **state)
+{
+	static char big[3000];
+	struct ctl_table tbl[] = { { .procname = "big", .data = big, .maxlen = sizeof(big),
+				     .mode = 0644, .proc_handler = proc_dostring } };
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct sysctl_entry *e;
+	char *out = NULL;
+	size_t len = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(big) - 1; i++)
+		big[i] = (char)('a' + i % 26);
+	assert_int_equal(sysctl_register_table(t, "w", tbl, 1, &h), 0);
+	e = sysctl_lookup(t, "w/big");
+	assert_non_null(e);
+	/* 16, 32, ... 4096: the 2999 bytes and the newline need 4096. */
+	assert_int_equal(sysctl_entry_read_whole(e, 16, 1u << 20, &out, &len), 0);
+	assert_int_equal(len, sizeof(big));
+	assert_memory_equal(out, big, sizeof(big) - 1);
+	assert_int_equal(out[len - 1], '\n');
+	free(out);
+	/* The last size tried is 2048: the value fills it. */
+	assert_int_equal(sysctl_entry_read_whole(e, 16, 2000, &out, &len), -EFBIG);
+	assert_int_equal(sysctl_set(t, "w/big", "x", 1, NULL), 0);
+	assert_int_equal(sysctl_entry_read_whole(e, 0, 0, &out, &len), 0);
+	assert_int_equal(len, 2);
+	assert_memory_equal(out, "x\n", 2);
+	free(out);
+	assert_int_equal(sysctl_entry_read_whole(NULL, 0, 0, &out, &len), -EINVAL);
+	sysctl_entry_put(e);
+	e = sysctl_lookup(t, "w");
+	assert_int_equal(sysctl_entry_read_whole(e, 0, 0, &out, &len), -EISDIR);
+	sysctl_entry_put(e);
+	sysctl_unregister_table(h);
+	sysctl_tree_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1066,6 +1106,7 @@ int main(void)
 		cmocka_unit_test(test_access),
 		cmocka_unit_test(test_owner),
 		cmocka_unit_test(test_get_set),
+		cmocka_unit_test(test_read_whole),
 		cmocka_unit_test(test_register_nomem),
 		cmocka_unit_test(test_get_never_torn),
 		cmocka_unit_test(test_init_errors),

@@ -183,6 +183,20 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
 	skip_part "--owner needs root and setpriv"
 fi
+# A server answering on events.sock is not replaced: the start is refused
+# and its file stays (a stale file nobody accepts on is replaced).
+rm -rf "$dir/run2"; mkdir -m 700 "$dir/run2"
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); print("up", flush=True)
+time.sleep(30)' "$dir/run2/events.sock" > "$dir/listener.out" &
+listener=$!
+for _ in $(seq 100); do grep -q up "$dir/listener.out" && break; sleep 0.05; done
+check "a live events socket is not taken over" \
+	"err rcusysd: cannot serve $dir/run2/events.sock: Address already in use (another rcusysd is serving this run directory)
+rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$dir/run2" 2>&1 | untime | grep -v '^info'
+	echo "rc=${PIPESTATUS[0]}")"
+check "its file stays" "yes" "$([ -S "$dir/run2/events.sock" ] && echo yes || echo no)"
+kill "$listener"; wait "$listener" 2>/dev/null
 check "--version" "rcusysd $(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$(dirname "$0")/../../meson.build" | head -1)" \
 	"$("$rcusysd" --version)"
 

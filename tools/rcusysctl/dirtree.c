@@ -11,15 +11,6 @@
 
 #include "dirtree.h"
 
-void dirtree_display_name(const char *key, char *out, size_t size)
-{
-	size_t i;
-
-	for (i = 0; key[i] && i + 1 < size; i++)
-		out[i] = key[i] == '/' ? '.' : key[i] == '.' ? '/' : key[i];
-	out[i] = '\0';
-}
-
 static int file_path(const char *root, const char *key, char *out)
 {
 	int n = snprintf(out, PATH_MAX, "%s%s%s", root, *key ? "/" : "", key);

@@ -2,16 +2,14 @@
 /*
  * A sysctl tree seen as files under a root directory: the FUSE mount of
  * rcusysd, or /proc/sys itself. Keys are '/'-separated (see
- * sysctl_conf_normalize_key); display names use procps' dotted form.
+ * sysctl_conf_normalize_key); display names use procps' dotted form
+ * (sysctl_conf_dotted).
  */
 #ifndef RCUSYSCTL_DIRTREE_H
 #define RCUSYSCTL_DIRTREE_H
 
 #include <stddef.h>
 #include <sys/types.h>
-
-/* "net/ipv4/conf/eth0.1/x" <-> "net.ipv4.conf.eth0/1.x" (swap '.' and '/'). */
-void dirtree_display_name(const char *key, char *out, size_t size);
 
 /*
  * Reads the whole value of @key into @buf (NUL-terminated) through one open.

@@ -33,7 +33,7 @@ static void print(const struct etcdcli_opts *o, const char *lead, const char *ke
 {
 	char name[4096];
 
-	dirtree_display_name(key, name, sizeof(name));
+	sysctl_conf_dotted(key, name, sizeof(name));
 	if (o->values_only)
 		printf("%s\n", value);
 	else

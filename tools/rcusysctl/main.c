@@ -80,24 +80,10 @@ static int t_walk(const char *key, int (*fn)(const char *key, void *arg), void *
 	return o.root ? dirtree_walk(o.root, key, fn, arg) : socktree_walk(key, fn, arg);
 }
 
-/*
- * The name printed for @key ('/'-separated): procps' dotted form
- * ("net.ipv4.conf.eth0/200.forwarding"), which reads back as the same key
- * because its first separator is a '.'. When the first component itself
- * holds a '.' ("vlan.d/eth0.300/mtu"), the dotted form's first separator
- * would be a '/' and it would read back as another key (procps -a prints
- * such names, and cannot read them back); then the slash form with a
- * leading '/' ("/vlan.d/eth0.300/mtu"), which procps, systemd-sysctl and
- * rcusysctl all read as written.
- */
+/* The name printed for @key ('/'-separated): sysctl_conf_dotted(), cut to @size. */
 void rcusysctl_display_name(const char *key, char *out, size_t size)
 {
-	size_t first = strcspn(key, "/");
-
-	if (memchr(key, '.', first))
-		snprintf(out, size, "/%s", key);
-	else
-		dirtree_display_name(key, out, size);
+	sysctl_conf_dotted(key, out, size);
 }
 
 /* A name as given (dotted or slash form, see display_name) to a '/' key. */
@@ -638,7 +624,79 @@ static int exec_etcd_helper(char **argv)
 }
 #endif
 
-int main(int argc, char **argv)
+/* The command line's choices that only main's steps read (the rest are in o). */
+struct cli {
+	const char *etcd, *etcd_prefix, *cacert, *cert, *key;
+	bool all, write, load, system_dirs, socket_given, reset;
+	const char *load_now; /* -pFILE, --load=FILE: applied before the other FILE arguments */
+	const char *sub;      /* "watch" or "audit" */
+};
+
+/* --if-generation N: -1 to go on, else the exit status. */
+static int take_generation(const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	o.expected = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-') {
+		fprintf(stderr, "rcusysctl: --if-generation \"%s\": expected a generation "
+				"(a count of writes, 0 or more)\n", arg);
+		return usage_error(NULL);
+	}
+	o.if_generation = true;
+	return -1;
+}
+
+/* One option of getopt_long(): -1 to go on, else the exit status. */
+static int take_option(struct cli *c, int opt, char *arg)
+{
+	switch (opt) {
+	case 'a': case 'A': case 'X': c->all = true; break;
+	case 'n': o.values_only = true; break;
+	case 'N': o.names_only = true; break;
+	case 'w': c->write = true; break;
+	case 'p': case 'f':
+		if (c->load_now && arg)
+			return usage_error("-p/--load: one FILE attached; give more as arguments");
+		c->load = true;
+		c->load_now = arg ? arg : c->load_now;
+		break;
+	case 'o': case 'x': break; /* procps: "does nothing, exists for BSD compatibility" */
+	case 'Z': c->reset = true; break;
+	case 'S': c->system_dirs = true; break;
+	case 'e': o.ignore_unknown = true; break;
+	case 'q': o.quiet = true; break;
+	case 'b': o.binary = true; break;
+	case 'R': o.root = arg; break;
+	case 'O': o.socket = arg; c->socket_given = true; break;
+	case 'd': o.describe = true; break;
+	case 'E': c->etcd = arg; break;
+	case 'P': c->etcd_prefix = arg; break;
+	case 'C': c->cacert = arg; break;
+	case 'T': c->cert = arg; break;
+	case 'K': c->key = arg; break;
+	case 'D': o.deprecated = true; break;
+	case 'J': o.json = true; break;
+	case 'Y': o.dry_run = true; break;
+	case 'G': o.generation = true; break;
+	case 'I': return take_generation(arg);
+	case 'r':
+		/* procps 4.0.2: a pattern that does not compile matches nothing. */
+		if (o.have_pattern)
+			regfree(&o.pattern);
+		o.have_pattern = regcomp(&o.pattern, arg, REG_EXTENDED | REG_NOSUB) == 0;
+		o.pattern_invalid = !o.have_pattern;
+		break;
+	case 'h': usage(stdout, 0); break;
+	case 'V': printf("rcusysctl %s\n", RCUSYSCTL_VERSION); return 0;
+	default: return usage_error(NULL); /* getopt_long() named the option */
+	}
+	return -1;
+}
+
+/* -1 to go on, else the exit status. */
+static int parse_options(struct cli *c, int argc, char **argv)
 {
 	static const struct option long_opts[] = {
 		{ "all", no_argument, NULL, 'a' },     { "values", no_argument, NULL, 'n' },
@@ -658,94 +716,41 @@ int main(int argc, char **argv)
 		{ "cert", required_argument, NULL, 'T' }, { "key", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *etcd = NULL, *etcd_prefix = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
-	bool all = false, write = false, load = false, system_dirs = false, socket_given = false;
-	bool reset = false;
-	const char *load_now = NULL; /* -pFILE, --load=FILE: applied before the other FILE arguments */
-	const char *sub = NULL; /* "watch" or "audit" */
-	int opt, err;
+	int opt, code;
 
-	keep_output_order();
-	while ((opt = getopt_long(argc, argv, "aAXnNwp::feqr:bdhVox", long_opts, NULL)) != -1) {
-		switch (opt) {
-		case 'a': case 'A': case 'X': all = true; break;
-		case 'n': o.values_only = true; break;
-		case 'N': o.names_only = true; break;
-		case 'w': write = true; break;
-		case 'p': case 'f':
-			if (load_now && optarg)
-				return usage_error("-p/--load: one FILE attached; give more as arguments");
-			load = true;
-			load_now = optarg ? optarg : load_now;
-			break;
-		case 'o': case 'x': break; /* procps: "does nothing, exists for BSD compatibility" */
-		case 'Z': reset = true; break;
-		case 'S': system_dirs = true; break;
-		case 'e': o.ignore_unknown = true; break;
-		case 'q': o.quiet = true; break;
-		case 'b': o.binary = true; break;
-		case 'R': o.root = optarg; break;
-		case 'O': o.socket = optarg; socket_given = true; break;
-		case 'd': o.describe = true; break;
-		case 'E': etcd = optarg; break;
-		case 'P': etcd_prefix = optarg; break;
-		case 'C': cacert = optarg; break;
-		case 'T': cert = optarg; break;
-		case 'K': key = optarg; break;
-		case 'D': o.deprecated = true; break;
-		case 'J': o.json = true; break;
-		case 'Y': o.dry_run = true; break;
-		case 'G': o.generation = true; break;
-		case 'I': {
-			char *end;
+	while ((opt = getopt_long(argc, argv, "aAXnNwp::feqr:bdhVox", long_opts, NULL)) != -1)
+		if ((code = take_option(c, opt, optarg)) >= 0)
+			return code;
+	return -1;
+}
 
-			errno = 0;
-			o.expected = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-') {
-				fprintf(stderr, "rcusysctl: --if-generation \"%s\": expected a generation "
-						"(a count of writes, 0 or more)\n", optarg);
-				return usage_error(NULL);
-			}
-			o.if_generation = true;
-			break;
-		}
-		case 'r':
-			/* procps 4.0.2: a pattern that does not compile matches nothing. */
-			if (o.have_pattern)
-				regfree(&o.pattern);
-			o.have_pattern = regcomp(&o.pattern, optarg, REG_EXTENDED | REG_NOSUB) == 0;
-			o.pattern_invalid = !o.have_pattern;
-			break;
-		case 'h': usage(stdout, 0); break;
-		case 'V': printf("rcusysctl %s\n", RCUSYSCTL_VERSION); return 0;
-		default: return usage_error(NULL); /* getopt_long() named the option */
-		}
-	}
-	if (etcd) {
+/* --etcd: the keys are etcd's, not a tree's. The exit status. */
+static int run_etcd(const struct cli *c, int argc, char **argv)
+{
 #ifdef ETCD_HELPER
-		(void)etcd_prefix, (void)cacert, (void)cert, (void)key;
-		/* argv as getopt_long() permuted it: options first, same meaning. */
-		return exec_etcd_helper(argv);
+	(void)c, (void)argc;
+	/* argv as getopt_long() permuted it: options first, same meaning. */
+	return exec_etcd_helper(argv);
 #elif defined(HAVE_ETCD)
-		struct etcdcli_opts eo = { etcd, etcd_prefix, cacert, cert, key, all, write, o.quiet,
-					   o.values_only };
+	struct etcdcli_opts eo = { c->etcd, c->etcd_prefix, c->cacert, c->cert, c->key, c->all,
+				   c->write, o.quiet, o.values_only };
 
-		if (!all && optind == argc)
-			return usage_error("--etcd: name keys, or -a to list them");
-		return etcdcli_main(&eo, argc - optind, argv + optind);
+	if (!c->all && optind == argc)
+		return usage_error("--etcd: name keys, or -a to list them");
+	return etcdcli_main(&eo, argc - optind, argv + optind);
 #else
-		(void)etcd_prefix, (void)cacert, (void)cert, (void)key;
-		fprintf(stderr, "rcusysctl: built without etcd support (libcurl and json-c)\n");
-		return 1;
+	(void)c, (void)argc, (void)argv;
+	fprintf(stderr, "rcusysctl: built without etcd support (libcurl and json-c)\n");
+	return 1;
 #endif
-	}
-	if (o.json && !json_supported()) {
-		fprintf(stderr, "rcusysctl: --json is unavailable: built without json-c\n");
-		return 1;
-	}
-	if (optind < argc && (strcmp(argv[optind], "watch") == 0 || strcmp(argv[optind], "audit") == 0))
-		sub = argv[optind++];
-	if (reset && (o.root || sub || load || system_dirs || write)) {
+}
+
+/* What a tree of files (--root) cannot do, and what goes with what: -1 or the exit status. */
+static int check_modes(const struct cli *c, int argc)
+{
+	const char *sub = c->sub;
+
+	if (c->reset && (o.root || sub || c->load || c->system_dirs || c->write)) {
 		return usage_error(o.root ? "--reset needs the control socket; a tree of files (--root) "
 					    "keeps no runtime values apart"
 					  : "--reset takes names only (no -w, -p, --system, watch or audit)");
@@ -759,7 +764,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rcusysctl: watch: name at least one key\n");
 		return 1;
 	}
-	if (o.root && socket_given) {
+	if (o.root && c->socket_given) {
 		fprintf(stderr, "rcusysctl: --root and --socket exclude each other\n");
 		return 1;
 	}
@@ -773,41 +778,49 @@ int main(int argc, char **argv)
 				"a tree of files (--root) has none\n");
 		return 1;
 	}
-	if (!o.root) {
-		if (!o.socket)
-			o.socket = getenv("RCUSYSCTL_SOCKET");
-		if (!o.socket || !*o.socket)
-			o.socket = DEFAULT_SOCKET;
-		err = socktree_open(o.socket);
-		if (err) {
-			fprintf(stderr, "rcusysctl: cannot connect to %s: %s\n", o.socket, strerror(-err));
-			return 1;
-		}
-	}
-	if (sub) {
-		struct stream_opts so = { o.socket, o.names_only, o.values_only, o.json };
+	return -1;
+}
 
-		err = strcmp(sub, "watch") == 0 ? stream_watch(argv + optind, argc - optind, &so)
-						: stream_audit(&so);
-		socktree_close();
-		return err;
+/* The control socket, unless --root names a tree of files: 0 or 1. */
+static int connect_tree(void)
+{
+	int err;
+
+	if (o.root)
+		return 0;
+	if (!o.socket)
+		o.socket = getenv("RCUSYSCTL_SOCKET");
+	if (!o.socket || !*o.socket)
+		o.socket = DEFAULT_SOCKET;
+	err = socktree_open(o.socket);
+	if (err) {
+		fprintf(stderr, "rcusysctl: cannot connect to %s: %s\n", o.socket, strerror(-err));
+		return 1;
 	}
+	return 0;
+}
+
+/* Reset, load or list, then each NAME or NAME=VALUE argument. The exit status. */
+static int run_settings(const struct cli *c, int argc, char **argv)
+{
+	int err;
+
 	/* Listings that print values take them with the names, in one reply. */
-	if (!o.root && !o.describe && !o.generation && !o.names_only && !load && !system_dirs)
+	if (!o.root && !o.describe && !o.generation && !o.names_only && !c->load && !c->system_dirs)
 		socktree_values_in_walks(true);
-	if (reset) {
-		reset_keys(all, argv + optind, argc - optind);
+	if (c->reset) {
+		reset_keys(c->all, argv + optind, argc - optind);
 		optind = argc;
-	} else if (system_dirs) {
+	} else if (c->system_dirs) {
 		load_system();
-	} else if (load) {
-		if (load_now)
-			load_file(load_now);
+	} else if (c->load) {
+		if (c->load_now)
+			load_file(c->load_now);
 		else if (optind == argc)
 			load_file("/etc/sysctl.conf");
 		while (optind < argc)
 			load_file(argv[optind++]);
-	} else if (all) {
+	} else if (c->all) {
 		err = t_walk("", show_walked, NULL);
 		if (err < 0) {
 			fprintf(stderr, "rcusysctl: cannot read %s: %s\n", o.root ? o.root : o.socket,
@@ -818,16 +831,50 @@ int main(int argc, char **argv)
 		return usage_error("name an entry, or -a to list every one");
 	}
 	for (; optind < argc; optind++) {
-		if (write || strchr(argv[optind], '='))
+		if (c->write || strchr(argv[optind], '='))
 			write_setting(argv[optind]);
 		else
 			read_setting(argv[optind]);
 	}
 	if (o.json)
 		json_list_print();
+	return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = { 0 };
+	int code;
+
+	keep_output_order();
+	code = parse_options(&c, argc, argv);
+	if (code >= 0)
+		return code;
+	if (c.etcd)
+		return run_etcd(&c, argc, argv);
+	if (o.json && !json_supported()) {
+		fprintf(stderr, "rcusysctl: --json is unavailable: built without json-c\n");
+		return 1;
+	}
+	if (optind < argc && (strcmp(argv[optind], "watch") == 0 || strcmp(argv[optind], "audit") == 0))
+		c.sub = argv[optind++];
+	code = check_modes(&c, argc);
+	if (code >= 0)
+		return code;
+	if (connect_tree())
+		return 1;
+	if (c.sub) {
+		struct stream_opts so = { o.socket, o.names_only, o.values_only, o.json };
+
+		code = strcmp(c.sub, "watch") == 0 ? stream_watch(argv + optind, argc - optind, &so)
+						   : stream_audit(&so);
+		socktree_close();
+		return code;
+	}
+	code = run_settings(&c, argc, argv);
 	if (o.have_pattern)
 		regfree(&o.pattern);
 	if (!o.root)
 		socktree_close();
-	return exit_code;
+	return code;
 }

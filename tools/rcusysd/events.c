@@ -19,6 +19,7 @@
 
 #include "children.h"
 #include "common/deadline.h"
+#include "common/unix_listen.h"
 #include "events.h"
 #include "log.h"
 #include "subsys.h"
@@ -394,24 +395,11 @@ static void *accept_loop(void *arg)
 	return NULL;
 }
 
-/* Removes a socket file nobody accepts on; refuses anything else. */
-static int clear_stale(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	return unlink(path) == 0 || errno == ENOENT ? 0 : -errno;
-}
-
 int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct events **out)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	pthread_condattr_t cattr;
 	struct events *ev;
-	struct stat st;
 	int err;
 
 	if (strlen(path) >= sizeof(addr.sun_path))
@@ -425,7 +413,7 @@ int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct e
 	for (int i = 0; i < EVENTS_MAX_CLIENTS; i++)
 		ev->conns[i] = -1;
 	ev->path = strdup(path);
-	ev->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ev->fd = -1;
 	ev->core_dir = fcntl(core_dirfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
 	pthread_mutex_init(&ev->lock, NULL);
 	/* The condition's clock is rcs_now_ms()'s: shutdown waits must not follow date changes. */
@@ -436,17 +424,15 @@ int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct e
 	err = -ENOMEM;
 	if (!ev->path)
 		goto fail;
-	err = ev->fd < 0 || ev->core_dir < 0 || pipe2(ev->stop_pipe, O_CLOEXEC) ? -errno : clear_stale(path);
+	err = ev->core_dir < 0 || pipe2(ev->stop_pipe, O_CLOEXEC) ? -errno : 0;
 	if (err)
 		goto fail;
-	/* No chmod by path after bind: the umask gives the mode as the file is made. */
-	if (bind(ev->fd, (struct sockaddr *)&addr, sizeof(addr)) || lstat(path, &st) ||
-	    listen(ev->fd, 16)) {
-		err = -errno;
+	/* Events run programs: root only. */
+	ev->fd = rcs_unix_listen(&addr, 0600, 16, &ev->dev, &ev->ino);
+	if (ev->fd < 0) {
+		err = ev->fd;
 		goto fail;
 	}
-	ev->dev = st.st_dev;
-	ev->ino = st.st_ino;
 	err = -pthread_create(&ev->tid, NULL, accept_loop, ev);
 	if (err) {
 		unlink(path);

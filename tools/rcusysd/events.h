@@ -16,6 +16,15 @@
  * end within 5 s and an idle connection is closed after 60 s. Threads rather
  * than one poll loop: a request may sleep in a helper (request_module waits
  * for modprobe), and the cap and timeouts bound what a thread each costs.
+ *
+ * It is not the control socket's server (lib/frontend/socket_server.c)
+ * with other verbs, though both take lines under the same deadlines
+ * (lib/common/deadline.h) on a socket made the same way
+ * (lib/common/unix_listen.h): its clients are root alone (no per-uid caps
+ * or root reserve), a reply is one line (no WATCH stream, no multi-line
+ * reply), and what a request starts (helpers, supervised programs)
+ * outlives the connection, so its stop waits for those, with a grace
+ * period and SIGKILL, not for the connections.
  */
 #ifndef RCUSYSD_EVENTS_H
 #define RCUSYSD_EVENTS_H

@@ -297,7 +297,135 @@ static void usage(FILE *out, int code)
 	exit(code);
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct options {
+	const char *run_dir, *state, *owner, *event;
+	bool state_given, run_dir_given, use_fuse, allow_poweroff;
+	int grace;
+	uid_t owner_uid;
+	gid_t owner_gid;
+	struct config_files files;
+	char state_path[4096];
+#ifdef HAVE_ETCD
+	struct etcd_sync_opts eo;
+#else
+	const char *etcd_url;
+#endif
+};
+
+/* What runs, in the order it starts; stopped in the reverse order. */
+struct daemon {
+	struct options o;
+	struct sysctl_tree *tree;
+	struct config *config;
+	struct persist *persist;
+#ifdef HAVE_ETCD
+	struct sysctl_table_header *etcd_status;
+#endif
+	int dirfd;
+	char canon[2048];
+	char mountpoint[4096];
+	struct sysctl_fuse *fs;
+	pthread_t fuse_tid;
+	struct sysctl_socket *sock;
+	struct events *events;
+};
+
+/* One option of getopt_long(): -1 to go on, else the exit status. */
+static int take_option(struct options *o, int opt, char *arg)
+{
+	char *end;
+	int level;
+
+	switch (opt) {
+	case 'e': o->event = arg; break;
+	case 'd': o->run_dir = arg, o->run_dir_given = true; break;
+	case 't':
+		if (o->files.ntunables == CONFIG_MAX_FILES)
+			return usage_error("-t", arg, "at most 32 tunables files");
+		o->files.tunables[o->files.ntunables++] = arg;
+		break;
+	case 'c':
+		if (o->files.nconfigs == CONFIG_MAX_FILES)
+			return usage_error("-c", arg, "at most 32 settings files");
+		o->files.configs[o->files.nconfigs++] = arg;
+		break;
+	case 'D': o->files.sysctl_dirs = arg; break;
+	case 'U': o->files.tunables_dirs = arg; break;
+	case 's': o->state = arg, o->state_given = true; break;
+	case 'P': o->state = NULL, o->state_given = true; break;
+	case 'F': o->use_fuse = false; break;
+	case 'A': o->allow_poweroff = true; break;
+	case 'O': o->owner = arg; break;
+	case 'L':
+		level = log_level_from_name(arg);
+		if (level < 0)
+			return usage_error("--log-level", arg, "one of err, warning, notice, info, debug");
+		log_set_level(level);
+		break;
+	case 'G':
+		errno = 0;
+		o->grace = (int)strtol(arg, &end, 10);
+		if (errno || end == arg || *end || o->grace < 0 || o->grace > 3600)
+			return usage_error("--stop-grace", arg, "seconds from 0 to 3600");
+		break;
+#ifdef HAVE_ETCD
+	case 'E': o->eo.endpoints = arg; break;
+	case 'X': o->eo.prefix = arg; break;
+	case 'C': o->eo.cacert = arg; break;
+	case 'T': o->eo.cert = arg; break;
+	case 'K': o->eo.key = arg; break;
+	case 'H':
+		if (!*arg || strchr(arg, '/'))
+			return usage_error("--etcd-host", arg, "a host name, without '/'");
+		o->eo.host = arg;
+		break;
+#else
+	case 'E': o->etcd_url = arg; break;
+	case 'X': case 'C': case 'T': case 'K': case 'H': break;
+#endif
+	case 'V': printf("rcusysd %s\n", RCUSYSD_VERSION); return 0;
+	case 'h': usage(stdout, 0); break;
+	default: return usage_error(NULL, NULL, NULL); /* getopt named the option */
+	}
+	return -1;
+}
+
+/* The options that go together, the owner, the state file's default. -1 or the exit status. */
+static int check_options(struct options *o)
+{
+	char why[512];
+
+#ifdef HAVE_ETCD
+	if (!o->eo.endpoints != !o->eo.prefix) {
+		rlog(LOG_ERR, "--etcd and --etcd-prefix go together");
+		return 2;
+	}
+#else
+	if (o->etcd_url) {
+		rlog(LOG_ERR, "--etcd: built without etcd support (needs libcurl and json-c)");
+		return 2;
+	}
+#endif
+	if (o->owner && parse_owner(o->owner, &o->owner_uid, &o->owner_gid, why, sizeof(why))) {
+		rlog(LOG_ERR, "--owner %s: %s", o->owner, why);
+		return 2;
+	}
+	/* Each instance its own state: another run directory is another instance. */
+	if (!o->event && o->run_dir_given && strcmp(o->run_dir, DEFAULT_RUN_DIR) &&
+	    !o->state_given) {
+		if ((size_t)snprintf(o->state_path, sizeof(o->state_path), "%s/state.conf",
+				     o->run_dir) >= sizeof(o->state_path)) {
+			rlog(LOG_ERR, "--run-dir %s: path too long", o->run_dir);
+			return 2;
+		}
+		o->state = o->state_path;
+	}
+	return -1;
+}
+
+/* -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option opts[] = {
 		{ "run-dir", required_argument, NULL, 'd' }, { "tunables", required_argument, NULL, 't' },
@@ -314,298 +442,251 @@ int main(int argc, char **argv)
 		{ "tunables-dirs", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *run_dir = DEFAULT_RUN_DIR, *state = DEFAULT_STATE, *owner = NULL;
-	bool state_given = false, run_dir_given = false;
-	char state_path[4096];
-	uid_t owner_uid = 0;
-	gid_t owner_gid = 0;
-	int opt, status = 0, sig, grace = DEFAULT_STOP_GRACE, killed, dirfd = -1, level;
-	struct config_files files = { .sysctl_dirs = CONFIG_SYSCTL_DIRS,
-				      .tunables_dirs = CONFIG_TUNABLES_DIRS };
-	struct config *config = NULL;
-	struct sysctl_socket_options sock_opts = { .reset = reset_hook };
-	bool (*etcd_holds_fn)(const char *key) = NULL; /* layer 3 beside the state file */
-	struct sysctl_fuse *fs = NULL;
-	struct sysctl_socket *sock = NULL;
-	struct events *events = NULL;
-	struct persist *persist = NULL;
-	const char *event = NULL;
-	char path[4096], canon[2048], why[512], *end;
-	struct sysctl_tree *tree;
-	char mountpoint[4096];
-	pthread_t fuse_tid;
-	bool use_fuse = true, allow_poweroff = false;
-	mode_t old_umask;
-	sigset_t stop;
-	struct statx stx;
-	int err;
-#ifdef HAVE_ETCD
-	struct etcd_sync_opts eo = { .log = etcd_log };
-	struct sysctl_table_header *etcd_status = NULL;
-#else
-	const char *etcd_url = NULL;
-#endif
+	int opt, code;
 
-	log_init();
-	while ((opt = getopt_long(argc, argv, "d:t:c:e:s:hV", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'e': event = optarg; break;
-		case 'd': run_dir = optarg, run_dir_given = true; break;
-		case 't':
-			if (files.ntunables == CONFIG_MAX_FILES)
-				return usage_error("-t", optarg, "at most 32 tunables files");
-			files.tunables[files.ntunables++] = optarg;
-			break;
-		case 'c':
-			if (files.nconfigs == CONFIG_MAX_FILES)
-				return usage_error("-c", optarg, "at most 32 settings files");
-			files.configs[files.nconfigs++] = optarg;
-			break;
-		case 'D': files.sysctl_dirs = optarg; break;
-		case 'U': files.tunables_dirs = optarg; break;
-		case 's': state = optarg, state_given = true; break;
-		case 'P': state = NULL, state_given = true; break;
-		case 'F': use_fuse = false; break;
-		case 'A': allow_poweroff = true; break;
-		case 'O': owner = optarg; break;
-		case 'L':
-			level = log_level_from_name(optarg);
-			if (level < 0)
-				return usage_error("--log-level", optarg,
-						   "one of err, warning, notice, info, debug");
-			log_set_level(level);
-			break;
-		case 'G':
-			errno = 0;
-			grace = (int)strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || grace < 0 || grace > 3600)
-				return usage_error("--stop-grace", optarg, "seconds from 0 to 3600");
-			break;
-#ifdef HAVE_ETCD
-		case 'E': eo.endpoints = optarg; break;
-		case 'X': eo.prefix = optarg; break;
-		case 'C': eo.cacert = optarg; break;
-		case 'T': eo.cert = optarg; break;
-		case 'K': eo.key = optarg; break;
-		case 'H':
-			if (!*optarg || strchr(optarg, '/'))
-				return usage_error("--etcd-host", optarg, "a host name, without '/'");
-			eo.host = optarg;
-			break;
-#else
-		case 'E': etcd_url = optarg; break;
-		case 'X': case 'C': case 'T': case 'K': case 'H': break;
-#endif
-		case 'V': printf("rcusysd %s\n", RCUSYSD_VERSION); return 0;
-		case 'h': usage(stdout, 0); break;
-		default: return usage_error(NULL, NULL, NULL); /* getopt named the option */
-		}
-	}
+	while ((opt = getopt_long(argc, argv, "d:t:c:e:s:hV", opts, NULL)) != -1)
+		if ((code = take_option(o, opt, optarg)) >= 0)
+			return code;
 	if (optind != argc)
 		return usage_error(NULL, argv[optind], "unexpected argument (rcusysd takes options only)");
-#ifdef HAVE_ETCD
-	if (!eo.endpoints != !eo.prefix) {
-		rlog(LOG_ERR, "--etcd and --etcd-prefix go together");
-		return 2;
-	}
-#else
-	if (etcd_url) {
-		rlog(LOG_ERR, "--etcd: built without etcd support (needs libcurl and json-c)");
-		return 2;
-	}
-#endif
-	if (owner && parse_owner(owner, &owner_uid, &owner_gid, why, sizeof(why))) {
-		rlog(LOG_ERR, "--owner %s: %s", owner, why);
-		return 2;
-	}
-	if (event) {
-		snprintf(path, sizeof(path), "%s/events.sock", run_dir);
-		return events_send(path, event);
-	}
-	/* Each instance its own state: another run directory is another instance. */
-	if (run_dir_given && strcmp(run_dir, DEFAULT_RUN_DIR) && !state_given) {
-		if ((size_t)snprintf(state_path, sizeof(state_path), "%s/state.conf", run_dir) >=
-		    sizeof(state_path)) {
-			rlog(LOG_ERR, "--run-dir %s: path too long", run_dir);
-			return 2;
-		}
-		state = state_path;
-	}
+	return check_options(o);
+}
 
-	/*
-	 * What the parent left us must not decide how we behave: a closed
-	 * stderr pipe must not kill us with SIGPIPE (every write reports EPIPE
-	 * instead), and an ignored SIGCHLD would make the kernel reap our
-	 * helpers before waitpid() can tell how they ended.
-	 */
+/*
+ * What the parent left us must not decide how we behave: a closed stderr
+ * pipe must not kill us with SIGPIPE (every write reports EPIPE instead),
+ * and an ignored SIGCHLD would make the kernel reap our helpers before
+ * waitpid() can tell how they ended. The stop signals are blocked in every
+ * thread (each inherits the mask); the main thread takes them in @stop.
+ */
+static void take_signals(sigset_t *stop)
+{
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(stop);
+	sigaddset(stop, SIGTERM);
+	sigaddset(stop, SIGINT);
+	sigaddset(stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, stop, NULL);
+}
 
-	/* Every thread inherits this mask; the main thread takes the signals. */
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+/* The state file (the layer above the files): 0, or 1 for a failed start. */
+static int open_state(struct daemon *d)
+{
+	const char *state = d->o.state;
+	char why[512];
+	int err;
 
-	tree = sysctl_tree_new();
-	if (!tree) {
+	if (!state)
+		return 0;
+	err = persist_open(d->tree, state, &d->persist, why, sizeof(why));
+	if (err) {
+		rlog(LOG_ERR, "state file %s: %s", state, why);
+		return 1;
+	}
+	err = persist_apply(d->persist);
+	if (err)
+		rlog(LOG_ERR, "cannot read the state file %s: %s (starting without it)", state,
+		     strerror(-err));
+	err = persist_watch(d->persist);
+	if (err) {
+		rlog(LOG_ERR, "state file %s: cannot watch the entries: %s", state, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+#ifdef HAVE_ETCD
+/*
+ * After the -c files and the state file, so etcd's values win over both.
+ * It returns at once: the first read runs on the sync's thread, and the
+ * daemon serves its own values while etcd is unreachable. etcd is the
+ * source of truth for what it sets: its writes carry SYSCTL_ORIGIN_MIRROR,
+ * and the state file lets their keys go. 0, or 1 for a failed start.
+ */
+static int start_etcd(struct daemon *d)
+{
+	struct etcd_sync_opts *eo = &d->o.eo;
+	int err;
+
+	if (!eo->endpoints)
+		return 0;
+	err = etcd_sync_start(d->tree, eo, &etcd);
+	if (!err)
+		err = etcd_sync_register_status(etcd, "rcusysd.etcd", &d->etcd_status);
+	if (err) {
+		rlog(LOG_ERR, "--etcd %s: %s", eo->endpoints,
+		     err == -EINVAL ? "no endpoint or an empty prefix" : strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+#endif
+
+/* The tree and its layers of values (config.h): 0, or 1 for a failed start. */
+static int build_tree(struct daemon *d, struct sysctl_socket_options *sock_opts)
+{
+	bool (*holds)(const char *key) = NULL; /* layer 3 beside the state file */
+
+	d->tree = sysctl_tree_new();
+	if (!d->tree) {
 		rlog(LOG_ERR, "out of memory");
 		return 1;
 	}
-	sysctl_tree_set_log(tree, tree_log, NULL);
-	if (owner)
-		sysctl_tree_set_owner(tree, owner_uid, owner_gid); /* parse_owner refused -1 */
+	sysctl_tree_set_log(d->tree, tree_log, NULL);
+	if (d->o.owner) /* parse_owner refused -1 */
+		sysctl_tree_set_owner(d->tree, d->o.owner_uid, d->o.owner_gid);
 	umh_set_log(log_helper, NULL);
-	if (subsys_register_all(tree) != 0) {
+	if (subsys_register_all(d->tree) != 0) {
 		rlog(LOG_ERR, "cannot register the subsystems");
-		status = 1;
-		goto out;
+		return 1;
 	}
-	/* Layers 1 and 2 (config.h); a bad tunables file stops the start. */
-	if (config_start(tree, &files, &config)) {
-		status = 1;
-		goto out;
-	}
-	if (state) {
-		err = persist_open(tree, state, &persist, why, sizeof(why));
-		if (err) {
-			rlog(LOG_ERR, "state file %s: %s", state, why);
-			status = 1;
-			goto out;
-		}
-		err = persist_apply(persist);
-		if (err)
-			rlog(LOG_ERR, "cannot read the state file %s: %s (starting without it)", state,
-			     strerror(-err));
-		err = persist_watch(persist);
-		if (err) {
-			rlog(LOG_ERR, "state file %s: cannot watch the entries: %s", state, strerror(-err));
-			status = 1;
-			goto out;
-		}
-	}
+	/* Layers 1 and 2; a bad tunables file stops the start. */
+	if (config_start(d->tree, &d->o.files, &d->config) || open_state(d))
+		return 1;
 #ifdef HAVE_ETCD
-	/*
-	 * After the -c files and the state file, so etcd's values win over
-	 * both. It returns at once: the first read runs on the sync's thread,
-	 * and the daemon serves its own values while etcd is unreachable.
-	 * etcd is the source of truth for what it sets: its writes carry
-	 * SYSCTL_ORIGIN_MIRROR, and the state file lets their keys go.
-	 */
-	if (eo.endpoints) {
-		etcd_holds_fn = etcd_holds;
-		err = etcd_sync_start(tree, &eo, &etcd);
-		if (!err)
-			err = etcd_sync_register_status(etcd, "rcusysd.etcd", &etcd_status);
-		if (err) {
-			rlog(LOG_ERR, "--etcd %s: %s", eo.endpoints,
-			     err == -EINVAL ? "no endpoint or an empty prefix" : strerror(-err));
-			status = 1;
-			goto out;
-		}
-	}
+	if (start_etcd(d))
+		return 1;
+	if (etcd)
+		holds = etcd_holds;
 #endif
-	config_set_layers(config, persist, etcd_holds_fn);
-	sock_opts.reset_arg = config;
+	config_set_layers(d->config, d->persist, holds);
+	sock_opts->reset_arg = d->config;
+	return 0;
+}
 
-	dirfd = rundir_open(run_dir, canon, sizeof(canon), why, sizeof(why));
-	if (dirfd < 0) {
-		bool unsafe = dirfd == -EPERM || dirfd == -ELOOP || dirfd == -ENOTDIR || dirfd == -EAGAIN;
+/* The checked run directory, with no other rcusysd serving it: 0 or 1. */
+static int open_run_dir(struct daemon *d)
+{
+	char path[4096], why[512];
 
-		rlog(LOG_ERR, "%s run directory %s: %s", unsafe ? "unsafe" : "cannot use", run_dir, why);
-		status = 1;
-		goto out;
+	d->dirfd = rundir_open(d->o.run_dir, d->canon, sizeof(d->canon), why, sizeof(why));
+	if (d->dirfd < 0) {
+		int e = d->dirfd;
+		bool unsafe = e == -EPERM || e == -ELOOP || e == -ENOTDIR || e == -EAGAIN;
+
+		rlog(LOG_ERR, "%s run directory %s: %s", unsafe ? "unsafe" : "cannot use",
+		     d->o.run_dir, why);
+		return 1;
 	}
-	run_dir = canon;
-	snprintf(mountpoint, sizeof(mountpoint), "%s/sys", run_dir);
+	d->o.run_dir = d->canon;
+	snprintf(d->mountpoint, sizeof(d->mountpoint), "%s/sys", d->o.run_dir);
 	/* Before mounting over a live daemon's tree: is one serving here? */
-	snprintf(path, sizeof(path), "%s/control.sock", run_dir);
+	snprintf(path, sizeof(path), "%s/control.sock", d->o.run_dir);
 	if (socket_answers(path)) {
 		rlog(LOG_ERR, "cannot serve %s: another rcusysd is serving this run directory", path);
-		status = 1;
-		goto out;
+		return 1;
 	}
-	if (use_fuse) {
-		/*
-		 * The kernel may answer a plain stat from its attribute cache;
-		 * a forced sync asks the FUSE server, and a dead one gives ENOTCONN.
-		 */
-		if (statx(dirfd, "sys", AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC, STATX_TYPE, &stx) < 0 &&
-		    errno == ENOTCONN) {
-			if (!stale_mount_is_ours(mountpoint)) {
-				rlog(LOG_ERR, "%s: a dead FUSE mount that is not rcusysd's; not touching it",
-				     mountpoint);
-			} else if ((err = detach_stale(mountpoint)) != 0) {
-				rlog(LOG_ERR, "%s: cannot detach the dead mount of an earlier rcusysd: %s",
-				     mountpoint, strerror(-err));
-			} else {
-				rlog(LOG_NOTICE, "%s: detached the dead mount of an earlier rcusysd",
-				     mountpoint);
-			}
-		}
-		err = rundir_subdir(dirfd, "sys", why, sizeof(why));
+	return 0;
+}
 
-		if (err == -ELOOP || err == -ENOTDIR || err == -EPERM) {
-			/* Mounting there would cover whatever it points at. */
-			rlog(LOG_ERR, "unsafe mount point %s: %s", mountpoint, why);
-			status = 1;
-			goto out;
-		}
-		if (!err)
-			err = sysctl_fuse_mount(tree, mountpoint, &fs);
-		if (!err && pthread_create(&fuse_tid, NULL, fuse_thread, fs) != 0)
-			err = -EAGAIN;
-		if (err) {
-			fuse_why(err, why, sizeof(why));
-			rlog(LOG_WARNING, "FUSE unavailable (%s): the tree is not mounted", why);
-			if (fs)
-				sysctl_fuse_unmount(fs);
-			fs = NULL;
-		} else {
-			rlog(LOG_INFO, "tree mounted at %s", mountpoint);
-		}
+/*
+ * The kernel may answer a plain stat from its attribute cache; a forced
+ * sync asks the FUSE server, and a dead one gives ENOTCONN.
+ */
+static void clear_dead_mount(struct daemon *d)
+{
+	const char *mp = d->mountpoint;
+	struct statx stx;
+	int err;
+
+	if (statx(d->dirfd, "sys", AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC, STATX_TYPE, &stx) == 0 ||
+	    errno != ENOTCONN)
+		return;
+	if (!stale_mount_is_ours(mp))
+		rlog(LOG_ERR, "%s: a dead FUSE mount that is not rcusysd's; not touching it", mp);
+	else if ((err = detach_stale(mp)) != 0)
+		rlog(LOG_ERR, "%s: cannot detach the dead mount of an earlier rcusysd: %s", mp,
+		     strerror(-err));
+	else
+		rlog(LOG_NOTICE, "%s: detached the dead mount of an earlier rcusysd", mp);
+}
+
+/* The FUSE mount, where it can be had: 0, or 1 for an unsafe mount point. */
+static int start_fuse(struct daemon *d)
+{
+	char why[512];
+	int err;
+
+	if (!d->o.use_fuse)
+		return 0;
+	clear_dead_mount(d);
+	err = rundir_subdir(d->dirfd, "sys", why, sizeof(why));
+	if (err == -ELOOP || err == -ENOTDIR || err == -EPERM) {
+		/* Mounting there would cover whatever it points at. */
+		rlog(LOG_ERR, "unsafe mount point %s: %s", d->mountpoint, why);
+		return 1;
 	}
-	/*
-	 * Each socket gets its mode from the umask as bind() creates it, so no
-	 * path-based chmod has to be trusted (the checked run directory keeps
-	 * the control socket's own chmod from being redirected). No helper runs
-	 * yet, so the umask is ours to change.
-	 */
-	old_umask = umask(0111);
-	snprintf(path, sizeof(path), "%s/control.sock", run_dir);
-	/* Anyone may connect: each request is checked against the entry's mode. */
-	err = sysctl_socket_start_opts(tree, path, 0666, &sock_opts, &sock);
+	if (!err)
+		err = sysctl_fuse_mount(d->tree, d->mountpoint, &d->fs);
+	if (!err && pthread_create(&d->fuse_tid, NULL, fuse_thread, d->fs) != 0)
+		err = -EAGAIN;
 	if (err) {
-		rlog(LOG_ERR, "cannot serve %s: %s%s", path, strerror(-err),
-		     err == -EADDRINUSE ? " (another rcusysd is serving this run directory)" :
-		     err == -ENAMETOOLONG ? " (a socket path is at most 107 bytes)" : "");
+		fuse_why(err, why, sizeof(why));
+		rlog(LOG_WARNING, "FUSE unavailable (%s): the tree is not mounted", why);
+		if (d->fs)
+			sysctl_fuse_unmount(d->fs);
+		d->fs = NULL;
+	} else {
+		rlog(LOG_INFO, "tree mounted at %s", d->mountpoint);
+	}
+	return 0;
+}
+
+static void log_serve_error(const char *path, int err)
+{
+	rlog(LOG_ERR, "cannot serve %s: %s%s", path, strerror(-err),
+	     err == -EADDRINUSE ? " (another rcusysd is serving this run directory)" :
+	     err == -ENAMETOOLONG ? " (a socket path is at most 107 bytes)" : "");
+}
+
+/*
+ * The control and events sockets: 0 or 1. Each socket gets its mode from
+ * the umask as bind() creates it, so no path-based chmod has to be trusted
+ * (the checked run directory keeps the control socket's own chmod from
+ * being redirected). No helper runs yet, so the umask is ours to change.
+ */
+static int start_sockets(struct daemon *d, const struct sysctl_socket_options *sock_opts)
+{
+	mode_t old_umask = umask(0111);
+	char path[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/control.sock", d->o.run_dir);
+	/* Anyone may connect: each request is checked against the entry's mode. */
+	err = sysctl_socket_start_opts(d->tree, path, 0666, sock_opts, &d->sock);
+	if (err) {
+		log_serve_error(path, err);
 		umask(old_umask);
-		status = 1;
-		goto stop;
+		return 1;
 	}
 	/* Events run programs: root only. */
 	umask(0177);
-	snprintf(path, sizeof(path), "%s/events.sock", run_dir);
-	err = events_start(path, dirfd, allow_poweroff, &events);
+	snprintf(path, sizeof(path), "%s/events.sock", d->o.run_dir);
+	err = events_start(path, d->dirfd, d->o.allow_poweroff, &d->events);
 	umask(old_umask);
 	if (err) {
-		rlog(LOG_ERR, "cannot serve %s: %s%s", path, strerror(-err),
-		     err == -EADDRINUSE ? " (another rcusysd is serving this run directory)" :
-		     err == -ENAMETOOLONG ? " (a socket path is at most 107 bytes)" : "");
-		status = 1;
-		goto stop;
+		log_serve_error(path, err);
+		return 1;
 	}
-	rlog(LOG_INFO, "ready: control socket %s/control.sock, events %s", run_dir, path);
+	rlog(LOG_INFO, "ready: control socket %s/control.sock, events %s", d->o.run_dir, path);
+	return 0;
+}
+
+/* Until SIGTERM or SIGINT; SIGHUP reloads the files. */
+static void run(struct daemon *d, const sigset_t *stop)
+{
+	int sig;
+
 	notify("READY=1");
-	while (sigwait(&stop, &sig) == 0) {
+	while (sigwait(stop, &sig) == 0) {
 		if (sig != SIGHUP) {
 			rlog(LOG_INFO, "%s: shutting down", strsignal(sig));
 			break;
 		}
 		rlog(LOG_INFO, "%s: reloading", strsignal(sig));
 		notify_reloading();
-		config_reload(config);
+		config_reload(d->config);
 #ifdef HAVE_ETCD
 		if (etcd)
 			etcd_sync_rescan(etcd); /* values refused for want of an entry the reload declared */
@@ -613,9 +694,14 @@ int main(int argc, char **argv)
 		notify("READY=1");
 	}
 	notify("STOPPING=1");
-stop:
-	/* Bounded: helpers get SIGTERM, then SIGKILL after the grace period. */
-	if (events_stop(events, grace, &killed) != 0) {
+}
+
+/* Bounded: helpers get SIGTERM, then SIGKILL after the grace period. */
+static void stop_front_ends(struct daemon *d)
+{
+	int grace = d->o.grace, killed;
+
+	if (events_stop(d->events, grace, &killed) != 0) {
 		rlog(LOG_ERR, "requests still running %d s after SIGKILL: exiting without cleanup",
 		     grace > 1 ? grace : 1);
 		fflush(stderr);
@@ -623,26 +709,70 @@ stop:
 	}
 	if (killed)
 		rlog(LOG_WARNING, "%d helper(s) outlived the %d s grace period: killed", killed, grace);
-	if (sock)
-		sysctl_socket_stop(sock);
-	if (fs) {
-		sysctl_fuse_exit(fs);
-		pthread_join(fuse_tid, NULL);
-		sysctl_fuse_unmount(fs);
+	if (d->sock)
+		sysctl_socket_stop(d->sock);
+	if (d->fs) {
+		sysctl_fuse_exit(d->fs);
+		pthread_join(d->fuse_tid, NULL);
+		sysctl_fuse_unmount(d->fs);
 	}
-out:
-	if (dirfd >= 0)
-		close(dirfd);
+}
+
+static void free_tree(struct daemon *d)
+{
+	if (d->dirfd >= 0)
+		close(d->dirfd);
 #ifdef HAVE_ETCD
 	/* Before the entries it writes (and its own status entries) go away. */
-	if (etcd_status)
-		sysctl_unregister_table(etcd_status);
+	if (d->etcd_status)
+		sysctl_unregister_table(d->etcd_status);
 	etcd_sync_stop(etcd);
 #endif
-	persist_close(persist);
-	config_free(config);
+	persist_close(d->persist);
+	config_free(d->config);
 	subsys_unregister_all();
-	sysctl_tree_free(tree);
+	sysctl_tree_free(d->tree);
 	rcustring_barrier();
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = {
+		.o = { .run_dir = DEFAULT_RUN_DIR, .state = DEFAULT_STATE, .use_fuse = true,
+		       .grace = DEFAULT_STOP_GRACE,
+		       .files = { .sysctl_dirs = CONFIG_SYSCTL_DIRS,
+				  .tunables_dirs = CONFIG_TUNABLES_DIRS },
+#ifdef HAVE_ETCD
+		       .eo = { .log = etcd_log },
+#endif
+		},
+		.dirfd = -1,
+	};
+	struct sysctl_socket_options sock_opts = { .reset = reset_hook };
+	char path[4096];
+	sigset_t stop;
+	int status;
+
+	log_init();
+	status = parse_options(argc, argv, &d.o);
+	if (status >= 0)
+		return status;
+	if (d.o.event) {
+		snprintf(path, sizeof(path), "%s/events.sock", d.o.run_dir);
+		return events_send(path, d.o.event);
+	}
+	take_signals(&stop);
+	status = build_tree(&d, &sock_opts);
+	if (!status)
+		status = open_run_dir(&d);
+	if (!status)
+		status = start_fuse(&d);
+	if (!status) {
+		status = start_sockets(&d, &sock_opts);
+		if (!status)
+			run(&d, &stop);
+		stop_front_ends(&d);
+	}
+	free_tree(&d);
 	return status;
 }

@@ -247,34 +247,23 @@ static int rewrite(struct persist *p)
  */
 static int read_value(struct sysctl_entry *e, char **out, size_t *out_len)
 {
-	for (size_t cap = 4096;; cap *= 2) {
-		char *buf = malloc(cap);
-		size_t len = cap;
-		off_t pos = 0;
-		int err;
+	char *buf;
+	size_t len;
+	int err = sysctl_entry_read_whole(e, 0, VALUE_MAX + 1, &buf, &len);
 
-		if (!buf)
-			return -ENOMEM;
-		err = sysctl_entry_read(e, buf, &len, &pos);
-		if (!err && len < cap) {
-			while (len > 0 && buf[len - 1] == '\n')
-				len--;
-			if (memchr(buf, '\n', len) || memchr(buf, '\0', len))
-				err = -EINVAL;
-			else if (len > VALUE_MAX)
-				err = -EFBIG;
-			if (err)
-				free(buf);
-			else
-				*out = buf, *out_len = len;
-			return err;
-		}
+	if (err)
+		return err;
+	while (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (memchr(buf, '\n', len) || memchr(buf, '\0', len))
+		err = -EINVAL;
+	else if (len > VALUE_MAX)
+		err = -EFBIG;
+	if (err)
 		free(buf);
-		if (err)
-			return err;
-		if (cap > VALUE_MAX)
-			return -EFBIG;
-	}
+	else
+		*out = buf, *out_len = len;
+	return err;
 }
 
 /* Under p->lock. */

@@ -101,21 +101,6 @@ static int next_token(char **cursor, char **tok)
 	return 0;
 }
 
-/*
- * Rewrites @path in place into '/' form: when its first separator is '.',
- * dots separate and a '/' stands for a '.' inside a name
- * ("net.ipv4.conf.eth0/200.forwarding"); when it is '/', it already is.
- */
-static void slash_form(char *path)
-{
-	char *first = strpbrk(path, "./");
-
-	if (!first || *first == '/')
-		return;
-	for (char *p = path; *p; p++)
-		*p = *p == '.' ? '/' : *p == '/' ? '.' : *p;
-}
-
 static int parse_number(const char *s, bool is_signed, unsigned long *out)
 {
 	char *end;
@@ -213,51 +198,55 @@ static int parse_bound(const struct tunable *t, const char *s, union bound *b, l
 
 #define FAIL(msg) return (*why = (msg)), -EINVAL
 
-/*
- * Parses one declaration into @t (not registered yet). @why points to a
- * static text or to @buf (size @bufsize).
- */
-static int parse_line(char *line, struct tunable *t, const char **why, char *buf, size_t bufsize)
-{
-	char *cursor = line, *path, *type_s, *tok, *slash, *bracket;
-	char *maxlen_s = NULL, *bits_s = NULL, *mode_s = NULL, *min_s = NULL, *max_s = NULL;
-	char *def_s = NULL, *desc_s = NULL, *exec_s = NULL;
-	long double lo = 0, hi = 0;
-	unsigned long v;
-	size_t size;
+/* One declaration's words, as parse_line() splits them; NULL: not given. */
+struct decl {
+	char *path, *type, *bracket; /* bracket: the '[' of TYPE[N] */
+	char *maxlen, *bits, *mode, *min, *max, *def, *desc, *exec;
+	char *buf; /* where a message is written (size bufsize) */
+	size_t bufsize;
+};
 
-	if (next_token(&cursor, &path) || next_token(&cursor, &type_s))
+#define FAIL_BUF(d, ...) \
+	return snprintf((d)->buf, (d)->bufsize, __VA_ARGS__), (*why = (d)->buf), -EINVAL
+
+/* PATH TYPE [key=value ...] into @d's words. */
+static int decl_split(char *line, struct decl *d, const char **why)
+{
+	char *cursor = line, *tok;
+
+	if (next_token(&cursor, &d->path) || next_token(&cursor, &d->type))
 		FAIL("unterminated quote");
-	if (!type_s) {
-		snprintf(buf, bufsize, "\"%.64s\": no type (expected PATH TYPE [key=value ...])", path);
-		return (*why = buf), -EINVAL;
-	}
+	if (!d->type)
+		FAIL_BUF(d, "\"%.64s\": no type (expected PATH TYPE [key=value ...])", d->path);
 	for (;;) {
 		char *eq, **slot = NULL;
 
 		if (next_token(&cursor, &tok))
 			FAIL("unterminated quote");
 		if (!tok)
-			break;
+			return 0;
 		eq = strchr(tok, '=');
 		if (eq) {
 			*eq = '\0';
-			slot = !strcmp(tok, "maxlen") ? &maxlen_s : !strcmp(tok, "bits") ? &bits_s :
-			       !strcmp(tok, "mode") ? &mode_s : !strcmp(tok, "min") ? &min_s :
-			       !strcmp(tok, "max") ? &max_s : !strcmp(tok, "default") ? &def_s :
-			       !strcmp(tok, "desc") ? &desc_s : !strcmp(tok, "exec") ? &exec_s : NULL;
+			slot = !strcmp(tok, "maxlen") ? &d->maxlen : !strcmp(tok, "bits") ? &d->bits :
+			       !strcmp(tok, "mode") ? &d->mode : !strcmp(tok, "min") ? &d->min :
+			       !strcmp(tok, "max") ? &d->max : !strcmp(tok, "default") ? &d->def :
+			       !strcmp(tok, "desc") ? &d->desc : !strcmp(tok, "exec") ? &d->exec : NULL;
 		}
-		if (!slot) {
-			snprintf(buf, bufsize, "\"%.64s%s%.64s\": unknown field (expected one of maxlen=, "
-				 "bits=, mode=, min=, max=, default=, desc=, exec=)", tok, eq ? "=" : "",
-				 eq ? eq + 1 : "");
-			return (*why = buf), -EINVAL;
-		}
+		if (!slot)
+			FAIL_BUF(d, "\"%.64s%s%.64s\": unknown field (expected one of maxlen=, "
+				    "bits=, mode=, min=, max=, default=, desc=, exec=)", tok,
+				 eq ? "=" : "", eq ? eq + 1 : "");
 		*slot = eq + 1;
 	}
+}
 
-	/* The path: no empty component ("app..x", "app.", "a//b"). */
-	slash_form(path);
+/* The path (no empty component: "app..x", "app.", "a//b"), name, description, default. */
+static int decl_path(struct decl *d, struct tunable *t, const char **why)
+{
+	char *path = d->path;
+
+	sysctl_conf_normalize_key(path); /* '/' form */
 	for (const char *p = *path == '/' ? path + 1 : path;; p++) {
 		if (*p == '/' || *p == '\0')
 			FAIL("empty path component");
@@ -267,75 +256,86 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 	}
 	if (asprintf(&t->path, "%s%s", *path == '/' ? "" : "/", path) < 0)
 		return -ENOMEM;
-	slash = strrchr(t->path, '/');
-	t->name = slash + 1;
-	t->desc = desc_s && *desc_s ? strdup(desc_s) : NULL;
-	t->default_value = def_s ? strdup(def_s) : NULL;
-	if ((desc_s && *desc_s && !t->desc) || (def_s && !t->default_value))
+	t->name = strrchr(t->path, '/') + 1;
+	t->desc = d->desc && *d->desc ? strdup(d->desc) : NULL;
+	t->default_value = d->def ? strdup(d->def) : NULL;
+	if ((d->desc && *d->desc && !t->desc) || (d->def && !t->default_value))
 		return -ENOMEM;
+	return 0;
+}
 
-	/* The type: TYPE or TYPE[N]. */
+/* The type, TYPE or TYPE[N], and the handler it takes, with or without bounds. */
+static int decl_type(struct decl *d, struct tunable *t, const char **why)
+{
+	unsigned long v;
+
 	t->count = 1;
-	bracket = strchr(type_s, '[');
-	if (bracket) {
-		char *close = strchr(bracket, ']');
+	d->bracket = strchr(d->type, '[');
+	if (d->bracket) {
+		char *close = strchr(d->bracket, ']');
 
 		if (!close || close[1])
 			FAIL("vector size: TYPE[N], N from 1 to 64");
 		*close = '\0';
-		if (parse_number(bracket + 1, false, &v) || v < 1 || v > MAX_VECTOR)
+		if (parse_number(d->bracket + 1, false, &v) || v < 1 || v > MAX_VECTOR)
 			FAIL("vector size: TYPE[N], N from 1 to 64");
 		t->count = (unsigned)v;
-		*bracket = '\0';
+		*d->bracket = '\0';
 	}
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (!strcmp(types[i].name, type_s))
+		if (!strcmp(types[i].name, d->type))
 			t->type = &types[i];
-	if (!t->type) {
-		snprintf(buf, bufsize, "type \"%.32s\" unknown (expected one of " TYPE_NAMES ")", type_s);
-		return (*why = buf), -EINVAL;
-	}
-	t->info = pick_handler(t->type, min_s || max_s);
-	if (!t->info) {
-		snprintf(buf, bufsize, "%s takes no min/max", t->type->name);
-		return (*why = buf), -EINVAL;
-	}
-	if (bracket && (!t->info->elem_size || (t->info->flags & SYSCTL_HF_SINGLE))) {
-		snprintf(buf, bufsize, "%s cannot be a vector", t->type->name);
-		return (*why = buf), -EINVAL;
-	}
-	if (maxlen_s && !(t->info->flags & SYSCTL_HF_STRING))
+	if (!t->type)
+		FAIL_BUF(d, "type \"%.32s\" unknown (expected one of " TYPE_NAMES ")", d->type);
+	t->info = pick_handler(t->type, d->min || d->max);
+	if (!t->info)
+		FAIL_BUF(d, "%s takes no min/max", t->type->name);
+	if (d->bracket && (!t->info->elem_size || (t->info->flags & SYSCTL_HF_SINGLE)))
+		FAIL_BUF(d, "%s cannot be a vector", t->type->name);
+	if (d->maxlen && !(t->info->flags & SYSCTL_HF_STRING))
 		FAIL("maxlen is for strings");
-	if (bits_s && !(t->info->flags & SYSCTL_HF_BITMAP))
+	if (d->bits && !(t->info->flags & SYSCTL_HF_BITMAP))
 		FAIL("bits is for bitmaps");
+	return 0;
+}
+
+/* The row's mode: read and write bits, and exec= (root alone writes what root runs). */
+static int decl_mode(struct decl *d, struct tunable *t, const char **why)
+{
+	unsigned long v;
 
 	t->table = (struct ctl_table){ .procname = t->name, .mode = 0644, .desc = t->desc,
 				       .proc_handler = t->info->handler };
-	if (mode_s) {
+	if (d->mode) {
 		/* The tree takes read and write bits only, as /proc/sys. */
-		if (parse_number(mode_s, false, &v) || v > 0666 || (v & 0111)) {
-			snprintf(buf, bufsize, "mode=%.32s: must be octal read/write bits, at most 0666",
-				 mode_s);
-			return (*why = buf), -EINVAL;
-		}
+		if (parse_number(d->mode, false, &v) || v > 0666 || (v & 0111))
+			FAIL_BUF(d, "mode=%.32s: must be octal read/write bits, at most 0666", d->mode);
 		t->table.mode = (mode_t)v;
 	}
-	if (exec_s && strcmp(exec_s, "yes") && strcmp(exec_s, "no"))
+	if (d->exec && strcmp(d->exec, "yes") && strcmp(d->exec, "no"))
 		FAIL("exec must be yes or no");
 	/* Root runs what the value names: root alone writes it (--owner included). */
-	if (exec_s && !strcmp(exec_s, "yes")) {
+	if (d->exec && !strcmp(d->exec, "yes")) {
 		if (t->table.mode & 0022) {
-			snprintf(buf, bufsize,
+			snprintf(d->buf, d->bufsize,
 				 "an entry root executes is written by root alone (mode %04o lets group or others write; at most 0644)",
 				 (unsigned)t->table.mode);
-			*why = buf;
+			*why = d->buf;
 			return -EPERM;
 		}
 		t->table.mode |= SYSCTL_MODE_EXEC;
 	}
+	return 0;
+}
+
+/* The value's storage, as the handler's descriptor says it looks. */
+static int decl_data(struct decl *d, struct tunable *t, const char **why)
+{
+	unsigned long v;
+	size_t size;
 
 	if (t->info->flags & SYSCTL_HF_STRING) {
-		if (!maxlen_s || parse_number(maxlen_s, false, &v) || v < 1 || v > 65536)
+		if (!d->maxlen || parse_number(d->maxlen, false, &v) || v < 1 || v > 65536)
 			FAIL("string needs maxlen=1..65536");
 		t->str = malloc(sizeof(*t->str));
 		if (!t->str || rcustring_init(t->str, v, "")) {
@@ -346,7 +346,7 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 		t->table.data = t->str;
 		t->table.maxlen = (int)v;
 	} else if (t->info->flags & SYSCTL_HF_BITMAP) {
-		if (!bits_s || parse_number(bits_s, false, &v) || v < 1 || v > 65536)
+		if (!d->bits || parse_number(d->bits, false, &v) || v < 1 || v > 65536)
 			FAIL("bitmap needs bits=1..65536");
 		t->bitmap = calloc((v + 8 * sizeof(long) - 1) / (8 * sizeof(long)), sizeof(long));
 		if (!t->bitmap)
@@ -361,45 +361,75 @@ static int parse_line(char *line, struct tunable *t, const char **why, char *buf
 		t->table.data = t->data;
 		t->table.maxlen = (int)size;
 	}
+	return 0;
+}
 
-	if ((min_s || max_s) && (t->info->flags & SYSCTL_HF_ONE_BOUND) && (!min_s || !max_s))
+/* min= and max=, in the type's range and in order. */
+static int decl_bounds(struct decl *d, struct tunable *t, const char **why)
+{
+	long double lo = 0, hi = 0;
+	int err = 0;
+
+	if ((d->min || d->max) && (t->info->flags & SYSCTL_HF_ONE_BOUND) && (!d->min || !d->max))
 		FAIL("give both min= and max=");
-	if (min_s || max_s) {
-		int err = 0;
-
-		if (min_s && (err = parse_bound(t, min_s, &t->min, &lo))) {
-			snprintf(buf, bufsize, "min=%s: %s", min_s,
-				 err == -ERANGE ? "out of the type's range" : "not a number of this type");
-			return (*why = buf), -EINVAL;
+	if (!d->min && !d->max) {
+		if (t->info->flags & SYSCTL_HF_ONE_BOUND) {
+			/* ulong has only a minmax handler: 0 is no bound at all. */
+			t->min.ul = 0;
+			t->table.extra1 = &t->min;
 		}
-		if (max_s && (err = parse_bound(t, max_s, &t->max, &hi))) {
-			snprintf(buf, bufsize, "max=%s: %s", max_s,
-				 err == -ERANGE ? "out of the type's range" : "not a number of this type");
-			return (*why = buf), -EINVAL;
-		}
-		if (min_s && max_s && lo > hi) {
-			snprintf(buf, bufsize, "min=%s is above max=%s: no value could be written",
-				 min_s, max_s);
-			return (*why = buf), -EINVAL;
-		}
-		t->table.extra1 = min_s ? &t->min : NULL;
-		t->table.extra2 = max_s ? &t->max : NULL;
-	} else if (t->info->flags & SYSCTL_HF_ONE_BOUND) {
-		/* ulong has only a minmax handler: 0 is no bound at all. */
-		t->min.ul = 0;
-		t->table.extra1 = &t->min;
+		return 0;
 	}
-	/* The declaration as it would be written, without the default: what a reload compares. */
-	if (asprintf(&t->sig, "%s%s%.0u%s%s%s%s%s%s%s mode=%04o%s%s%s", t->type->name, bracket ? "[" : "",
-		     bracket ? t->count : 0, bracket ? "]" : "",
-		     maxlen_s ? " maxlen=" : bits_s ? " bits=" : "", maxlen_s ? maxlen_s : bits_s ? bits_s : "",
-		     min_s ? " min=" : "", min_s ? min_s : "", max_s ? " max=" : "", max_s ? max_s : "",
-		     (unsigned)t->table.mode, t->desc ? " desc=\"" : "", t->desc ? t->desc : "",
-		     t->desc ? "\"" : "") < 0) {
+	if (d->min && (err = parse_bound(t, d->min, &t->min, &lo)))
+		FAIL_BUF(d, "min=%s: %s", d->min,
+			 err == -ERANGE ? "out of the type's range" : "not a number of this type");
+	if (d->max && (err = parse_bound(t, d->max, &t->max, &hi)))
+		FAIL_BUF(d, "max=%s: %s", d->max,
+			 err == -ERANGE ? "out of the type's range" : "not a number of this type");
+	if (d->min && d->max && lo > hi)
+		FAIL_BUF(d, "min=%s is above max=%s: no value could be written", d->min, d->max);
+	t->table.extra1 = d->min ? &t->min : NULL;
+	t->table.extra2 = d->max ? &t->max : NULL;
+	return 0;
+}
+
+/* The declaration as it would be written, without the default: what a reload compares. */
+static int decl_sig(const struct decl *d, struct tunable *t)
+{
+	const char *size_key = d->maxlen ? " maxlen=" : d->bits ? " bits=" : "";
+	const char *size_val = d->maxlen ? d->maxlen : d->bits ? d->bits : "";
+
+	if (asprintf(&t->sig, "%s%s%.0u%s%s%s%s%s%s%s mode=%04o%s%s%s", t->type->name,
+		     d->bracket ? "[" : "", d->bracket ? t->count : 0, d->bracket ? "]" : "",
+		     size_key, size_val, d->min ? " min=" : "", d->min ? d->min : "",
+		     d->max ? " max=" : "", d->max ? d->max : "", (unsigned)t->table.mode,
+		     t->desc ? " desc=\"" : "", t->desc ? t->desc : "", t->desc ? "\"" : "") < 0) {
 		t->sig = NULL;
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * Parses one declaration into @t (not registered yet). @why points to a
+ * static text or to @buf (size @bufsize).
+ */
+static int parse_line(char *line, struct tunable *t, const char **why, char *buf, size_t bufsize)
+{
+	struct decl d = { .buf = buf, .bufsize = bufsize };
+	int err = decl_split(line, &d, why);
+
+	if (!err)
+		err = decl_path(&d, t, why);
+	if (!err)
+		err = decl_type(&d, t, why);
+	if (!err)
+		err = decl_mode(&d, t, why);
+	if (!err)
+		err = decl_data(&d, t, why);
+	if (!err)
+		err = decl_bounds(&d, t, why);
+	return err ? err : decl_sig(&d, t);
 }
 
 /* A path's name is a directory of @tree, or one of its directories an entry? */
