@@ -16,60 +16,107 @@
 #include "tree.h"
 
 
-/* FNV-1a: names are short and chosen by the program, not by an attacker. */
 uint32_t dir_index_hash(const char *name, size_t len)
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = DIR_INDEX_HASH_INIT;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 16777619u;
-	}
-	/* The bucket is taken from the low bits: mix the high ones in. */
-	return h ^ (h >> 16);
+	for (size_t i = 0; i < len; i++)
+		h = dir_index_hash_step(h, (unsigned char)name[i]);
+	return dir_index_hash_end(h);
 }
 
-/* The child @name of @dir, under RCU or the tree lock; NULL if none. */
-struct sysctl_entry *dir_index_find(struct sysctl_entry *dir, const char *name, size_t len)
+/*
+ * A slot of the table: 0 (empty), SLOT_GONE (a child was removed: probing
+ * goes on past it), or the child's address with, on 64-bit machines, the
+ * top 16 bits of its hash in the address's unused top 16 bits, so that a
+ * probe compares hashes without loading the entries that do not match (a
+ * cache miss each in a large directory). An address that uses those bits
+ * gets tag 0, which every probe compares in full.
+ */
+#define SLOT_GONE ((uintptr_t)1) /* entries are malloc'ed: never odd */
+#if UINTPTR_MAX > 0xffffffffu
+#define TAG_SHIFT 48
+#define slot_tag_of(h) ((uintptr_t)((h) >> 16))
+#define slot_entry(v) ((struct sysctl_entry *)((v) & (((uintptr_t)1 << TAG_SHIFT) - 1)))
+#define slot_tag(v) ((v) >> TAG_SHIFT)
+
+static uintptr_t slot_make(struct sysctl_entry *e)
+{
+	uintptr_t a = (uintptr_t)e;
+
+	return a >> TAG_SHIFT ? a : a | slot_tag_of(e->hash) << TAG_SHIFT;
+}
+#else
+#define slot_tag_of(h) ((uintptr_t)0)
+#define slot_entry(v) ((struct sysctl_entry *)(v))
+#define slot_tag(v) ((uintptr_t)0)
+#define slot_make(e) ((uintptr_t)(e))
+#endif
+
+/* The child @name (hash @h) of @dir, under RCU or the tree lock; NULL if none. */
+struct sysctl_entry *dir_index_find_hashed(struct sysctl_entry *dir, const char *name,
+					   size_t len, uint32_t h)
 {
 	struct sysctl_child_hash *ht = rcu_dereference(dir->children_hash);
-	uint32_t h = dir_index_hash(name, len);
-	struct sysctl_entry *c;
+	uintptr_t tag = slot_tag_of(h), v;
 
 	if (!ht)
 		return NULL;
-	for (c = rcu_dereference(ht->bucket[h & ht->mask]); c;
-	     c = rcu_dereference(c->hnext[ht->slot])) {
+	/* Acquire: pairs with the release store that published the child. */
+	for (size_t i = h & ht->mask; (v = __atomic_load_n(&ht->slot[i], __ATOMIC_ACQUIRE));
+	     i = (i + 1) & ht->mask) {
+		struct sysctl_entry *c = slot_entry(v);
+
+		if (v == SLOT_GONE || (slot_tag(v) != tag && slot_tag(v)))
+			continue;
 		if (c->hash == h && c->namelen == len && !memcmp(c->name, name, len))
 			return c;
 	}
 	return NULL;
 }
 
+struct sysctl_entry *dir_index_find(struct sysctl_entry *dir, const char *name, size_t len)
+{
+	return dir_index_find_hashed(dir, name, len, dir_index_hash(name, len));
+}
+
+/* Put @c in the first free slot of its probe sequence in @ht (tree lock held). */
+static void slot_insert(struct sysctl_child_hash *ht, struct sysctl_entry *c, size_t *gone)
+{
+	size_t i = c->hash & ht->mask;
+
+	while (ht->slot[i] && ht->slot[i] != SLOT_GONE)
+		i = (i + 1) & ht->mask;
+	if (ht->slot[i] == SLOT_GONE)
+		--*gone;
+	/* Release: publishes @c's fields to readers that load the slot. */
+	__atomic_store_n(&ht->slot[i], slot_make(c), __ATOMIC_RELEASE);
+}
+
 /*
- * Make room in @dir's hash table for @more children (tree lock held), so
- * that linking them cannot fail. The new table chains through the hnext
- * slot the current one does not use; the table before the current one used
- * that slot too, so its readers must be gone first (a grace period) before
- * the slot is rewritten. Return 0 or -ENOMEM.
+ * Make room in @dir's table for @more children (tree lock held), so that
+ * linking them cannot fail: open addressing with linear probing, at most
+ * 3/4 full counting the slots of removed children. A new table is built
+ * beside the current one and published; readers still probing the old one
+ * are waited for (a grace period) before it is freed, at the next rebuild
+ * or with the directory. Return 0 or -ENOMEM.
  */
 int dir_index_reserve(struct sysctl_entry *dir, size_t more)
 {
 	struct sysctl_dir *d = dir->dir;
 	struct sysctl_child_hash *cur = dir->children_hash, *nh;
-	size_t size = cur ? cur->mask + 1 : 0, want = d->count + more, nsize = size ? size : 8;
+	size_t size = cur ? cur->mask + 1 : 0, want = d->count + more, nsize = 8, gone = 0;
 	struct sysctl_entry *c;
 
-	if (want <= size) /* load factor at most 1 */
+	if (cur && (d->count + d->gone + more) * 4 <= size * 3)
 		return 0;
-	while (nsize < want)
+	while (nsize * 3 < want * 4)
 		nsize *= 2;
-	nh = malloc(sizeof(*nh) + nsize * sizeof(nh->bucket[0]));
+	nh = malloc(sizeof(*nh) + nsize * sizeof(nh->slot[0]));
 	if (!nh)
 		return -ENOMEM;
-	memset(nh->bucket, 0, nsize * sizeof(nh->bucket[0]));
+	memset(nh->slot, 0, nsize * sizeof(nh->slot[0]));
 	nh->mask = nsize - 1;
-	nh->slot = cur ? !cur->slot : 0;
 	if (d->old) {
 		/*
 		 * Under the tree lock: fine, no reader takes it inside a
@@ -79,15 +126,12 @@ int dir_index_reserve(struct sysctl_entry *dir, size_t more)
 		free(d->old);
 		d->old = NULL;
 	}
-	cds_list_for_each_entry(c, &dir->children, sibling) {
-		struct sysctl_entry **b = &nh->bucket[c->hash & nh->mask];
-
-		c->hnext[nh->slot] = *b;
-		*b = c;
-	}
-	/* Publishes the chains built above (a release store). */
+	cds_list_for_each_entry(c, &dir->children, sibling)
+		slot_insert(nh, c, &gone);
+	/* Publishes the slots filled above (a release store). */
 	rcu_assign_pointer(dir->children_hash, nh);
 	d->old = cur;
+	d->gone = 0;
 	return 0;
 }
 
@@ -143,8 +187,7 @@ static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *nam
  */
 void dir_index_link(struct sysctl_entry *dir, struct sysctl_entry *child)
 {
-	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS], **b;
-	struct sysctl_child_hash *ht = dir->children_hash;
+	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS];
 	struct cds_list_head *pos = skip_find(dir, child->name, pred);
 
 	child->parent = dir;
@@ -158,28 +201,38 @@ void dir_index_link(struct sysctl_entry *dir, struct sysctl_entry *child)
 		child->skip[lvl] = *at;
 		*at = child;
 	}
-	b = &ht->bucket[child->hash & ht->mask];
-	child->hnext[ht->slot] = *b;
-	rcu_assign_pointer(*b, child);
+	slot_insert(dir->children_hash, child, &dir->dir->gone);
 	dir->dir->count++;
 }
 
 /*
- * Take @e out of @dir's children and index (tree lock held). Readers
- * standing on @e go on along its own hnext, left as it is.
+ * Take @e out of @dir's children and index (tree lock held). Its slot is
+ * marked removed, so that probes for the children after it go on; when no
+ * probe can go past it (the next slot is empty), it and the removed slots
+ * just before it become empty again.
  */
 void dir_index_unlink(struct sysctl_entry *dir, struct sysctl_entry *e)
 {
-	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS], **pp;
+	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS];
 	struct sysctl_child_hash *ht = dir->children_hash;
+	struct sysctl_dir *d = dir->dir;
+	size_t i = e->hash & ht->mask;
 
 	skip_find(dir, e->name, pred);
 	for (int lvl = 0; lvl < e->skip_levels; lvl++)
-		*(pred[lvl] ? &pred[lvl]->skip[lvl] : &dir->dir->skip_head[lvl]) = e->skip[lvl];
-	pp = &ht->bucket[e->hash & ht->mask];
-	while (*pp != e)
-		pp = &(*pp)->hnext[ht->slot];
-	CMM_STORE_SHARED(*pp, e->hnext[ht->slot]);
-	dir->dir->count--;
+		*(pred[lvl] ? &pred[lvl]->skip[lvl] : &d->skip_head[lvl]) = e->skip[lvl];
+	while (slot_entry(ht->slot[i]) != e)
+		i = (i + 1) & ht->mask;
+	if (ht->slot[(i + 1) & ht->mask]) {
+		CMM_STORE_SHARED(ht->slot[i], SLOT_GONE);
+		d->gone++;
+	} else {
+		CMM_STORE_SHARED(ht->slot[i], 0);
+		for (i = (i - 1) & ht->mask; ht->slot[i] == SLOT_GONE; i = (i - 1) & ht->mask) {
+			CMM_STORE_SHARED(ht->slot[i], 0);
+			d->gone--;
+		}
+	}
+	d->count--;
 	cds_list_del_rcu(&e->sibling);
 }

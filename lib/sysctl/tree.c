@@ -260,44 +260,101 @@ static int split_path(const char *path, struct comp *out, int max)
 	return n;
 }
 
-/* Resolve components under RCU or the tree lock; NULL if missing. */
-static struct sysctl_entry *resolve(struct sysctl_tree *tree, const struct comp *c, int n)
+/*
+ * One component of a lookup, at @p in the '/' or '.' form (slash_form's
+ * rule, @sep the separator): its length in *@len, its hash, and its bytes
+ * as a name ('/' read as '.') in @name when they differ from @p's; -EINVAL
+ * when it is too long, "." or "..". Hashed while scanned, so a lookup
+ * reads each byte of the path once and copies none in the usual case.
+ */
+static int lookup_comp(const char *p, char sep, size_t *len, uint32_t *hash, const char **name,
+		       char *buf)
 {
-	struct sysctl_entry *e = tree->root;
+	uint32_t h = DIR_INDEX_HASH_INIT;
+	bool swapped = false;
+	size_t n;
 
-	for (int i = 0; i < n && e; i++) {
-		if (!e->is_dir)
-			return NULL;
-		e = dir_index_find(e, c[i].s, c[i].len);
+	for (n = 0; p[n] && p[n] != sep; n++) {
+		unsigned char ch = (unsigned char)p[n];
+
+		if (ch == '/') { /* only in the '.' form: a '.' inside the name */
+			ch = '.';
+			swapped = true;
+		}
+		h = dir_index_hash_step(h, ch);
 	}
-	return e;
+	if (n > NAME_MAX_LEN)
+		return -EINVAL;
+	if ((n == 1 && (p[0] == '.' || p[0] == '/')) ||
+	    (n == 2 && (p[0] == '.' || p[0] == '/') && (p[1] == '.' || p[1] == '/')))
+		return -EINVAL;
+	*name = p;
+	if (swapped) {
+		for (size_t i = 0; i < n; i++)
+			buf[i] = p[i] == '/' ? '.' : p[i];
+		*name = buf;
+	}
+	*len = n;
+	*hash = dir_index_hash_end(h);
+	return 0;
+}
+
+/*
+ * Walk @path from the root under RCU (the caller holds the read lock):
+ * the entry in *@out, NULL if a component is missing; -EINVAL if @path is
+ * malformed (checked to the end, found or not, as split_path() would).
+ */
+static int lookup_walk(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
+{
+	const char *first = strpbrk(path, "./");
+	const char sep = first && *first == '.' ? '.' : '/';
+	struct sysctl_entry *e = tree->root;
+	char buf[NAME_MAX_LEN + 1];
+	const char *p = path;
+	int depth = 0;
+
+	while (*p == sep)
+		p++;
+	while (*p) {
+		const char *name;
+		uint32_t h;
+		size_t len;
+
+		if (depth++ == MAX_DEPTH || lookup_comp(p, sep, &len, &h, &name, buf))
+			return -EINVAL;
+		if (e)
+			e = e->is_dir ? dir_index_find_hashed(e, name, len, h) : NULL;
+		p += len;
+		if (*p == sep && *++p == sep) { /* empty components: only at the end */
+			while (*p == sep)
+				p++;
+			if (*p)
+				return -EINVAL;
+		}
+	}
+	*out = e;
+	return 0;
 }
 
 int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
 {
-	struct comp comps[MAX_DEPTH];
-	char buf[MAX_DEPTH * (NAME_MAX_LEN + 1)];
-	struct sysctl_entry *e;
-	int n;
+	struct sysctl_entry *e = NULL;
+	int err;
 
 	if (!tree || !path)
 		return -EINVAL;
-	path = slash_form(path, buf, sizeof(buf));
-	n = path ? split_path(path, comps, MAX_DEPTH) : -EINVAL;
-	if (n < 0)
-		return n;
 	rcu_read_lock();
-	e = resolve(tree, comps, n);
+	err = lookup_walk(tree, path, &e);
+	/* Found while it was being unlinked: it is gone already. */
+	if (e && !__atomic_load_n(&e->live, __ATOMIC_ACQUIRE))
+		e = NULL;
 	if (e)
 		sysctl_entry_get(e);
 	rcu_read_unlock();
+	if (err)
+		return err;
 	if (!e)
 		return -ENOENT;
-	/* Found while it was being unlinked: it is gone already. */
-	if (!sysctl_entry_live(e)) {
-		sysctl_entry_put(e);
-		return -ENOENT;
-	}
 	*out = e;
 	return 0;
 }

@@ -69,10 +69,11 @@ struct sysctl_table_header {
  * A directory's index of its children, so that neither a lookup nor an
  * insert walks the children one by one (the kernel keeps an rb-tree per
  * directory); listings walk the sorted list, one step per entry:
- *   - a hash table for lookups, read under RCU: chains through the
- *     children's hnext[slot]. Growing it builds a new table through the
- *     other hnext slot while readers still follow the old one, publishes
- *     it, and frees the old one after a grace period;
+ *   - a hash table for lookups, read under RCU: open addressing, each
+ *     slot the child's address tagged with bits of its hash, so that a
+ *     probe loads only the entry it finds (dir_index.c). Growing it
+ *     builds a new table while readers still probe the old one,
+ *     publishes it, and frees the old one after a grace period;
  *   - a skip list over the sorted children list, for writers only (under
  *     tree->lock): finds the insert position in O(log n), so the children
  *     list stays sorted for readers' walks at no cost to them. Level 0 is
@@ -85,29 +86,28 @@ struct sysctl_table_header {
 #define SYSCTL_SKIP_LEVELS 12
 
 struct sysctl_child_hash {
-	unsigned int slot; /* the hnext[] index its chains use */
-	size_t mask;       /* buckets - 1 (a power of two) */
-	struct sysctl_entry *bucket[];
+	size_t mask;      /* slots - 1 (a power of two) */
+	uintptr_t slot[]; /* tagged children (dir_index.c); RCU */
 };
 
 struct sysctl_dir {
 	/* The current table is the directory's children_hash (hot). */
 	struct sysctl_child_hash *old;  /* replaced, freed after a grace period */
 	size_t count;                   /* children linked (under tree->lock) */
+	size_t gone;                    /* slots marked removed (under tree->lock) */
 	struct sysctl_entry *skip_head[SYSCTL_SKIP_LEVELS]; /* under tree->lock */
 };
 
 struct sysctl_entry {
 	/*
-	 * What a lookup touches, first and in 64 bytes: chain, hash, name
-	 * (inline when short), reference, liveness and, for a directory, its
+	 * What a lookup touches, first and in 64 bytes: hash, name (inline
+	 * when short), reference, liveness and, for a directory, its
 	 * children's table, so that finding an entry in a large directory
-	 * costs one or two cache misses for it and one for its bucket.
+	 * costs one cache miss for it and one for its slot.
 	 * (Aligning entries to a cache line was measured: the padding cost
 	 * more than it saved.)
 	 */
-	struct sysctl_entry *hnext[2]; /* hash chains of the parent's index; RCU */
-	uint32_t hash;                 /* of name */
+	uint32_t hash; /* of name */
 	uint16_t namelen;
 	uint8_t is_dir;
 	uint8_t live; /* atomic; 0 once unlinked */
@@ -115,7 +115,7 @@ struct sysctl_entry {
 	char *name;   /* iname, or allocated when longer */
 	/* Directories: the children's hash table; RCU, NULL until a child comes. */
 	struct sysctl_child_hash *children_hash;
-	char iname[16];
+	char iname[32];
 
 	/* What a walk touches too, in the next line: the list and the path. */
 	struct cds_list_head sibling;  /* in parent->children, sorted by name; RCU */
