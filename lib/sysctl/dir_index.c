@@ -7,6 +7,7 @@
  */
 #define _LGPL_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <urcu-bp.h>
@@ -53,6 +54,15 @@ static uintptr_t slot_make(struct sysctl_entry *e)
 #define slot_make(e) ((uintptr_t)(e))
 #endif
 
+/* Names are short: a loop costs less than a call to memcmp(). */
+static inline bool same_name(const char *a, const char *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
 /* The child @name (hash @h) of @dir, under RCU or the tree lock; NULL if none. */
 struct sysctl_entry *dir_index_find_hashed(struct sysctl_entry *dir, const char *name,
 					   size_t len, uint32_t h)
@@ -69,7 +79,7 @@ struct sysctl_entry *dir_index_find_hashed(struct sysctl_entry *dir, const char 
 
 		if (v == SLOT_GONE || (slot_tag(v) != tag && slot_tag(v)))
 			continue;
-		if (c->hash == h && c->namelen == len && !memcmp(c->name, name, len))
+		if (c->hash == h && c->namelen == len && same_name(c->name, name, len))
 			return c;
 	}
 	return NULL;
@@ -96,7 +106,8 @@ static void slot_insert(struct sysctl_child_hash *ht, struct sysctl_entry *c, si
 /*
  * Make room in @dir's table for @more children (tree lock held), so that
  * linking them cannot fail: open addressing with linear probing, at most
- * 3/4 full counting the slots of removed children. A new table is built
+ * 7/8 full counting the slots of removed children (the tags keep a probe
+ * of a few slots within one or two cache lines). A new table is built
  * beside the current one and published; readers still probing the old one
  * are waited for (a grace period) before it is freed, at the next rebuild
  * or with the directory. Return 0 or -ENOMEM.
@@ -108,9 +119,9 @@ int dir_index_reserve(struct sysctl_entry *dir, size_t more)
 	size_t size = cur ? cur->mask + 1 : 0, want = d->count + more, nsize = 8, gone = 0;
 	struct sysctl_entry *c;
 
-	if (cur && (d->count + d->gone + more) * 4 <= size * 3)
+	if (cur && (d->count + d->gone + more) * 8 <= size * 7)
 		return 0;
-	while (nsize * 3 < want * 4)
+	while (nsize * 7 < want * 8)
 		nsize *= 2;
 	nh = malloc(sizeof(*nh) + nsize * sizeof(nh->slot[0]));
 	if (!nh)
@@ -135,8 +146,8 @@ int dir_index_reserve(struct sysctl_entry *dir, size_t more)
 	return 0;
 }
 
-/* A skip list level for a new child: level k with probability 4^-k. */
-static int skip_random_levels(struct sysctl_tree *tree)
+/* Skip list levels for a new entry (tree lock held): k with probability 4^-k. */
+int dir_index_skip_levels(struct sysctl_tree *tree)
 {
 	int levels = 0;
 
@@ -193,7 +204,6 @@ void dir_index_link(struct sysctl_entry *dir, struct sysctl_entry *child)
 	child->parent = dir;
 	/* Publishes child's fields (rcu_assign_pointer inside). */
 	cds_list_add_rcu(&child->sibling, pos);
-	child->skip_levels = skip_random_levels(dir->tree);
 	for (int lvl = 0; lvl < child->skip_levels; lvl++) {
 		struct sysctl_entry **at = pred[lvl] ? &pred[lvl]->skip[lvl] :
 						       &dir->dir->skip_head[lvl];

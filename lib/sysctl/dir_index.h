@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct sysctl_entry;
+struct sysctl_tree;
 
 /*
  * The hash of a name, kept in the entry (sysctl_entry.hash): FNV-1a, the
@@ -36,6 +37,8 @@ struct sysctl_entry *dir_index_find(struct sysctl_entry *dir, const char *name, 
 /* The same, with @h = dir_index_hash(@name, @len) computed by the caller. */
 struct sysctl_entry *dir_index_find_hashed(struct sysctl_entry *dir, const char *name,
 					   size_t len, uint32_t h);
+/* Skip list levels for a new entry (tree lock held): k with probability 4^-k. */
+int dir_index_skip_levels(struct sysctl_tree *tree);
 /* Room for @more children, so that linking them cannot fail: 0 or -ENOMEM. */
 int dir_index_reserve(struct sysctl_entry *dir, size_t more);
 /* Insert @child in order (tree lock held, room reserved). */

@@ -145,15 +145,16 @@ static int data_lock_init(pthread_rwlock_t *lock)
 static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *parent_path,
 					const char *name, size_t namelen, bool is_dir)
 {
+	int levels = dir_index_skip_levels(tree), err;
 	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
-	struct sysctl_entry *e = malloc(sizeof(*e));
-	int err;
+	struct sysctl_entry *e = malloc(sizeof(*e) + (size_t)levels * sizeof(e->skip[0]));
 
 	if (!e) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	memset(e, 0, sizeof(*e));
+	e->skip_levels = levels;
 	e->tree = tree;
 	e->is_dir = is_dir;
 	e->mode = 0555;
@@ -306,12 +307,16 @@ static int lookup_comp(const char *p, char sep, size_t *len, uint32_t *hash, con
  */
 static int lookup_walk(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
 {
-	const char *first = strpbrk(path, "./");
-	const char sep = first && *first == '.' ? '.' : '/';
 	struct sysctl_entry *e = tree->root;
-	char buf[NAME_MAX_LEN + 1];
+	char buf[NAME_MAX_LEN + 1], sep;
 	const char *p = path;
 	int depth = 0;
+
+	/* The first separator decides (slash_form's rule); inline, not strpbrk(). */
+	while (*p && *p != '.' && *p != '/')
+		p++;
+	sep = *p == '.' ? '.' : '/';
+	p = path;
 
 	while (*p == sep)
 		p++;

@@ -79,7 +79,7 @@ struct sysctl_table_header {
  *     list stays sorted for readers' walks at no cost to them. Level 0 is
  *     the children list itself; a child is on levels 1..skip_levels too,
  *     each level with a probability of 1/4 given the one below
- *     (dir_index.c's skip_random_levels), linked through skip[level - 1]
+ *     (dir_index_skip_levels()), linked through skip[level - 1]
  *     and the directory's skip_head[level - 1]. SYSCTL_SKIP_LEVELS such
  *     levels keep a search at O(log n) up to about 4^12 = 16M children.
  */
@@ -115,7 +115,7 @@ struct sysctl_entry {
 	char *name;   /* iname, or allocated when longer */
 	/* Directories: the children's hash table; RCU, NULL until a child comes. */
 	struct sysctl_child_hash *children_hash;
-	char iname[32];
+	char iname[16];
 
 	/* What a walk touches too, in the next line: the list and the path. */
 	struct cds_list_head sibling;  /* in parent->children, sorted by name; RCU */
@@ -124,9 +124,7 @@ struct sysctl_entry {
 	mode_t mode;
 	struct sysctl_dir *dir; /* directories only: the rest of the children's index */
 
-	/* skip[i]: the next child on level i + 1 of the parent's skip list. */
-	struct sysctl_entry *skip[SYSCTL_SKIP_LEVELS];
-	int skip_levels;               /* how many of skip[] it is in */
+	int skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
 	struct sysctl_entry *parent;   /* under tree->lock while linked */
 	struct sysctl_tree *tree;
 	struct sysctl_table_header *header; /* NULL for directories */
@@ -164,6 +162,13 @@ struct sysctl_entry {
 	struct cds_list_head callbacks;
 
 	struct rcu_head rcu;
+
+	/*
+	 * skip[i]: the next child on level i + 1 of the parent's skip list;
+	 * allocated for the entry's own levels alone (none for 3 entries in
+	 * 4), chosen when it is allocated (dir_index_skip_levels()).
+	 */
+	struct sysctl_entry *skip[];
 };
 
 /* notify.c */
