@@ -50,12 +50,7 @@ static void entry_free(struct sysctl_entry *e)
 	struct sysctl_table_header *h = e->header;
 
 	rcs_sysctl_entry_fini_notify(e);
-	if (e->dir) {
-		/* No reader left: the last reference goes after a grace period. */
-		free(e->children_hash);
-		free(e->dir->old);
-		free(e->dir);
-	}
+	free(e->dir);
 	pthread_rwlock_destroy(&e->data_lock);
 	pthread_mutex_destroy(&e->write_lock);
 	if (e->name != e->iname)
@@ -94,7 +89,7 @@ static void entry_unlink(struct sysctl_entry *e)
 {
 	__atomic_store_n(&e->live, 0, __ATOMIC_SEQ_CST);
 	dir_index_unlink(e->parent, e);
-	e->parent = NULL;
+	CMM_STORE_SHARED(e->parent, NULL); /* lookups read it under RCU */
 	call_rcu(&e->rcu, linked_ref_drop_rcu);
 }
 
@@ -162,7 +157,6 @@ static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *pa
 	e->refs = 1;
 	CDS_INIT_LIST_HEAD(&e->children);
 	CDS_INIT_LIST_HEAD(&e->sibling);
-	e->hash = dir_index_hash(name, namelen);
 	e->namelen = (uint16_t)namelen; /* at most NAME_MAX_LEN */
 	if (namelen < sizeof(e->iname)) {
 		memcpy(e->iname, name, namelen);
@@ -172,6 +166,8 @@ static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *pa
 		e->name = dup_n(name, namelen);
 	}
 	e->path = e->name ? join_path(parent_path, e->name) : NULL;
+	if (e->path)
+		e->hash = dir_index_path_hash(e->path);
 	if (e->path && is_dir) {
 		e->dir = malloc(sizeof(*e->dir));
 		if (e->dir)
@@ -262,74 +258,43 @@ static int split_path(const char *path, struct comp *out, int max)
 }
 
 /*
- * One component of a lookup, at @p in the '/' or '.' form (slash_form's
- * rule, @sep the separator): its length in *@len, its hash, and its bytes
- * as a name ('/' read as '.') in @name when they differ from @p's; -EINVAL
- * when it is too long, "." or "..". Hashed while scanned, so a lookup
- * reads each byte of the path once and copies none in the usual case.
- */
-static int lookup_comp(const char *p, char sep, size_t *len, uint32_t *hash, const char **name,
-		       char *buf)
-{
-	uint32_t h = DIR_INDEX_HASH_INIT;
-	bool swapped = false;
-	size_t n;
-
-	for (n = 0; p[n] && p[n] != sep; n++) {
-		unsigned char ch = (unsigned char)p[n];
-
-		if (ch == '/') { /* only in the '.' form: a '.' inside the name */
-			ch = '.';
-			swapped = true;
-		}
-		h = dir_index_hash_step(h, ch);
-	}
-	if (n > NAME_MAX_LEN)
-		return -EINVAL;
-	if ((n == 1 && (p[0] == '.' || p[0] == '/')) ||
-	    (n == 2 && (p[0] == '.' || p[0] == '/') && (p[1] == '.' || p[1] == '/')))
-		return -EINVAL;
-	*name = p;
-	if (swapped) {
-		for (size_t i = 0; i < n; i++)
-			buf[i] = p[i] == '/' ? '.' : p[i];
-		*name = buf;
-	}
-	*len = n;
-	*hash = dir_index_hash_end(h);
-	return 0;
-}
-
-/*
- * Walk @path from the root under RCU (the caller holds the read lock):
- * the entry in *@out, NULL if a component is missing; -EINVAL if @path is
- * malformed (checked to the end, found or not, as split_path() would).
+ * Scan @path (slash_form's rule: the first separator decides) into its
+ * components and the hash of its dotted form, in one pass and with no
+ * copy, and look it up in the index under RCU (the caller holds the read
+ * lock): the node in *@out, NULL if none; -EINVAL if @path is malformed,
+ * as split_path() would find it (empty, "." or ".." components between
+ * separators, too long, too deep).
  */
 static int lookup_walk(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
 {
-	struct sysctl_entry *e = tree->root;
-	char buf[NAME_MAX_LEN + 1], sep;
+	struct dir_index_comp comps[MAX_DEPTH];
+	uint32_t h = DIR_INDEX_HASH_INIT;
 	const char *p = path;
-	int depth = 0;
+	int n = 0;
+	char sep;
 
-	/* The first separator decides (slash_form's rule); inline, not strpbrk(). */
 	while (*p && *p != '.' && *p != '/')
 		p++;
 	sep = *p == '.' ? '.' : '/';
 	p = path;
-
 	while (*p == sep)
 		p++;
 	while (*p) {
-		const char *name;
-		uint32_t h;
+		const char *s = p;
 		size_t len;
 
-		if (depth++ == MAX_DEPTH || lookup_comp(p, sep, &len, &h, &name, buf))
+		if (n == MAX_DEPTH)
 			return -EINVAL;
-		if (e)
-			e = e->is_dir ? dir_index_find_hashed(e, name, len, h) : NULL;
-		p += len;
+		if (n)
+			h = dir_index_hash_step(h, '.');
+		for (; *p && *p != sep; p++) /* dotted: a '.' inside a name is '/' */
+			h = dir_index_hash_step(h, *p == '.' ? '/' : (unsigned char)*p);
+		len = (size_t)(p - s);
+		/* Neither form leaves both '.' and '/' inside a component. */
+		if (len > NAME_MAX_LEN || (len == 1 && (s[0] == '.' || s[0] == '/')) ||
+		    (len == 2 && (s[0] == '.' || s[0] == '/') && (s[1] == '.' || s[1] == '/')))
+			return -EINVAL;
+		comps[n++] = (struct dir_index_comp){ s, len };
 		if (*p == sep && *++p == sep) { /* empty components: only at the end */
 			while (*p == sep)
 				p++;
@@ -337,7 +302,7 @@ static int lookup_walk(struct sysctl_tree *tree, const char *path, struct sysctl
 				return -EINVAL;
 		}
 	}
-	*out = e;
+	*out = n ? dir_index_find_path(tree, h, comps, n, sep == '.') : tree->root;
 	return 0;
 }
 
@@ -466,6 +431,7 @@ void sysctl_tree_free(struct sysctl_tree *tree)
 	sysctl_entry_put(tree->root);
 	/* Run the deferred reference drops now, so every node is freed on return. */
 	rcu_barrier();
+	dir_index_free(tree);
 	rcs_audit_fini(tree);
 	pthread_cond_destroy(&tree->notify_cond);
 	pthread_mutex_destroy(&tree->audit_lock);
@@ -758,11 +724,8 @@ static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent
 static int link_table(struct sysctl_entry *dir, struct sysctl_entry **newdirs, int nnew,
 		      struct sysctl_entry *parent, struct sysctl_table_header *h)
 {
-	if (dir_index_reserve(parent, h->count))
+	if (dir_index_reserve(parent->tree, h->count + (size_t)nnew))
 		return -ENOMEM;
-	for (int i = 0; i < nnew; i++)
-		if (dir_index_reserve(i ? newdirs[i - 1] : dir, 1))
-			return -ENOMEM;
 	for (size_t i = 0; i < h->count; i++)
 		dir_index_link(parent, h->entries[i]);
 	for (int i = nnew - 1; i >= 0; i--)
