@@ -41,7 +41,6 @@ static void header_put(struct sysctl_table_header *h)
 		return;
 	pthread_mutex_destroy(&h->drain_lock);
 	pthread_cond_destroy(&h->drain_cond);
-	free(h->entries);
 	free(h);
 }
 
@@ -660,11 +659,11 @@ static int find_existing(struct sysctl_tree *tree, const char *path, const struc
 static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t count,
 						sysctl_write_hook *hook, void *hook_arg)
 {
-	struct sysctl_table_header *h = malloc(sizeof(*h));
+	struct sysctl_table_header *h = malloc(sizeof(*h) + count * sizeof(h->entries[0]));
 
 	if (!h)
 		return NULL;
-	memset(h, 0, sizeof(*h));
+	memset(h, 0, sizeof(*h) + count * sizeof(h->entries[0]));
 	h->tree = tree;
 	h->count = count;
 	h->refs = 1;
@@ -679,12 +678,6 @@ static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t
 		free(h);
 		return NULL;
 	}
-	if (count && !(h->entries = malloc(count * sizeof(*h->entries)))) {
-		header_put(h);
-		return NULL;
-	}
-	if (count)
-		memset(h->entries, 0, count * sizeof(*h->entries));
 	return h;
 }
 
@@ -788,7 +781,7 @@ fail:
 	for (int i = 0; i < nnew; i++)
 		sysctl_entry_put(newdirs[i]);
 	if (h) {
-		for (size_t i = 0; i < count && h->entries; i++)
+		for (size_t i = 0; i < count; i++)
 			if (h->entries[i])
 				sysctl_entry_put(h->entries[i]);
 		header_put(h);

@@ -49,7 +49,6 @@ struct sysctl_tree {
 struct sysctl_table_header {
 	struct sysctl_tree *tree;
 	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
-	struct sysctl_entry **entries;
 	size_t count;
 	struct cds_list_head node; /* in tree->headers */
 	long refs;                 /* atomic: 1 for the registration + 1 per entry */
@@ -68,6 +67,9 @@ struct sysctl_table_header {
 	/* sysctl_register_table_hooked(): takes the writes, outside the locks. */
 	sysctl_write_hook *write_hook;
 	void *hook_arg;
+
+	/* The rows' entries, allocated with the header (most tables are small). */
+	struct sysctl_entry *entries[];
 };
 
 /*
