@@ -3,10 +3,11 @@
  * The sysctl tree: registration, lookup, lifetime and walks (reads and
  * writes: entry_io.c).
  *
- * Nodes (entries and directories) hang in sorted RCU lists; each directory
- * also indexes its children (dir_index.c), so that registering, finding
- * and listing cost O(1) or O(log n) per entry however large a directory
- * grows. Lookups run under rcu_read_lock and take a reference;
+ * Nodes (entries and directories) hang in sorted RCU lists; the tree also
+ * indexes every node by its path and each directory its sorted children
+ * (dir_index.c), so that registering, finding and listing cost O(1) or
+ * O(log n) per entry however large a directory grows. Lookups run under
+ * rcu_read_lock and take a reference;
  * register/unregister are serialized by the tree mutex. A node unlinked
  * from the tree keeps its "linked" reference until a grace period has
  * passed (call_rcu), so a reader that found it can still take a reference;
