@@ -3,10 +3,11 @@
  * The sysctl tree: registration, lookup, lifetime and walks (reads and
  * writes: entry_io.c).
  *
- * Nodes (entries and directories) hang in sorted RCU lists; each directory
- * also indexes its children (dir_index.c), so that registering, finding
- * and listing cost O(1) or O(log n) per entry however large a directory
- * grows. Lookups run under rcu_read_lock and take a reference;
+ * Nodes (entries and directories) hang in sorted RCU lists; the tree also
+ * indexes every node by its path and each directory its sorted children
+ * (dir_index.c), so that registering, finding and listing cost O(1) or
+ * O(log n) per entry however large a directory grows. Lookups run under
+ * rcu_read_lock and take a reference;
  * register/unregister are serialized by the tree mutex. A node unlinked
  * from the tree keeps its "linked" reference until a grace period has
  * passed (call_rcu), so a reader that found it can still take a reference;
@@ -41,7 +42,6 @@ static void header_put(struct sysctl_table_header *h)
 		return;
 	pthread_mutex_destroy(&h->drain_lock);
 	pthread_cond_destroy(&h->drain_cond);
-	free(h->entries);
 	free(h);
 }
 
@@ -50,12 +50,7 @@ static void entry_free(struct sysctl_entry *e)
 	struct sysctl_table_header *h = e->header;
 
 	rcs_sysctl_entry_fini_notify(e);
-	if (e->dir) {
-		/* No reader left: the last reference goes after a grace period. */
-		free(e->children_hash);
-		free(e->dir->old);
-		free(e->dir);
-	}
+	free(e->dir);
 	pthread_rwlock_destroy(&e->data_lock);
 	pthread_mutex_destroy(&e->write_lock);
 	if (e->name != e->iname)
@@ -94,7 +89,7 @@ static void entry_unlink(struct sysctl_entry *e)
 {
 	__atomic_store_n(&e->live, 0, __ATOMIC_SEQ_CST);
 	dir_index_unlink(e->parent, e);
-	e->parent = NULL;
+	CMM_STORE_SHARED(e->parent, NULL); /* lookups read it under RCU */
 	call_rcu(&e->rcu, linked_ref_drop_rcu);
 }
 
@@ -145,15 +140,16 @@ static int data_lock_init(pthread_rwlock_t *lock)
 static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *parent_path,
 					const char *name, size_t namelen, bool is_dir)
 {
+	int levels = dir_index_skip_levels(tree), err;
 	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
-	struct sysctl_entry *e = malloc(sizeof(*e));
-	int err;
+	struct sysctl_entry *e = malloc(sizeof(*e) + (size_t)levels * sizeof(e->skip[0]));
 
 	if (!e) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	memset(e, 0, sizeof(*e));
+	e->skip_levels = levels;
 	e->tree = tree;
 	e->is_dir = is_dir;
 	e->mode = 0555;
@@ -161,7 +157,6 @@ static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *pa
 	e->refs = 1;
 	CDS_INIT_LIST_HEAD(&e->children);
 	CDS_INIT_LIST_HEAD(&e->sibling);
-	e->hash = dir_index_hash(name, namelen);
 	e->namelen = (uint16_t)namelen; /* at most NAME_MAX_LEN */
 	if (namelen < sizeof(e->iname)) {
 		memcpy(e->iname, name, namelen);
@@ -171,6 +166,8 @@ static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *pa
 		e->name = dup_n(name, namelen);
 	}
 	e->path = e->name ? join_path(parent_path, e->name) : NULL;
+	if (e->path)
+		e->hash = dir_index_path_hash(e->path);
 	if (e->path && is_dir) {
 		e->dir = malloc(sizeof(*e->dir));
 		if (e->dir)
@@ -260,44 +257,74 @@ static int split_path(const char *path, struct comp *out, int max)
 	return n;
 }
 
-/* Resolve components under RCU or the tree lock; NULL if missing. */
-static struct sysctl_entry *resolve(struct sysctl_tree *tree, const struct comp *c, int n)
+/*
+ * Scan @path (slash_form's rule: the first separator decides) into its
+ * components and the hash of its dotted form, in one pass and with no
+ * copy, and look it up in the index under RCU (the caller holds the read
+ * lock): the node in *@out, NULL if none; -EINVAL if @path is malformed,
+ * as split_path() would find it (empty, "." or ".." components between
+ * separators, too long, too deep).
+ */
+static int lookup_walk(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
 {
-	struct sysctl_entry *e = tree->root;
+	struct dir_index_comp comps[MAX_DEPTH];
+	uint32_t h = DIR_INDEX_HASH_INIT;
+	const char *p = path;
+	int n = 0;
+	char sep;
 
-	for (int i = 0; i < n && e; i++) {
-		if (!e->is_dir)
-			return NULL;
-		e = dir_index_find(e, c[i].s, c[i].len);
+	while (*p && *p != '.' && *p != '/')
+		p++;
+	sep = *p == '.' ? '.' : '/';
+	p = path;
+	while (*p == sep)
+		p++;
+	while (*p) {
+		const char *s = p;
+		size_t len;
+
+		if (n == MAX_DEPTH)
+			return -EINVAL;
+		if (n)
+			h = dir_index_hash_step(h, '.');
+		for (; *p && *p != sep; p++) /* dotted: a '.' inside a name is '/' */
+			h = dir_index_hash_step(h, *p == '.' ? '/' : (unsigned char)*p);
+		len = (size_t)(p - s);
+		/* Neither form leaves both '.' and '/' inside a component. */
+		if (len > NAME_MAX_LEN || (len == 1 && (s[0] == '.' || s[0] == '/')) ||
+		    (len == 2 && (s[0] == '.' || s[0] == '/') && (s[1] == '.' || s[1] == '/')))
+			return -EINVAL;
+		comps[n++] = (struct dir_index_comp){ s, len };
+		if (*p == sep && *++p == sep) { /* empty components: only at the end */
+			while (*p == sep)
+				p++;
+			if (*p)
+				return -EINVAL;
+		}
 	}
-	return e;
+	*out = n ? dir_index_find_path(tree, h, comps, n, sep == '.') : tree->root;
+	return 0;
 }
 
 int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
 {
-	struct comp comps[MAX_DEPTH];
-	char buf[MAX_DEPTH * (NAME_MAX_LEN + 1)];
-	struct sysctl_entry *e;
-	int n;
+	struct sysctl_entry *e = NULL;
+	int err;
 
 	if (!tree || !path)
 		return -EINVAL;
-	path = slash_form(path, buf, sizeof(buf));
-	n = path ? split_path(path, comps, MAX_DEPTH) : -EINVAL;
-	if (n < 0)
-		return n;
 	rcu_read_lock();
-	e = resolve(tree, comps, n);
+	err = lookup_walk(tree, path, &e);
+	/* Found while it was being unlinked: it is gone already. */
+	if (e && !__atomic_load_n(&e->live, __ATOMIC_ACQUIRE))
+		e = NULL;
 	if (e)
 		sysctl_entry_get(e);
 	rcu_read_unlock();
+	if (err)
+		return err;
 	if (!e)
 		return -ENOENT;
-	/* Found while it was being unlinked: it is gone already. */
-	if (!sysctl_entry_live(e)) {
-		sysctl_entry_put(e);
-		return -ENOENT;
-	}
 	*out = e;
 	return 0;
 }
@@ -404,6 +431,7 @@ void sysctl_tree_free(struct sysctl_tree *tree)
 	sysctl_entry_put(tree->root);
 	/* Run the deferred reference drops now, so every node is freed on return. */
 	rcu_barrier();
+	dir_index_free(tree);
 	rcs_audit_fini(tree);
 	pthread_cond_destroy(&tree->notify_cond);
 	pthread_mutex_destroy(&tree->audit_lock);
@@ -631,11 +659,11 @@ static int find_existing(struct sysctl_tree *tree, const char *path, const struc
 static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t count,
 						sysctl_write_hook *hook, void *hook_arg)
 {
-	struct sysctl_table_header *h = malloc(sizeof(*h));
+	struct sysctl_table_header *h = malloc(sizeof(*h) + count * sizeof(h->entries[0]));
 
 	if (!h)
 		return NULL;
-	memset(h, 0, sizeof(*h));
+	memset(h, 0, sizeof(*h) + count * sizeof(h->entries[0]));
 	h->tree = tree;
 	h->count = count;
 	h->refs = 1;
@@ -650,12 +678,6 @@ static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t
 		free(h);
 		return NULL;
 	}
-	if (count && !(h->entries = malloc(count * sizeof(*h->entries)))) {
-		header_put(h);
-		return NULL;
-	}
-	if (count)
-		memset(h->entries, 0, count * sizeof(*h->entries));
 	return h;
 }
 
@@ -695,11 +717,8 @@ static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent
 static int link_table(struct sysctl_entry *dir, struct sysctl_entry **newdirs, int nnew,
 		      struct sysctl_entry *parent, struct sysctl_table_header *h)
 {
-	if (dir_index_reserve(parent, h->count))
+	if (dir_index_reserve(parent->tree, h->count + (size_t)nnew))
 		return -ENOMEM;
-	for (int i = 0; i < nnew; i++)
-		if (dir_index_reserve(i ? newdirs[i - 1] : dir, 1))
-			return -ENOMEM;
 	for (size_t i = 0; i < h->count; i++)
 		dir_index_link(parent, h->entries[i]);
 	for (int i = nnew - 1; i >= 0; i--)
@@ -762,7 +781,7 @@ fail:
 	for (int i = 0; i < nnew; i++)
 		sysctl_entry_put(newdirs[i]);
 	if (h) {
-		for (size_t i = 0; i < count && h->entries; i++)
+		for (size_t i = 0; i < count; i++)
 			if (h->entries[i])
 				sysctl_entry_put(h->entries[i]);
 		header_put(h);

@@ -23,6 +23,11 @@ struct sysctl_tree {
 	sysctl_log_fn *log;
 	void *log_arg;
 	uint64_t skip_rng; /* skip list levels (under lock) */
+	/* The path index (dir_index.c): every linked node by its path; RCU. */
+	struct sysctl_index *index;
+	struct sysctl_index *index_old; /* replaced, freed after a grace period */
+	size_t index_count;             /* nodes in it (under lock) */
+	size_t index_gone;              /* slots marked removed (under lock) */
 	/* Owner of every entry (sysctl_tree_set_owner); atomic, 0/0 by default. */
 	uid_t owner_uid;
 	gid_t owner_gid;
@@ -47,7 +52,6 @@ struct sysctl_tree {
 struct sysctl_table_header {
 	struct sysctl_tree *tree;
 	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
-	struct sysctl_entry **entries;
 	size_t count;
 	struct cds_list_head node; /* in tree->headers */
 	long refs;                 /* atomic: 1 for the registration + 1 per entry */
@@ -66,58 +70,62 @@ struct sysctl_table_header {
 	/* sysctl_register_table_hooked(): takes the writes, outside the locks. */
 	sysctl_write_hook *write_hook;
 	void *hook_arg;
+
+	/* The rows' entries, allocated with the header (most tables are small). */
+	struct sysctl_entry *entries[];
 };
 
 /*
- * A directory's index of its children, so that neither a lookup nor an
- * insert walks the children one by one (the kernel keeps an rb-tree per
- * directory); listings walk the sorted list, one step per entry:
- *   - a hash table for lookups, read under RCU: chains through the
- *     children's hnext[slot]. Growing it builds a new table through the
- *     other hnext slot while readers still follow the old one, publishes
- *     it, and frees the old one after a grace period;
- *   - a skip list over the sorted children list, for writers only (under
- *     tree->lock): finds the insert position in O(log n), so the children
- *     list stays sorted for readers' walks at no cost to them. Level 0 is
- *     the children list itself; a child is on levels 1..skip_levels too,
- *     each level with a probability of 1/4 given the one below
- *     (dir_index.c's skip_random_levels), linked through skip[level - 1]
- *     and the directory's skip_head[level - 1]. SYSCTL_SKIP_LEVELS such
- *     levels keep a search at O(log n) up to about 4^12 = 16M children.
+ * The tree's index, so that neither a lookup nor an insert walks the
+ * children of a directory one by one (the kernel keeps an rb-tree per
+ * directory); listings walk the sorted lists, one step per entry:
+ *   - one hash table of every node, keyed by its dotted path (the hash in
+ *     sysctl_entry.hash), read under RCU: a lookup hashes the whole path
+ *     once and loads one slot and the node it names, then checks the
+ *     names up the parents (directories, few and hot), as liburcu's
+ *     cds_lfht keyed by full paths would; a child of a known directory is
+ *     found from the directory's hash. Open addressing, each slot the
+ *     node's address tagged with bits of its hash, so that a probe loads
+ *     only the node it finds (dir_index.c). Growing it builds a new table
+ *     while readers still probe the old one, publishes it, and frees the
+ *     old one after a grace period;
+ *   - per directory, a skip list over the sorted children list, for
+ *     writers only (under tree->lock): finds the insert position in
+ *     O(log n), so the children list stays sorted for readers' walks at no
+ *     cost to them. Level 0 is the children list itself; a child is on
+ *     levels 1..skip_levels too, each level with a probability of 1/4
+ *     given the one below (dir_index_skip_levels()), linked through
+ *     skip[level - 1] and the directory's skip_head[level - 1].
+ *     SYSCTL_SKIP_LEVELS such levels keep a search at O(log n) up to about
+ *     4^12 = 16M children.
  */
 #define SYSCTL_SKIP_LEVELS 12
 
-struct sysctl_child_hash {
-	unsigned int slot; /* the hnext[] index its chains use */
-	size_t mask;       /* buckets - 1 (a power of two) */
-	struct sysctl_entry *bucket[];
+struct sysctl_index {
+	size_t mask;      /* slots - 1 (a power of two) */
+	uintptr_t slot[]; /* tagged nodes (dir_index.c); RCU */
 };
 
 struct sysctl_dir {
-	/* The current table is the directory's children_hash (hot). */
-	struct sysctl_child_hash *old;  /* replaced, freed after a grace period */
-	size_t count;                   /* children linked (under tree->lock) */
 	struct sysctl_entry *skip_head[SYSCTL_SKIP_LEVELS]; /* under tree->lock */
 };
 
 struct sysctl_entry {
 	/*
-	 * What a lookup touches, first and in 64 bytes: chain, hash, name
-	 * (inline when short), reference, liveness and, for a directory, its
-	 * children's table, so that finding an entry in a large directory
-	 * costs one or two cache misses for it and one for its bucket.
+	 * What a lookup touches, first and in 64 bytes: hash, name (inline
+	 * when short), reference, liveness and the parent, so that finding an
+	 * entry costs one cache miss for it and one for its slot.
 	 * (Aligning entries to a cache line was measured: the padding cost
 	 * more than it saved.)
 	 */
-	struct sysctl_entry *hnext[2]; /* hash chains of the parent's index; RCU */
-	uint32_t hash;                 /* of name */
+	uint32_t hash; /* of path, not finished (dir_index.h) */
 	uint16_t namelen;
 	uint8_t is_dir;
 	uint8_t live; /* atomic; 0 once unlinked */
 	long refs;    /* atomic: 1 while linked (dropped after a grace period) + users */
 	char *name;   /* iname, or allocated when longer */
-	/* Directories: the children's hash table; RCU, NULL until a child comes. */
-	struct sysctl_child_hash *children_hash;
+	/* Under tree->lock while linked; read under RCU by lookups (atomic). */
+	struct sysctl_entry *parent;
 	char iname[16];
 
 	/* What a walk touches too, in the next line: the list and the path. */
@@ -125,12 +133,9 @@ struct sysctl_entry {
 	char *path;                    /* dotted */
 	struct cds_list_head children; /* directories only; RCU */
 	mode_t mode;
-	struct sysctl_dir *dir; /* directories only: the rest of the children's index */
+	struct sysctl_dir *dir; /* directories only: the skip list's heads */
 
-	/* skip[i]: the next child on level i + 1 of the parent's skip list. */
-	struct sysctl_entry *skip[SYSCTL_SKIP_LEVELS];
-	int skip_levels;               /* how many of skip[] it is in */
-	struct sysctl_entry *parent;   /* under tree->lock while linked */
+	int skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
 	struct sysctl_tree *tree;
 	struct sysctl_table_header *header; /* NULL for directories */
 	const struct ctl_table *table;      /* NULL for directories */
@@ -172,6 +177,13 @@ struct sysctl_entry {
 	struct cds_list_head callbacks;
 
 	struct rcu_head rcu;
+
+	/*
+	 * skip[i]: the next child on level i + 1 of the parent's skip list;
+	 * allocated for the entry's own levels alone (none for 3 entries in
+	 * 4), chosen when it is allocated (dir_index_skip_levels()).
+	 */
+	struct sysctl_entry *skip[];
 };
 
 /* notify.c */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Large directories (correctness, not timing): the per-directory index
- * (hash table for lookups, skip list for the sorted position) must find
+ * Large directories (correctness, not timing): the index (one hash table
+ * of every node by path for lookups, a skip list per directory for the
+ * sorted position) must find
  * every entry and keep walks and listings in name order however many
  * entries a directory holds, however they arrive and leave:
  *   flat        one table of N entries in one directory, in shuffled order;
@@ -12,7 +13,8 @@
  *               another shuffled order, checked at each step's end; four
  *               rounds, as a reader caught in a chain being rebuilt is rare.
  * Also duplicates: inside one big table (the last row repeats the first),
- * and a name already registered. Usage: test_tree_scale [--entries N]
+ * and a name already registered; and paths whose hashes are equal, which
+ * only their names tell apart. Usage: test_tree_scale [--entries N]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -384,6 +386,62 @@ static void test_one_by_one(long n, const char *inc)
 	names_free(names, n);
 }
 
+/*
+ * Paths of equal hash (FNV-1a over the dotted path, found by search): the
+ * index puts them on one probe sequence with one tag, so only the names,
+ * the leaf's and its parents', tell them apart, in lookups and in
+ * registration's "already registered" check.
+ */
+static void test_equal_hashes(void)
+{
+	/* "coll.a228319" and "coll.a1248864": the leaf names differ. */
+	static const char *same_dir[2] = { "a228319", "a1248864" };
+	/* "coll.d462789.x" and "coll.d679192.x": the same leaf, other parents. */
+	static const char *dirs[2] = { "coll.d462789", "coll/d679192" };
+	struct sysctl_tree *t = sysctl_tree_new();
+	struct ctl_table rows[2], xs[2], y = { "y", NULL, sizeof(int), 0644, proc_dointvec,
+					     NULL, NULL, NULL };
+	struct sysctl_table_header *h, *hx[2], *hy;
+	int data[5] = { 0 };
+	char path[64];
+	int err;
+
+	for (int i = 0; i < 2; i++) {
+		rows[i] = (struct ctl_table){ same_dir[i], &data[i], sizeof(int), 0644,
+					      proc_dointvec, NULL, NULL, NULL };
+		xs[i] = (struct ctl_table){ "x", &data[2 + i], sizeof(int), 0644, proc_dointvec,
+					    NULL, NULL, NULL };
+	}
+	err = sysctl_register_table(t, "coll", rows, 2, &h);
+	CHECK(err == 0, "register coll: %d", err);
+	/* The second directory exists first: its "x" is checked against its children. */
+	y.data = &data[4];
+	err = sysctl_register_table(t, dirs[1], &y, 1, &hy);
+	CHECK(err == 0, "register %s.y: %d", dirs[1], err);
+	for (int i = 0; i < 2; i++) {
+		err = sysctl_register_table(t, dirs[i], &xs[i], 1, &hx[i]);
+		CHECK(err == 0, "register %s.x beside a path of the same hash: %d", dirs[i], err);
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "coll.%s", same_dir[i]);
+		check_found(t, path, same_dir[i], &rows[i]);
+		snprintf(path, sizeof(path), "/coll/%s", same_dir[i]);
+		check_found(t, path, same_dir[i], &rows[i]);
+		snprintf(path, sizeof(path), "%s/x", i ? "coll/d679192" : "coll/d462789");
+		check_found(t, path, "x", &xs[i]);
+		snprintf(path, sizeof(path), "%s.x", i ? "coll.d679192" : "coll.d462789");
+		check_found(t, path, "x", &xs[i]);
+	}
+	sysctl_unregister_table(hx[0]);
+	check_missing(t, "coll.d462789.x");
+	check_found(t, "coll.d679192.x", "x", &xs[1]);
+	sysctl_unregister_table(hx[1]);
+	check_missing(t, "coll.d679192.x");
+	sysctl_unregister_table(hy);
+	sysctl_unregister_table(h);
+	sysctl_tree_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	long n = 20000;
@@ -396,6 +454,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	test_equal_hashes();
 	test_flat(n);
 	test_spread(n);
 	/* Rounds: a reader in the middle of a chain while it is rebuilt is rare. */

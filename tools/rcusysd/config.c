@@ -23,14 +23,24 @@ struct tfile {
 };
 
 /*
- * Values by entry path (dotted, as sysctl_entry_path()): an open-addressing
- * hash table, so a tree of 100 000 tunables costs n lookups, not n^2 string
- * compares (a list here made rcusysd's start 27 times slower at 20 000).
+ * What this module knows of each entry, by path (dotted, as
+ * sysctl_entry_path()), in an open-addressing hash table, so a tree of
+ * 100 000 tunables costs n lookups, not n^2 string compares (a list here
+ * made rcusysd's start 27 times slower at 20 000). One record per path
+ * holds the path and the default inline, and the applied value points at
+ * the default while the two are equal, as they are after the start: two
+ * tables of path and value copies cost 4 strings and 2 slots per tunable.
  */
+struct record {
+	/* What this module last left in the entry, as it reads back:
+	 * NULL (never set here), the default (text + def) or its own copy. */
+	char *applied;
+	unsigned def;  /* the default's offset in text; 0: none captured */
+	char text[];   /* the path, '\0', then the default and '\0' when def */
+};
+
 struct values {
-	struct value {
-		char *path, *value;
-	} *v;
+	struct record **v;
 	size_t n, cap; /* cap: 0 or a power of two, at most half full */
 };
 
@@ -40,8 +50,7 @@ struct config {
 	pthread_mutex_t lock; /* everything below; a reset and a reload take turns */
 	struct tfile *tfiles;
 	size_t ntfiles;
-	struct values defaults; /* each entry's value before any file */
-	struct values applied;  /* what this module last left in each entry, as it reads back */
+	struct values values; /* each entry's value before any file, and the last one applied */
 	struct sysctl_conf_set *set;
 	struct persist *state;
 	bool (*etcd_holds)(const char *key);
@@ -186,65 +195,139 @@ static size_t hash_path(const char *path)
 	return h;
 }
 
-/* The slot of @path, or the empty slot where it would go. */
-static struct value *values_slot(const struct values *vs, const char *path)
+/* The slot of @path, or the empty slot where it would go (vs->cap > 0). */
+static struct record **values_slot(const struct values *vs, const char *path)
 {
 	size_t i = hash_path(path) & (vs->cap - 1);
 
-	while (vs->v[i].path && strcmp(vs->v[i].path, path))
+	while (vs->v[i] && strcmp(vs->v[i]->text, path))
 		i = (i + 1) & (vs->cap - 1);
 	return &vs->v[i];
 }
 
-static const char *values_get(const struct values *vs, const char *path)
+static struct record *values_find(const struct values *vs, const char *path)
 {
-	return vs->cap ? values_slot(vs, path)->value : NULL;
+	return vs->cap ? *values_slot(vs, path) : NULL;
+}
+
+/* The value @path had before any file; NULL if none was captured. */
+static const char *values_default(const struct values *vs, const char *path)
+{
+	struct record *r = values_find(vs, path);
+
+	return r && r->def ? r->text + r->def : NULL;
+}
+
+/* What this module last left in @path; NULL if it never set it. */
+static const char *values_applied(const struct values *vs, const char *path)
+{
+	struct record *r = values_find(vs, path);
+
+	return r ? r->applied : NULL;
 }
 
 static bool values_grow(struct values *vs)
 {
 	size_t cap = vs->cap ? vs->cap * 2 : 64;
-	struct values bigger = { calloc(cap, sizeof(struct value)), vs->n, cap };
+	struct values bigger = { calloc(cap, sizeof(struct record *)), vs->n, cap };
 
 	if (!bigger.v)
 		return false;
 	for (size_t i = 0; i < vs->cap; i++)
-		if (vs->v[i].path)
-			*values_slot(&bigger, vs->v[i].path) = vs->v[i];
+		if (vs->v[i])
+			*values_slot(&bigger, vs->v[i]->text) = vs->v[i];
 	free(vs->v);
 	*vs = bigger;
 	return true;
 }
 
-/* Out of memory, the value is not remembered: the entry then counts as never set here. */
-static void values_put(struct values *vs, const char *path, const char *value)
+static void record_free(struct record *r)
 {
-	char *copy = strdup(value);
-	struct value *slot;
+	if (r && r->applied && (!r->def || r->applied != r->text + r->def))
+		free(r->applied);
+	free(r);
+}
 
-	if (!copy || ((vs->n + 1) * 2 > vs->cap && !values_grow(vs))) {
-		free(copy);
-		return;
-	}
+/*
+ * The record of @path with @def as its default (NULL: keep the record's
+ * own, or none), made or remade in its slot; NULL when out of memory, with
+ * the old record left as it was.
+ */
+static struct record *values_record(struct values *vs, const char *path, const char *def)
+{
+	struct record **slot, *old, *r;
+	size_t plen = strlen(path), dlen;
+	const char *keep;
+
+	if ((vs->n + 1) * 2 > vs->cap && !values_grow(vs))
+		return NULL;
 	slot = values_slot(vs, path);
-	if (slot->path) {
-		free(slot->value);
-		slot->value = copy;
-		return;
+	old = *slot;
+	if (old && (!def || old->def))
+		return old;
+	dlen = def ? strlen(def) + 1 : 0;
+	r = malloc(sizeof(*r) + plen + 1 + dlen);
+	if (!r)
+		return NULL;
+	memcpy(r->text, path, plen + 1);
+	r->def = def ? (unsigned)plen + 1 : 0;
+	if (def)
+		memcpy(r->text + r->def, def, dlen);
+	r->applied = NULL;
+	keep = old ? old->applied : NULL;
+	if (keep && def && !strcmp(keep, def)) {
+		r->applied = r->text + r->def;
+		record_free(old);
+	} else {
+		r->applied = old ? old->applied : NULL; /* its own copy: moves over */
+		free(old);
 	}
-	slot->path = strdup(path);
-	if (!slot->path) {
-		free(copy);
+	if (!old)
+		vs->n++;
+	*slot = r;
+	return r;
+}
+
+/* Captures @value as @path's default, and as what it was last left at. */
+static void values_capture(struct values *vs, const char *path, const char *value)
+{
+	struct record *r = values_record(vs, path, value);
+
+	/* Out of memory, the default is not remembered: no file's value can fall back to it. */
+	if (!r || !r->def)
 		return;
+	if (r->applied && r->applied != r->text + r->def)
+		free(r->applied);
+	r->applied = r->text + r->def;
+}
+
+/* Out of memory, the value is not remembered: the entry then counts as never set here. */
+static void values_set_applied(struct values *vs, const char *path, const char *value)
+{
+	struct record *r = values_record(vs, path, NULL);
+	char *copy = NULL;
+
+	if (!r)
+		return;
+	if (!r->def || strcmp(r->text + r->def, value)) {
+		copy = strdup(value);
+		if (!copy) {
+			/* Forgotten rather than left stale. */
+			if (r->applied && (!r->def || r->applied != r->text + r->def))
+				free(r->applied);
+			r->applied = NULL;
+			return;
+		}
 	}
-	slot->value = copy;
-	vs->n++;
+	if (r->applied && (!r->def || r->applied != r->text + r->def))
+		free(r->applied);
+	r->applied = copy ? copy : r->text + r->def;
 }
 
 static void values_free(struct values *vs)
 {
 	for (size_t i = 0; i < vs->cap; i++)
-		free(vs->v[i].path), free(vs->v[i].value);
+		record_free(vs->v[i]);
 	free(vs->v);
 }
 
@@ -292,10 +375,9 @@ static void capture_defaults(struct config *c)
 	for (size_t i = 0; i < p.n; i++) {
 		const char *value;
 
-		if (values_get(&c->defaults, p.v[i]) || !(value = live_value(c, p.v[i])))
+		if (values_default(&c->values, p.v[i]) || !(value = live_value(c, p.v[i])))
 			continue;
-		values_put(&c->defaults, p.v[i], value);
-		values_put(&c->applied, p.v[i], value);
+		values_capture(&c->values, p.v[i], value);
 	}
 	free_paths(&p);
 }
@@ -307,7 +389,7 @@ static void capture_defaults(struct config *c)
  */
 static const char *default_of(struct config *c, const char *path)
 {
-	return values_get(&c->defaults, path);
+	return values_default(&c->values, path);
 }
 
 /* ---- layer 2: the merged sysctl.d set ---- */
@@ -385,7 +467,7 @@ static void report_set_error(struct config *c, const struct sysctl_conf_item *it
  */
 static bool held(struct config *c, const char *path, const char *key, bool forced)
 {
-	const char *applied = values_get(&c->applied, path), *live;
+	const char *applied = values_applied(&c->values, path), *live;
 
 	if (persist_holds(c->state, path) || (c->etcd_holds && c->etcd_holds(key)))
 		return true;
@@ -408,7 +490,7 @@ static void converge_one(struct config *c, const char *path, const char *key,
 	err = sysctl_set_from(c->tree, path, value, strlen(value), NULL, SYSCTL_ORIGIN_FILE);
 	/* Kept as it reads back ("1 2" reads "1\t2"), to tell a later runtime write from it. */
 	if (!err && (live = live_value(c, path)))
-		values_put(&c->applied, path, live);
+		values_set_applied(&c->values, path, live);
 	if (err && !(it && it->ignore_failure))
 		report_set_error(c, it, key, err);
 	else if (!err && c->announce && it)
@@ -571,8 +653,7 @@ void config_free(struct config *c)
 		tunables_free(c->tfiles[i].declared);
 		free(c->tfiles[i].path);
 	}
-	values_free(&c->defaults);
-	values_free(&c->applied);
+	values_free(&c->values);
 	free(c->tfiles);
 	sysctl_conf_set_free(c->set);
 	pthread_mutex_destroy(&c->lock);

@@ -52,13 +52,16 @@ struct tunable {
 	const struct type *type;
 	/*
 	 * Memory counts at scale (100 000 tunables): what only some kinds
-	 * need is allocated for those alone, and one value of up to a long
-	 * lives here, not in an allocation of its own.
+	 * need is allocated for those alone, one value of up to a long lives
+	 * here, not in an allocation of its own, and the storage of the three
+	 * kinds shares one field (info->flags tells which).
 	 */
-	struct rcustring *str;  /* strings only */
-	void *data;             /* elements: &one, or allocated for a vector */
+	union {
+		struct rcustring *str;  /* strings */
+		unsigned long *bitmap;  /* bitmaps: table.data points here */
+		void *data;             /* elements: &one, or allocated for a vector */
+	};
 	unsigned long one;      /* the value of a single-element kind */
-	unsigned long *bitmap;  /* table.data points here for a bitmap */
 	union bound min, max;
 	unsigned count;         /* elements (1 unless TYPE[N]) */
 	char *desc;             /* NULL: none */
@@ -121,12 +124,16 @@ static void tunable_free(struct tunable *t)
 {
 	if (t->header)
 		sysctl_unregister_table(t->header);
-	if (t->str)
-		rcustring_destroy(t->str);
-	free(t->str);
-	if (t->data != &t->one)
+	/* The union is set only once info is (parse_line), so NULL before. */
+	if (t->info && (t->info->flags & SYSCTL_HF_STRING)) {
+		if (t->str)
+			rcustring_destroy(t->str);
+		free(t->str);
+	} else if (t->info && (t->info->flags & SYSCTL_HF_BITMAP)) {
+		free(t->bitmap);
+	} else if (t->data != &t->one) {
 		free(t->data);
-	free(t->bitmap);
+	}
 	free(t->desc);
 	free(t->default_value);
 	free(t->path);
