@@ -35,7 +35,8 @@ mkdir "$work/v" "$work/f"
 vpid=$!
 "$fixture" "$work/f" 1 &
 fpid=$!
-lxcfs_pid= writers=()
+lxcfs_pid=''
+writers=()
 cleanup() {
 	[ ${#writers[@]} -gt 0 ] && kill "${writers[@]}" 2>/dev/null
 	umount -l "$work/v" 2>/dev/null
