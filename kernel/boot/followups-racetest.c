@@ -21,7 +21,8 @@
  *       created.
  *
  * KCSAN reports are copied to the console by kmsg.c; boot-test places
- * them (followups-kcsan-places).
+ * them (followups-kcsan-places). Kernel log lines of the KUnit run that
+ * name rcustring are printed first, as "kunit " lines.
  *
  * Environment (from the kernel command line): RT_KERNEL (name printed on
  * every line), FU_READS (reads or sockets per line, default 20000).
@@ -226,6 +227,40 @@ static char *repeat(int c, size_t n, bool nl)
 	return s;
 }
 
+/*
+ * The KUnit results in the kernel log (the patched kernel runs the
+ * rcustring suite's module-parameter case at boot), as "kunit " lines.
+ */
+static void kunit_results(void)
+{
+	char rec[8192];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, rec, sizeof(rec) - 1)) != 0) {
+		char *text, *nl;
+
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n < 0)
+			break;
+		rec[n] = '\0';
+		text = strchr(rec, ';');
+		if (!text)
+			continue;
+		text++;
+		nl = strchr(text, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strstr(text, "rcustring") || strstr(text, "KTAP") ||
+		    strstr(text, "# Totals"))
+			printf("kunit %s\n", text);
+	}
+	close(fd);
+}
+
 static void line_ftrace(void)
 {
 	struct flipper f;
@@ -338,6 +373,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("note %s cpus=%d\n", kname, cpus);
 	printf("note %s reads_per_line=%ld\n", kname, reads_per_line);
+	kunit_results();
 	kmsg_watch_start();
 	line_ftrace();
 	line_cdrom();
