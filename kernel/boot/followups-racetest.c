@@ -11,6 +11,13 @@
  *       (cdrom_sysctl_info()); one reader per CPU compares each read with
  *       the text read alone at the start. No drive: the consumer is the
  *       file itself, nothing else in the kernel reads the text.
+ *   firmware_path consumer  a writer flips firmware_class.path between
+ *       "/" + 36 'a' and "/" + 96 'b', two directories of the initramfs
+ *       that both hold fu-test.bin; this thread makes the kernel load
+ *       that file (test_firmware's trigger_request). A load that fails
+ *       with ENOENT looked in neither directory: torn (the paths after
+ *       the customized one, under /lib/firmware, do not exist); errors
+ *       counts other failures.
  *   mptcp_scheduler procsys  a writer rewrites the name with "default",
  *       the one scheduler a guest can have (others are BPF struct_ops), so
  *       a torn read cannot show here (torn=0 on both kernels, the line
@@ -25,7 +32,8 @@
  * name rcustring are printed first, as "kunit " lines.
  *
  * Environment (from the kernel command line): RT_KERNEL (name printed on
- * every line), FU_READS (reads or sockets per line, default 20000).
+ * every line), FU_READS (reads or sockets per line, default 20000),
+ * FU_CALLS (firmware loads, default 2000).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,9 +58,12 @@
 #define FTRACE_PATH "/proc/sys/kernel/ftrace_dump_on_oops"
 #define CDROM_PATH "/proc/sys/dev/cdrom/info"
 #define MPTCP_PATH "/proc/sys/net/mptcp/scheduler"
+#define FWPATH_PATH "/sys/module/firmware_class/parameters/path"
+#define FWTRIGGER_PATH "/sys/devices/virtual/misc/test_firmware/trigger_request"
 
 const char *kname = "unknown";	/* kmsg.c prints it too */
 static long reads_per_line = 20000;
+static long calls_per_line = 2000;
 static int cpus;
 
 void die(const char *what)
@@ -316,6 +327,44 @@ static void *socket_loop(void *arg)
 	return NULL;
 }
 
+static void line_firmware(void)
+{
+	struct flipper f;
+	char *a = repeat('a', 36, false), *b = repeat('b', 96, false);
+	char a_dir[40], b_dir[100];
+	long calls, torn = 0, errors = 0;
+	int fd, err = 0;
+
+	snprintf(a_dir, sizeof(a_dir), "/%s", a);
+	snprintf(b_dir, sizeof(b_dir), "/%s", b);
+	fd = open(FWTRIGGER_PATH, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		printf("note %s firmware_path: cannot open %s: %s\n", kname,
+		       FWTRIGGER_PATH, strerror(errno));
+		return;
+	}
+	flip_start(&f, FWPATH_PATH, a_dir, b_dir);
+	pin_to(1);
+	for (calls = 0; calls < calls_per_line; calls++) {
+		if (pwrite(fd, "fu-test.bin", 11, 0) >= 0)
+			continue;
+		if (errno == ENOENT) {
+			torn++;
+		} else {
+			errors++;
+			err = errno;
+		}
+	}
+	flip_stop(&f);
+	close(fd);
+	printf("race %s firmware_path consumer calls=%ld torn=%ld errors=%ld%s%s\n",
+	       kname, calls, torn, errors, err ? " error=" : "", err ? strerror(err) : "");
+	if (f.err)
+		printf("note %s firmware_path writer: %s\n", kname, strerror(f.err));
+	printf("note %s firmware_path writes=%ld\n", kname, f.writes);
+	fflush(stdout);
+}
+
 static void line_mptcp(void)
 {
 	static char avail[256];
@@ -369,6 +418,9 @@ int main(void)
 	v = getenv("FU_READS");
 	if (v && atol(v) > 0)
 		reads_per_line = atol(v);
+	v = getenv("FU_CALLS");
+	if (v && atol(v) > 0)
+		calls_per_line = atol(v);
 	cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("note %s cpus=%d\n", kname, cpus);
@@ -377,6 +429,7 @@ int main(void)
 	kmsg_watch_start();
 	line_ftrace();
 	line_cdrom();
+	line_firmware();
 	line_mptcp();
 	kmsg_watch_stop();
 	printf("racetest: done\n");
