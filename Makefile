@@ -99,13 +99,14 @@ fuzz: deps $(FUZZ_BUILD)/build.ninja
 # The Linux series on Debian's linux-source-7.2 (fetched from unstable into
 # $KERNEL_CACHE): checkpatch, per-patch builds, W=1 and sparse, KUnit under
 # UML with two CPUs and the debug options; and the 6.12 backport applied,
-# built and KUnit-tested. kernel-check-all adds the QEMU boot test and the
-# backport's per-patch builds and boot test. See kernel/README.md.
+# built and KUnit-tested. kernel-check-all adds the QEMU boot test, the
+# backport's per-patch builds and boot test, and the follow-up series'
+# checks (kernel/followups/check). See kernel/README.md.
 kernel-check:
 	kernel/check
 
 kernel-check-all:
-	kernel/check --all
+	kernel/check --all; st=$$?; kernel/followups/check || st=1; exit $$st
 
 # Each program prints its table, then `summary NAME VALUE` lines.
 bench: build
