@@ -94,7 +94,7 @@ static ssize_t pread_all(int fd, char *buf, size_t size)
 struct flipper {
 	const char *path;
 	const char *val[2];
-	atomic_bool stop;
+	atomic_bool stop, first;
 	long writes;
 	int err;
 	pthread_t thread;
@@ -118,6 +118,7 @@ static void *flip(void *arg)
 			break;
 		}
 		f->writes++;
+		atomic_store(&f->first, true);
 	}
 	close(fd);
 	return NULL;
@@ -132,6 +133,10 @@ static void flip_start(struct flipper *f, const char *path, const char *a,
 	f->val[1] = b;
 	if (pthread_create(&f->thread, NULL, flip, f))
 		die("pthread_create");
+	/* Readers start after the first write: the value before it is
+	 * neither of the two. */
+	while (!atomic_load(&f->first) && !f->err)
+		usleep(100);
 }
 
 static void flip_stop(struct flipper *f)
