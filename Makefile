@@ -100,12 +100,13 @@ fuzz: deps $(FUZZ_BUILD)/build.ninja
 # $KERNEL_CACHE): checkpatch, per-patch builds, W=1 and sparse, KUnit under
 # UML with two CPUs and the debug options; and the 6.12 backport applied,
 # built and KUnit-tested; the QEMU boot test. kernel-check-all adds the
-# backport's per-patch builds and boot test. See kernel/README.md.
+# backport's per-patch builds and boot test, and the follow-up series'
+# checks (kernel/followups/check). See kernel/README.md.
 kernel-check:
 	kernel/check
 
 kernel-check-all:
-	kernel/check --all
+	kernel/check --all; st=$$?; kernel/followups/check || st=1; exit $$st
 
 # Each program prints its table, then `summary NAME VALUE` lines.
 bench: build

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The follow-up series' race test, run in the guest as /racetest by the
+ * boot test's init (kernel/boot/followups-boot-test builds the initramfs).
+ * One line per tunable, "race KERNEL TUNABLE PATH reads=N torn=N ...":
+ *
+ *   ftrace_dump_on_oops procsys  a writer flips the value between 37 'a'
+ *       and 97 'b' (they differ in every byte); a reader on the other
+ *       CPU counts reads that are neither plus a newline.
+ *   cdrom_info procsys  no writer: every read rebuilds the text
+ *       (cdrom_sysctl_info()); one reader per CPU compares each read with
+ *       the text read alone at the start. No drive: the consumer is the
+ *       file itself, nothing else in the kernel reads the text.
+ *   firmware_path consumer  a writer flips firmware_class.path between
+ *       "/" + 36 'a' and "/" + 96 'b', two directories of the initramfs
+ *       that both hold fu-test.bin; this thread makes the kernel load
+ *       that file (test_firmware's trigger_request). A load that fails
+ *       with ENOENT looked in neither directory: torn (the paths after
+ *       the customized one, under /lib/firmware, do not exist); errors
+ *       counts other failures.
+ *   mptcp_scheduler procsys  a writer rewrites the name with "default",
+ *       the one scheduler a guest can have (others are BPF struct_ops), so
+ *       a torn read cannot show here (torn=0 on both kernels, the line
+ *       proves nothing alone); KCSAN is the evidence for this tunable.
+ *   mptcp_scheduler consumer  the same writer while one thread per CPU
+ *       creates MPTCP sockets, which look the name up
+ *       (mptcp_init_sock()); failed counts sockets that could not be
+ *       created.
+ *
+ * KCSAN reports are copied to the console by kmsg.c; boot-test places
+ * them (followups-kcsan-places). Kernel log lines of the KUnit run that
+ * name rcustring are printed first, as "kunit " lines.
+ *
+ * Environment (from the kernel command line): RT_KERNEL (name printed on
+ * every line), FU_READS (reads or sockets per line, default 20000),
+ * FU_CALLS (firmware loads, default 2000).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "racetest.h"
+
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
+#define FTRACE_PATH "/proc/sys/kernel/ftrace_dump_on_oops"
+#define CDROM_PATH "/proc/sys/dev/cdrom/info"
+#define MPTCP_PATH "/proc/sys/net/mptcp/scheduler"
+#define FWPATH_PATH "/sys/module/firmware_class/parameters/path"
+#define FWTRIGGER_PATH "/sys/devices/virtual/misc/test_firmware/trigger_request"
+
+const char *kname = "unknown";	/* kmsg.c prints it too */
+static long reads_per_line = 20000;
+static long calls_per_line = 2000;
+static int cpus;
+
+void die(const char *what)
+{
+	printf("racetest: %s: %s\n", what, strerror(errno));
+	fflush(stdout);
+	exit(1);
+}
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu % cpus, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static ssize_t pread_all(int fd, char *buf, size_t size)
+{
+	ssize_t n = pread(fd, buf, size - 1, 0);
+
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+struct flipper {
+	const char *path;
+	const char *val[2];
+	atomic_bool stop, first;
+	long writes;
+	int err;
+	pthread_t thread;
+};
+
+static void *flip(void *arg)
+{
+	struct flipper *f = arg;
+	int fd = open(f->path, O_WRONLY | O_CLOEXEC);
+
+	pin_to(0);
+	if (fd < 0) {
+		f->err = errno;
+		return NULL;
+	}
+	while (!atomic_load(&f->stop)) {
+		const char *v = f->val[f->writes & 1];
+
+		if (pwrite(fd, v, strlen(v), 0) < 0) {
+			f->err = errno;
+			break;
+		}
+		f->writes++;
+		atomic_store(&f->first, true);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void flip_start(struct flipper *f, const char *path, const char *a,
+		       const char *b)
+{
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	f->val[0] = a;
+	f->val[1] = b;
+	if (pthread_create(&f->thread, NULL, flip, f))
+		die("pthread_create");
+	/* Readers start after the first write: the value before it is
+	 * neither of the two. */
+	while (!atomic_load(&f->first) && !f->err)
+		usleep(100);
+}
+
+static void flip_stop(struct flipper *f)
+{
+	atomic_store(&f->stop, true);
+	pthread_join(f->thread, NULL);
+}
+
+/* Readers: each compares its reads with the whole values it may see. */
+struct reader {
+	const char *path;
+	const char *ok[2];	/* whole values, newline included */
+	int cpu;
+	long reads, torn;
+	int err;
+	char sample[128];	/* first torn value, cut short */
+	pthread_t thread;
+};
+
+static void *read_loop(void *arg)
+{
+	struct reader *r = arg;
+	static char bufs[4][2048];
+	char *buf = bufs[r->cpu & 3];
+	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+
+	pin_to(r->cpu);
+	if (fd < 0) {
+		r->err = errno;
+		return NULL;
+	}
+	for (r->reads = 0; r->reads < reads_per_line; r->reads++) {
+		if (pread_all(fd, buf, sizeof(bufs[0])) < 0) {
+			r->err = errno;
+			break;
+		}
+		if (strcmp(buf, r->ok[0]) && (!r->ok[1] || strcmp(buf, r->ok[1]))) {
+			if (!r->torn++)
+				snprintf(r->sample, sizeof(r->sample), "%zu bytes: %.60s",
+					 strlen(buf), buf);
+		}
+	}
+	close(fd);
+	return NULL;
+}
+
+/* Run NR readers (CPU first_cpu onwards) and print one race line. */
+static void readers_line(const char *tunable, const char *path, const char *a,
+			 const char *b, int nr, int first_cpu, long writes)
+{
+	struct reader r[4];
+	long reads = 0, torn = 0;
+	int i, err = 0;
+
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < nr; i++) {
+		r[i].path = path;
+		r[i].ok[0] = a;
+		r[i].ok[1] = b;
+		r[i].cpu = first_cpu + i;
+		if (pthread_create(&r[i].thread, NULL, read_loop, &r[i]))
+			die("pthread_create");
+	}
+	for (i = 0; i < nr; i++) {
+		pthread_join(r[i].thread, NULL);
+		reads += r[i].reads;
+		torn += r[i].torn;
+		if (r[i].err)
+			err = r[i].err;
+	}
+	printf("race %s %s procsys reads=%ld torn=%ld", kname, tunable, reads, torn);
+	if (writes >= 0)
+		printf(" writes=%ld", writes);
+	if (err)
+		printf(" error=%s", strerror(err));
+	printf("\n");
+	for (i = 0; i < nr; i++)
+		if (r[i].torn) {
+			printf("sample %s %s torn \"%s\"\n", kname, tunable, r[i].sample);
+			break;
+		}
+	fflush(stdout);
+}
+
+static void write_restore(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 || write(fd, val, strlen(val)) < 0)
+		printf("note %s cannot restore %s: %s\n", kname, path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+static char *repeat(int c, size_t n, bool nl)
+{
+	char *s = malloc(n + 2);
+
+	if (!s)
+		die("malloc");
+	memset(s, c, n);
+	s[n] = '\n';
+	s[n + nl] = '\0';
+	return s;
+}
+
+/*
+ * The KUnit results in the kernel log (the patched kernel runs the
+ * rcustring suite's module-parameter case at boot), as "kunit " lines.
+ */
+static void kunit_results(void)
+{
+	char rec[8192];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, rec, sizeof(rec) - 1)) != 0) {
+		char *text, *nl;
+
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n < 0)
+			break;
+		rec[n] = '\0';
+		text = strchr(rec, ';');
+		if (!text)
+			continue;
+		text++;
+		nl = strchr(text, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strstr(text, "rcustring") || strstr(text, "KTAP") ||
+		    strstr(text, "# Totals"))
+			printf("kunit %s\n", text);
+	}
+	close(fd);
+}
+
+static void line_ftrace(void)
+{
+	struct flipper f;
+	char *a = repeat('a', 37, false), *b = repeat('b', 97, false);
+	char *an = repeat('a', 37, true), *bn = repeat('b', 97, true);
+
+	flip_start(&f, FTRACE_PATH, a, b);
+	readers_line("ftrace_dump_on_oops", FTRACE_PATH, an, bn, 1, 1, -1);
+	flip_stop(&f);
+	if (f.err)
+		printf("note %s ftrace_dump_on_oops writer: %s\n", kname, strerror(f.err));
+	printf("note %s ftrace_dump_on_oops writes=%ld\n", kname, f.writes);
+	write_restore(FTRACE_PATH, "0");
+}
+
+static void line_cdrom(void)
+{
+	static char ref[2048];
+	int fd = open(CDROM_PATH, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || pread_all(fd, ref, sizeof(ref)) <= 0) {
+		printf("note %s cdrom_info: cannot read %s: %s\n", kname, CDROM_PATH,
+		       strerror(errno));
+		return;
+	}
+	close(fd);
+	printf("note %s cdrom_info len=%zu\n", kname, strlen(ref));
+	readers_line("cdrom_info", CDROM_PATH, ref, NULL, cpus > 1 ? 2 : 1, 0, -1);
+}
+
+struct sockets {
+	int cpu;
+	long calls, failed;
+	int err;
+	pthread_t thread;
+};
+
+static void *socket_loop(void *arg)
+{
+	struct sockets *s = arg;
+
+	pin_to(s->cpu);
+	for (s->calls = 0; s->calls < reads_per_line; s->calls++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_MPTCP);
+
+		if (fd < 0) {
+			s->failed++;
+			s->err = errno;
+			continue;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+static void line_firmware(void)
+{
+	struct flipper f;
+	char *a = repeat('a', 36, false), *b = repeat('b', 96, false);
+	char a_dir[40], b_dir[100];
+	long calls, torn = 0, errors = 0;
+	int fd, err = 0;
+
+	snprintf(a_dir, sizeof(a_dir), "/%s", a);
+	snprintf(b_dir, sizeof(b_dir), "/%s", b);
+	fd = open(FWTRIGGER_PATH, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		printf("note %s firmware_path: cannot open %s: %s\n", kname,
+		       FWTRIGGER_PATH, strerror(errno));
+		return;
+	}
+	flip_start(&f, FWPATH_PATH, a_dir, b_dir);
+	pin_to(1);
+	for (calls = 0; calls < calls_per_line; calls++) {
+		if (pwrite(fd, "fu-test.bin", 11, 0) >= 0)
+			continue;
+		if (errno == ENOENT) {
+			torn++;
+		} else {
+			errors++;
+			err = errno;
+		}
+	}
+	flip_stop(&f);
+	close(fd);
+	printf("race %s firmware_path consumer calls=%ld torn=%ld errors=%ld%s%s\n",
+	       kname, calls, torn, errors, err ? " error=" : "", err ? strerror(err) : "");
+	if (f.err)
+		printf("note %s firmware_path writer: %s\n", kname, strerror(f.err));
+	printf("note %s firmware_path writes=%ld\n", kname, f.writes);
+	fflush(stdout);
+}
+
+static void line_mptcp(void)
+{
+	static char avail[256];
+	struct flipper f;
+	struct sockets s[2];
+	long calls = 0, failed = 0;
+	int i, err = 0, fd;
+
+	fd = open("/proc/sys/net/mptcp/available_schedulers", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && pread_all(fd, avail, sizeof(avail)) > 0)
+		printf("note %s mptcp_scheduler available=%s", kname, avail);
+	if (fd >= 0)
+		close(fd);
+
+	flip_start(&f, MPTCP_PATH, "default", "default");
+	readers_line("mptcp_scheduler", MPTCP_PATH, "default\n", NULL, 1, 1, -1);
+	/* The consumer: socket creation looks the name up. */
+	memset(s, 0, sizeof(s));
+	for (i = 0; i < 2; i++) {
+		s[i].cpu = i;
+		if (pthread_create(&s[i].thread, NULL, socket_loop, &s[i]))
+			die("pthread_create");
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(s[i].thread, NULL);
+		calls += s[i].calls;
+		failed += s[i].failed;
+		if (s[i].err)
+			err = s[i].err;
+	}
+	flip_stop(&f);
+	printf("race %s mptcp_scheduler consumer calls=%ld failed=%ld%s%s\n", kname,
+	       calls, failed, err ? " error=" : "", err ? strerror(err) : "");
+	if (f.err)
+		printf("note %s mptcp_scheduler writer: %s\n", kname, strerror(f.err));
+	printf("note %s mptcp_scheduler writes=%ld\n", kname, f.writes);
+	fflush(stdout);
+}
+
+int main(void)
+{
+	const char *v;
+
+	if (getpid() != 1 && getppid() != 1) {
+		fprintf(stderr, "racetest: runs only in the boot test's guest\n");
+		return 2;
+	}
+	v = getenv("RT_KERNEL");
+	if (v)
+		kname = v;
+	v = getenv("FU_READS");
+	if (v && atol(v) > 0)
+		reads_per_line = atol(v);
+	v = getenv("FU_CALLS");
+	if (v && atol(v) > 0)
+		calls_per_line = atol(v);
+	cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("note %s cpus=%d\n", kname, cpus);
+	printf("note %s reads_per_line=%ld\n", kname, reads_per_line);
+	kunit_results();
+	kmsg_watch_start();
+	line_ftrace();
+	line_cdrom();
+	line_firmware();
+	line_mptcp();
+	kmsg_watch_stop();
+	printf("racetest: done\n");
+	return 0;
+}
