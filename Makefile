@@ -6,7 +6,7 @@
 #   make bench   benchmarks (BENCH_SECONDS=N for short runs)
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
 #   make kernel-check  the Linux series in kernel/ (also part of make check)
-#   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test
+#   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test, and kernel/followups/check
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -19,7 +19,7 @@ FUZZ_SMOKE_SECONDS ?= 10
 RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl-dev meson \
                    ninja-build pkg-config procps util-linux
 # ...and what only the tests need (make check, fuzz).
-TEST_PACKAGES = libcmocka-dev valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base
+TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all bench fuzz \

@@ -595,40 +595,22 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 /*
  * Copy the whole value with one handler call at offset 0, so that it is
  * one value even if a write comes during the copy. A read that fills the
- * buffer may have been cut: read again into a bigger one.
+ * buffer may have been cut: sysctl_entry_read_whole() reads again into a
+ * bigger one.
  */
 static int take_snapshot(struct open_file *of)
 {
-	size_t cap = SNAPSHOT_FIRST;
+	char *snap;
+	size_t len;
+	int err = sysctl_entry_read_whole(of->e, SNAPSHOT_FIRST, SNAPSHOT_MAX, &snap, &len);
 
-	for (;;) {
-		char *buf = malloc(cap);
-		size_t len = cap;
-		off_t pos = 0;
-		int err;
-
-		if (!buf)
-			return -ENOMEM;
-		err = sysctl_entry_read(of->e, buf, &len, &pos);
-		if (err) {
-			free(buf);
-			return err;
-		}
-		if (len < cap) {
-			/* Sized to the value: an open file keeps no more than it reads. */
-			char *fit = realloc(buf, len ? len : 1);
-
-			free(of->snap);
-			of->snap = fit ? fit : buf;
-			of->snap_len = len;
-			of->have_snap = 1;
-			return 0;
-		}
-		free(buf);
-		if (cap >= SNAPSHOT_MAX)
-			return -EFBIG;
-		cap *= 2;
-	}
+	if (err)
+		return err;
+	free(of->snap);
+	of->snap = snap;
+	of->snap_len = len;
+	of->have_snap = 1;
+	return 0;
 }
 
 static int fs_read(const char *path, char *buf, size_t size, off_t offset, struct fuse_file_info *fi)
