@@ -101,12 +101,14 @@ fuzz: deps $(FUZZ_BUILD)/build.ninja
 # UML with two CPUs and the debug options; and the 6.12 backport applied,
 # built and KUnit-tested; the QEMU boot test. kernel-check-all adds the
 # backport's per-patch builds and boot test, and the follow-up series'
-# checks (kernel/followups/check). See kernel/README.md.
+# checks and boot test (kernel/followups/check, kernel/boot/followups-boot-test).
+# See kernel/README.md.
 kernel-check:
 	kernel/check
 
 kernel-check-all:
-	kernel/check --all; st=$$?; kernel/followups/check || st=1; exit $$st
+	kernel/check --all; st=$$?; kernel/followups/check || st=1; \
+	kernel/boot/followups-boot-test || st=1; exit $$st
 
 # Each program prints its table, then `summary NAME VALUE` lines.
 bench: build

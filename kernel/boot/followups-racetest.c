@@ -26,6 +26,17 @@
  *       creates MPTCP sockets, which look the name up
  *       (mptcp_init_sock()); failed counts sockets that could not be
  *       created.
+ *   printk_devkmsg procsys  a writer flips "ratelimit" and "on"; a reader
+ *       counts reads that are neither. printk_devkmsg refused: a writer
+ *       alternates "ratelimit" with a word the handler refuses; a reader
+ *       counts reads that are not "ratelimit" (a refused word, or a mix).
+ *   mptcp_path_manager procsys  a writer flips "kernel" and "userspace"
+ *       (word-sized copies on both sides: a torn read is unlikely, KCSAN
+ *       is the evidence). mptcp_path_manager pair: FU_CALLS rounds in
+ *       which two threads write at once, one path_manager by name, the
+ *       other pm_type as the other one; after each round the two files
+ *       must name the same path manager (disagree counts those that do
+ *       not: pm_type is what the kernel uses).
  *
  * KCSAN reports are copied to the console by kmsg.c; boot-test places
  * them (followups-kcsan-places). Kernel log lines of the KUnit run that
@@ -33,7 +44,7 @@
  *
  * Environment (from the kernel command line): RT_KERNEL (name printed on
  * every line), FU_READS (reads or sockets per line, default 20000),
- * FU_CALLS (firmware loads, default 2000).
+ * FU_CALLS (firmware loads and path-manager rounds, default 2000).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,6 +70,9 @@
 #define CDROM_PATH "/proc/sys/dev/cdrom/info"
 #define MPTCP_PATH "/proc/sys/net/mptcp/scheduler"
 #define FWPATH_PATH "/sys/module/firmware_class/parameters/path"
+#define DEVKMSG_PATH "/proc/sys/kernel/printk_devkmsg"
+#define PM_PATH "/proc/sys/net/mptcp/path_manager"
+#define PM_TYPE_PATH "/proc/sys/net/mptcp/pm_type"
 #define FWTRIGGER_PATH "/sys/devices/virtual/misc/test_firmware/trigger_request"
 
 const char *kname = "unknown";	/* kmsg.c prints it too */
@@ -94,8 +108,9 @@ static ssize_t pread_all(int fd, char *buf, size_t size)
 struct flipper {
 	const char *path;
 	const char *val[2];
+	bool refusable;		/* val[1] is refused (EINVAL) by the handler */
 	atomic_bool stop, first;
-	long writes;
+	long writes, refused;
 	int err;
 	pthread_t thread;
 };
@@ -114,6 +129,11 @@ static void *flip(void *arg)
 		const char *v = f->val[f->writes & 1];
 
 		if (pwrite(fd, v, strlen(v), 0) < 0) {
+			if (f->refusable && errno == EINVAL && (f->writes & 1)) {
+				f->writes++;
+				f->refused++;
+				continue;
+			}
 			f->err = errno;
 			break;
 		}
@@ -125,10 +145,11 @@ static void *flip(void *arg)
 }
 
 static void flip_start(struct flipper *f, const char *path, const char *a,
-		       const char *b)
+		       const char *b, bool refusable)
 {
 	memset(f, 0, sizeof(*f));
 	f->path = path;
+	f->refusable = refusable;
 	f->val[0] = a;
 	f->val[1] = b;
 	if (pthread_create(&f->thread, NULL, flip, f))
@@ -184,8 +205,8 @@ static void *read_loop(void *arg)
 }
 
 /* Run NR readers (CPU first_cpu onwards) and print one race line. */
-static void readers_line(const char *tunable, const char *path, const char *a,
-			 const char *b, int nr, int first_cpu, long writes)
+static void readers_line(const char *tunable, const char *label, const char *path,
+			 const char *a, const char *b, int nr, int first_cpu, long writes)
 {
 	struct reader r[4];
 	long reads = 0, torn = 0;
@@ -207,7 +228,7 @@ static void readers_line(const char *tunable, const char *path, const char *a,
 		if (r[i].err)
 			err = r[i].err;
 	}
-	printf("race %s %s procsys reads=%ld torn=%ld", kname, tunable, reads, torn);
+	printf("race %s %s %s reads=%ld torn=%ld", kname, tunable, label, reads, torn);
 	if (writes >= 0)
 		printf(" writes=%ld", writes);
 	if (err)
@@ -215,7 +236,8 @@ static void readers_line(const char *tunable, const char *path, const char *a,
 	printf("\n");
 	for (i = 0; i < nr; i++)
 		if (r[i].torn) {
-			printf("sample %s %s torn \"%s\"\n", kname, tunable, r[i].sample);
+			printf("sample %s %s %s torn \"%s\"\n", kname, tunable, label,
+			       r[i].sample);
 			break;
 		}
 	fflush(stdout);
@@ -283,8 +305,8 @@ static void line_ftrace(void)
 	char *a = repeat('a', 37, false), *b = repeat('b', 97, false);
 	char *an = repeat('a', 37, true), *bn = repeat('b', 97, true);
 
-	flip_start(&f, FTRACE_PATH, a, b);
-	readers_line("ftrace_dump_on_oops", FTRACE_PATH, an, bn, 1, 1, -1);
+	flip_start(&f, FTRACE_PATH, a, b, false);
+	readers_line("ftrace_dump_on_oops", "procsys", FTRACE_PATH, an, bn, 1, 1, -1);
 	flip_stop(&f);
 	if (f.err)
 		printf("note %s ftrace_dump_on_oops writer: %s\n", kname, strerror(f.err));
@@ -304,7 +326,7 @@ static void line_cdrom(void)
 	}
 	close(fd);
 	printf("note %s cdrom_info len=%zu\n", kname, strlen(ref));
-	readers_line("cdrom_info", CDROM_PATH, ref, NULL, cpus > 1 ? 2 : 1, 0, -1);
+	readers_line("cdrom_info", "procsys", CDROM_PATH, ref, NULL, cpus > 1 ? 2 : 1, 0, -1);
 }
 
 struct sockets {
@@ -348,7 +370,7 @@ static void line_firmware(void)
 		       FWTRIGGER_PATH, strerror(errno));
 		return;
 	}
-	flip_start(&f, FWPATH_PATH, a_dir, b_dir);
+	flip_start(&f, FWPATH_PATH, a_dir, b_dir, false);
 	pin_to(1);
 	for (calls = 0; calls < calls_per_line; calls++) {
 		if (pwrite(fd, "fu-test.bin", 11, 0) >= 0)
@@ -384,8 +406,8 @@ static void line_mptcp(void)
 	if (fd >= 0)
 		close(fd);
 
-	flip_start(&f, MPTCP_PATH, "default", "default");
-	readers_line("mptcp_scheduler", MPTCP_PATH, "default\n", NULL, 1, 1, -1);
+	flip_start(&f, MPTCP_PATH, "default", "default", false);
+	readers_line("mptcp_scheduler", "procsys", MPTCP_PATH, "default\n", NULL, 1, 1, -1);
 	/* The consumer: socket creation looks the name up. */
 	memset(s, 0, sizeof(s));
 	for (i = 0; i < 2; i++) {
@@ -406,6 +428,130 @@ static void line_mptcp(void)
 	if (f.err)
 		printf("note %s mptcp_scheduler writer: %s\n", kname, strerror(f.err));
 	printf("note %s mptcp_scheduler writes=%ld\n", kname, f.writes);
+	fflush(stdout);
+}
+
+/*
+ * printk_devkmsg: a writer flips "ratelimit" and "on" (they differ in
+ * every byte "on" has); then a writer alternates "ratelimit" with a word
+ * the handler refuses, and readers must only ever see "ratelimit".
+ */
+static void line_printk(void)
+{
+	struct flipper f;
+
+	flip_start(&f, DEVKMSG_PATH, "ratelimit", "on", false);
+	readers_line("printk_devkmsg", "procsys", DEVKMSG_PATH, "ratelimit\n", "on\n",
+		     1, 1, -1);
+	flip_stop(&f);
+	if (f.err)
+		printf("note %s printk_devkmsg writer: %s\n", kname, strerror(f.err));
+	write_restore(DEVKMSG_PATH, "ratelimit");
+
+	flip_start(&f, DEVKMSG_PATH, "ratelimit", "refused9", true);
+	readers_line("printk_devkmsg", "refused", DEVKMSG_PATH, "ratelimit\n", NULL,
+		     1, 1, -1);
+	flip_stop(&f);
+	if (f.err)
+		printf("note %s printk_devkmsg refused writer: %s\n", kname, strerror(f.err));
+	printf("note %s printk_devkmsg writes=%ld refused=%ld\n", kname, f.writes,
+	       f.refused);
+	write_restore(DEVKMSG_PATH, "ratelimit");
+	fflush(stdout);
+}
+
+/*
+ * net.mptcp.path_manager and pm_type: readers of the name while a writer
+ * flips it; then rounds in which one thread writes a path manager by name
+ * and another the other one by type, at once; after each round the two
+ * files must name the same one ("kernel" is type 0, "userspace" 1).
+ */
+struct pm_writer {
+	pthread_barrier_t *start, *done;
+	const char *path;
+	const char *val[2];
+	int cpu, err;
+	pthread_t thread;
+};
+
+static void *pm_write_loop(void *arg)
+{
+	struct pm_writer *w = arg;
+	int fd = open(w->path, O_WRONLY | O_CLOEXEC);
+	long i;
+
+	pin_to(w->cpu);
+	if (fd < 0)
+		w->err = errno;
+	for (i = 0; i < calls_per_line; i++) {
+		const char *v = w->val[i & 1];
+
+		pthread_barrier_wait(w->start);
+		if (fd >= 0 && pwrite(fd, v, strlen(v), 0) < 0)
+			w->err = errno;
+		pthread_barrier_wait(w->done);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void line_path_manager(void)
+{
+	static char name[64], type[16];
+	pthread_barrier_t start, done;
+	struct pm_writer w[2] = {
+		{ .path = PM_PATH, .val = { "kernel", "userspace" }, .cpu = 0 },
+		{ .path = PM_TYPE_PATH, .val = { "1", "0" }, .cpu = 1 },
+	};
+	struct flipper f;
+	long i, disagree = 0;
+	int nfd, tfd, k, err = 0;
+
+	flip_start(&f, PM_PATH, "kernel", "userspace", false);
+	readers_line("mptcp_path_manager", "procsys", PM_PATH, "kernel\n", "userspace\n",
+		     1, 1, -1);
+	flip_stop(&f);
+	if (f.err)
+		printf("note %s mptcp_path_manager writer: %s\n", kname, strerror(f.err));
+
+	nfd = open(PM_PATH, O_RDONLY | O_CLOEXEC);
+	tfd = open(PM_TYPE_PATH, O_RDONLY | O_CLOEXEC);
+	if (nfd < 0 || tfd < 0)
+		die("open path_manager/pm_type");
+	pthread_barrier_init(&start, NULL, 3);
+	pthread_barrier_init(&done, NULL, 3);
+	for (k = 0; k < 2; k++) {
+		w[k].start = &start;
+		w[k].done = &done;
+		if (pthread_create(&w[k].thread, NULL, pm_write_loop, &w[k]))
+			die("pthread_create");
+	}
+	for (i = 0; i < calls_per_line; i++) {
+		pthread_barrier_wait(&start);
+		pthread_barrier_wait(&done);
+		if (pread_all(nfd, name, sizeof(name)) < 0 ||
+		    pread_all(tfd, type, sizeof(type)) < 0) {
+			err = errno;
+			continue;
+		}
+		if (!((!strcmp(name, "kernel\n") && !strcmp(type, "0\n")) ||
+		      (!strcmp(name, "userspace\n") && !strcmp(type, "1\n")))) {
+			if (!disagree++)
+				printf("sample %s mptcp_path_manager pair \"%.20s\" type %.4s\n",
+				       kname, name, type);
+		}
+	}
+	for (k = 0; k < 2; k++) {
+		pthread_join(w[k].thread, NULL);
+		if (w[k].err)
+			err = w[k].err;
+	}
+	close(nfd);
+	close(tfd);
+	printf("race %s mptcp_path_manager pair rounds=%ld disagree=%ld%s%s\n", kname,
+	       i, disagree, err ? " error=" : "", err ? strerror(err) : "");
+	write_restore(PM_PATH, "kernel");
 	fflush(stdout);
 }
 
@@ -436,6 +582,8 @@ int main(void)
 	line_cdrom();
 	line_firmware();
 	line_mptcp();
+	line_printk();
+	line_path_manager();
 	kmsg_watch_stop();
 	printf("racetest: done\n");
 	return 0;
