@@ -476,15 +476,19 @@ static void converge_one(struct config *c, const char *path, const char *key,
 		return;
 	/* SYSCTL_ORIGIN_FILE: a file's value or a default is no runtime write (persist.h). */
 	err = sysctl_set_from(c->tree, path, value, strlen(value), NULL, SYSCTL_ORIGIN_FILE);
-	/* Kept as it reads back ("1 2" reads "1\t2"), to tell a later runtime write from it. */
-	if (!err && (live = live_value(c, path)))
-		values_set_applied(&c->values, path, live);
 	if (err && !(it && it->ignore_failure))
 		report_set_error(c, it, key, err);
 	else if (!err && c->announce && it)
 		rlog(LOG_INFO, "%s:%u: %s = %s", it->file, it->line, path, value);
 	else if (!err && c->announce)
 		rlog(LOG_INFO, "%s = %s (its default: no file names it)", path, value);
+	/*
+	 * Kept as it reads back ("1 2" reads "1\t2"), to tell a later runtime
+	 * write from it. Last: this remakes the record, which a default @value
+	 * points into.
+	 */
+	if (!err && (live = live_value(c, path)))
+		values_set_applied(&c->values, path, live);
 }
 
 /* An explicit assignment: reported when it names no entry, else applied unless held. */
