@@ -6,7 +6,9 @@
  * print "<FILE> <wall ns per file> <CPU ns per file>" per file. Rounds
  * alternate the files (FILE1, FILE2, ... then again), ROUNDS of them, so a
  * burst of load falls on every file alike; each line is the median round.
- *   rcustring-file-loop COUNT ROUNDS FILE...
+ *   rcustring-file-loop [--no-fstat] [--read-size N] COUNT ROUNDS FILE...
+ * --no-fstat leaves the fstat out and --read-size reads N bytes a call:
+ * fuse_vs_kernel.sh counts the FUSE requests each costs.
  * Exit status 1 when a file cannot be read (the line names it).
  */
 #include <errno.h>
@@ -29,13 +31,15 @@ static long long now_ns(clockid_t clk)
 	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+static int no_fstat;
+
 static int cat_once(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	ssize_t n;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
+	if (fd < 0 || (!no_fstat && fstat(fd, &st) < 0))
 		return -1;
 	while ((n = read(fd, buf, size)) > 0)
 		;
@@ -54,13 +58,29 @@ int main(int argc, char **argv)
 {
 	static long long wall[MAX_FILES][MAX_ROUNDS], cpu[MAX_FILES][MAX_ROUNDS];
 	static char buf[128 * 1024];
-	long count = argc > 3 ? strtol(argv[1], NULL, 10) : 0;
-	long rounds = argc > 3 ? strtol(argv[2], NULL, 10) : 0;
-	int nfiles = argc - 3;
+	long count, rounds, size = sizeof(buf);
+	int nfiles;
 
-	if (count < 1 || rounds < 1 || rounds > MAX_ROUNDS || nfiles < 1 || nfiles > MAX_FILES) {
-		fprintf(stderr, "usage: rcustring-file-loop COUNT ROUNDS(1-%d) FILE...(1-%d)\n",
-			MAX_ROUNDS, MAX_FILES);
+	for (; argc > 1 && argv[1][0] == '-'; argc--, argv++) {
+		if (!strcmp(argv[1], "--no-fstat")) {
+			no_fstat = 1;
+		} else if (!strcmp(argv[1], "--read-size") && argc > 2) {
+			size = strtol(argv[2], NULL, 10);
+			argc--, argv++;
+		} else {
+			size = 0;
+			break;
+		}
+	}
+	count = argc > 3 ? strtol(argv[1], NULL, 10) : 0;
+	rounds = argc > 3 ? strtol(argv[2], NULL, 10) : 0;
+	nfiles = argc - 3;
+	if (count < 1 || rounds < 1 || rounds > MAX_ROUNDS || nfiles < 1 || nfiles > MAX_FILES ||
+	    size < 1 || size > (long)sizeof(buf)) {
+		fprintf(stderr,
+			"usage: rcustring-file-loop [--no-fstat] [--read-size 1-%zu] COUNT "
+			"ROUNDS(1-%d) FILE...(1-%d)\n",
+			sizeof(buf), MAX_ROUNDS, MAX_FILES);
 		return 2;
 	}
 	for (long r = 0; r < rounds; r++)
@@ -69,7 +89,7 @@ int main(int argc, char **argv)
 			long long w0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 
 			for (long i = 0; i < count; i++)
-				if (cat_once(argv[3 + f], buf, sizeof(buf))) {
+				if (cat_once(argv[3 + f], buf, (size_t)size)) {
 					fprintf(stderr, "rcustring-file-loop: %s: %s\n", argv[3 + f],
 						strerror(errno));
 					return 1;

@@ -14,7 +14,10 @@
 #    a count, so it holds still on a busy machine where times do not;
 #  - the requests one `cat` of an entry waits for (fuse_requests_per_cat:
 #    every request counted but RELEASE and FORGET, which the kernel sends
-#    without waiting), by opcode;
+#    without waiting), by opcode; and what sets that floor: the same cats
+#    on the mount remounted read-only (fuse_requests_per_cat_readonly),
+#    open + read + close without fstat (fuse_requests_per_open_read_close),
+#    1-byte reads, and noatime as a control;
 #  - open + fstat + read to EOF + close of one small file, as cat does
 #    (rcustring-file-loop), on our entry, on lxcfs's proc/loadavg (lxcfs
 #    mounted here in a private directory; skipped with a message when
@@ -111,17 +114,52 @@ counts() {
 }
 requests() { counts | awk '$1 == "requests" { print $2 }'; }
 
-# Requests per `cat` of one entry: CATS runs after a first one, each
-# opcode's count per cat; "waited" leaves out RELEASE and FORGET.
+# Requests per open file: RUNS open files read by a command after a first
+# one, "opcode per-file, ..." then "| all waited" (waited: all but RELEASE
+# and FORGET).
+per_file() { # RUNS COMMAND...
+	local runs=$1
+	shift
+	"$@" 1 || die "cannot run $*"
+	counts >"$work/c0"
+	"$@" "$runs" || die "cannot run $*"
+	counts >"$work/c1"
+	awk -v n="$runs" 'NR == FNR { a[$1] = $2; next }
+		{ d = $2 - a[$1]; if ($1 == "requests") all = d; else if (d) { printf "%s %.2f, ", $1, d / n; if ($1 != "release" && $1 != "forget") w += d } }
+		END { printf "| %.2f %.2f\n", all / n, w / n }' "$work/c0" "$work/c1"
+}
+cats() { for _ in $(seq "$2"); do cat "$1"; done >/dev/null; } # FILE N
+loops() { "$file_loop" "${@:2:$#-2}" "${@: -1}" 1 "$1" >/dev/null; } # FILE [OPTION...] N
+# What a cat costs, and why (the floor with direct I/O):
+#  - cat's fstat() is a GETATTR because every direct READ marks the atime
+#    stale (fuse_invalidate_atime(), a no-op on a read-only superblock):
+#    the same cats on the mount remounted read-only, and open + read + close
+#    with no fstat, show it; noatime (a mount flag the FUSE code does not
+#    look at) is the control;
+#  - every read() is a READ, the one at end of file too: 1-byte reads.
 cat_file=$mnt/bench/entry00000
+str_file=$mnt/kernel/core_pattern
 cats=200
-cat "$cat_file" >/dev/null || die "cannot read $cat_file"
-counts >"$work/c0"
-for _ in $(seq "$cats"); do cat "$cat_file" >/dev/null; done
-counts >"$work/c1"
-per_cat=$(awk -v n="$cats" 'NR == FNR { a[$1] = $2; next }
-	{ d = $2 - a[$1]; if ($1 == "requests") all = d; else if (d) { printf "%s %.2f, ", $1, d / n; if ($1 != "release" && $1 != "forget") w += d } }
-	END { printf "| %.2f %.2f\n", all / n, w / n }' "$work/c0" "$work/c1")
+floor() { # LABEL RUNS COMMAND...: "LABEL|opcodes|all waited" in $work/floor
+	local label=$1 r
+	shift
+	r=$(per_file "$@") || exit 1
+	echo "$label|$r" >>"$work/floor"
+}
+: >"$work/floor"
+floor "cat" "$cats" cats "$cat_file"
+floor "open+fstat+read+close (file-loop)" "$cats" loops "$cat_file"
+floor "open+read+close, no fstat" "$cats" loops "$cat_file" --no-fstat
+floor "1-byte reads of core_pattern, no fstat" "$cats" loops "$str_file" --no-fstat --read-size 1
+mount -i -o remount,noatime "$mnt" || die "cannot remount $mnt noatime"
+floor "cat, mount noatime" "$cats" cats "$cat_file"
+mount -i -o remount,ro "$mnt" || die "cannot remount $mnt read-only"
+floor "cat, mount read-only" "$cats" cats "$cat_file"
+floor "open+read+close, no fstat, read-only" "$cats" loops "$cat_file" --no-fstat
+mount -i -o remount,rw,relatime "$mnt" || die "cannot remount $mnt read-write"
+floor_lines=$(cat "$work/floor")
+waited_of() { awk -F'|' -v l="$1" '$1 == l { split($3, f, " "); print f[2] }' "$work/floor"; }
+per_cat=$(awk -F'|' '$1 == "cat" { print $2 "|" $3 }' "$work/floor")
 cat_ops=${per_cat%|*}
 read -r cat_all cat_waited <<<"${per_cat#*|}"
 
@@ -231,6 +269,8 @@ printf 'summary socket_list_vs_kernel_cpu_per_entry %.3f\n' "$(ratio 11 "$s_all"
 
 # Requests per cat, and the file loop's rounds: ratios taken round by round.
 echo "  requests per cat of one entry ($cats cats): ${cat_ops%, }"
+echo "  requests per open file, $cats files each (the floor; see above the counting):"
+awk -F'|' '{ split($3, f, " "); sub(/, $/, "", $2); printf "    %-40s %s (waited %s)\n", $1, $2, f[2] }' <<<"$floor_lines"
 sed 's/^/  file loop, wall ns per file by round: /' "$work/loop"
 loop_ratio() { # FILE-A FILE-B: "median min max" over rounds of A / B
 	awk -v a="$1" -v b="$2" -v n="$loop_rounds" '
@@ -240,6 +280,8 @@ loop_ratio() { # FILE-A FILE-B: "median min max" over rounds of A / B
 		awk '{ v[NR] = $1 } END { printf "%.3f %.3f %.3f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
 }
 echo "summary fuse_requests_per_cat $cat_waited # requests a cat waits for (all but RELEASE, FORGET); $cat_all with those; target <= 3"
+echo "summary fuse_requests_per_cat_readonly $(waited_of "cat, mount read-only") # the same cats, the mount remounted read-only: no atime to invalidate, so no GETATTR"
+echo "summary fuse_requests_per_open_read_close $(waited_of "open+read+close, no fstat") # open + read to EOF + close without fstat: no GETATTR asked"
 read -r m lo hi < <(loop_ratio "$cat_file" /proc/sys/kernel/pid_max)
 echo "summary fuse_vs_kernel_per_file $m # open+fstat+read+close, our entry / kernel /proc/sys/kernel/pid_max; median of $loop_rounds rounds, min $lo max $hi"
 if [ -n "$lxcfs_file" ]; then

@@ -7,15 +7,20 @@
 # persisted values (the state file restored and watched at start).
 # Sizes run interleaved, REPS repetitions, the order rotating, so a burst of
 # load hits every size alike; medians with min-max are printed.
-#   rcusysd_scale.sh RCUSYSD [REPS]      (default REPS: 5)
+#   rcusysd_scale.sh RCUSYSD [REPS [BEFORE]]      (default REPS: 5)
+# BEFORE, another build of rcusysd (an A/B), runs the 1 000 and 100 000
+# cases in the same repetitions, interleaved with RCUSYSD's; its bytes per
+# tunable are printed beside, not as a summary line.
 # Summary lines: rcusysd_ready_100k_s (wall), rcusysd_ready_100k_cpu_s,
 # rcusysd_bytes_per_tunable (RSS growth per tunable from 1 000 to 100 000),
 # rcusysd_ready_10k_persisted_s.
 set -u
-rcusysd=${1:?usage: rcusysd_scale.sh RCUSYSD [REPS]}
+rcusysd=${1:?usage: rcusysd_scale.sh RCUSYSD [REPS [BEFORE]]}
 reps=${2:-5}
+before=${3:-}
 die() { echo "rcusysd-scale: $*" >&2; exit 1; }
 [ -x "$rcusysd" ] || die "no rcusysd at $rcusysd"
+[ -z "$before" ] || [ -x "$before" ] || die "no rcusysd at $before"
 work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
@@ -31,16 +36,17 @@ awk 'BEGIN { for (i = 0; i < 10000; i++) printf "app.d%03d.t%06d = %d\n", i / 10
 clk=$(getconf CLK_TCK)
 
 # One start: prints "<wall s> <cpu s> <rss kB>" at the "ready" line.
-start() { # N [persist]
-	local n=$1 run=$work/run fifo=$work/log line t0 t1 opts=(--no-persist)
+start() { # N [persist|before]
+	local n=$1 run=$work/run fifo=$work/log line t0 t1 opts=(--no-persist) bin=$rcusysd
 	rm -rf "$run" "$fifo"
 	mkfifo "$fifo"
 	if [ "${2:-}" = persist ]; then
 		cp "$work/state.conf" "$work/state.live"
 		opts=(-s "$work/state.live")
 	fi
+	[ "${2:-}" = before ] && bin=$before
 	t0=$EPOCHREALTIME
-	"$rcusysd" --no-fuse "${opts[@]}" -d "$run" -t "$work/t$n.conf" >"$fifo" 2>&1 &
+	"$bin" --no-fuse "${opts[@]}" -d "$run" -t "$work/t$n.conf" >"$fifo" 2>&1 &
 	pid=$!
 	exec 3<"$fifo"
 	while IFS= read -r -t 120 line <&3; do
@@ -60,10 +66,11 @@ start() { # N [persist]
 }
 
 cases=("1000" "100000" "10000 persist")
+[ -n "$before" ] && cases+=("1000 before" "100000 before")
 : >"$work/series"
 for rep in $(seq "$reps"); do
-	for k in 0 1 2; do
-		c=${cases[$(((k + rep) % 3))]}
+	for k in "${!cases[@]}"; do
+		c=${cases[$(((k + rep) % ${#cases[@]}))]}
 		read -r wall cpu rss < <(start $c)
 		[ -n "$rss" ] || die "no figures for N=$c"
 		echo "${c// /-} $rep $wall $cpu $rss" >>"$work/series"
@@ -86,11 +93,20 @@ for c in 1000 100000 10000-persist; do
 		"$uh" "$r" "$rl" "$rh"
 done
 # Bytes per tunable within each repetition (1 000 and 100 000 of the same one).
-awk '$1 == "1000" { s[$2] = $5 } $1 == "100000" { b[$2] = $5 }
-     END { for (r in b) printf "%.0f\n", (b[r] - s[r]) * 1024 / 99000 }' "$work/series" | sort -n |
-	awk '{ v[NR] = $1 } END { printf "%s %s %s\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }' \
-		>"$work/bpt"
-read -r bm bl bh <"$work/bpt"
+bpt() { # SUFFIX: "median min max"
+	awk -v s="$1" '$1 == "1000" s { a[$2] = $5 } $1 == "100000" s { b[$2] = $5 }
+	     END { for (r in b) printf "%.0f\n", (b[r] - a[r]) * 1024 / 99000 }' "$work/series" | sort -n |
+		awk '{ v[NR] = $1 } END { printf "%s %s %s\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
+}
+read -r bm bl bh < <(bpt "")
+if [ -n "$before" ]; then
+	for c in 1000-before 100000-before; do
+		read -r r rl rh < <(stat3 "$c" 5)
+		printf '  %-22s %20s %20s %8d (%d-%d)\n' "$c" "" "" "$r" "$rl" "$rh"
+	done
+	read -r om ol oh < <(bpt -before)
+	echo "  bytes per tunable: $bm ($bl-$bh); before ($before): $om ($ol-$oh)"
+fi
 read -r w wl wh < <(stat3 100000 3)
 read -r u ul uh < <(stat3 100000 4)
 read -r p pl ph < <(stat3 10000-persist 3)

@@ -5,7 +5,8 @@
  * callback; files still open at unmount lose their callbacks; mount
  * failures keep their errno; a listing read the way procps' sysctl -a
  * reads it costs a bounded number of requests per entry; touch (utimensat)
- * is allowed as on /proc/sys and changes nothing.
+ * is allowed as on /proc/sys and changes nothing; an open file changed by
+ * another writer reads the new value after lseek(0) or a poll() wake-up.
  *
  * sysctl_entry_on_change() and sysctl_callback_remove() are wrapped at link
  * time (-Wl,--wrap) to count registrations and removals, and to hold a
@@ -352,6 +353,108 @@ static void test_open_at_unmount(void **state)
 	assert_int_equal(rem, reg);
 }
 
+/* ---- an open file reads the current value again, as /proc/sys does ---- */
+
+/* lseek(@fd, 0) and read to EOF in 4-byte reads; the text read, or "" on error. */
+static const char *reread(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return "";
+	while (len + 4 < size && (n = read(fd, buf + len, 4)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Writes @v through an open file of the mount of its own: another writer than the reader. */
+static void write_through_mount(struct mounted *m, const char *v)
+{
+	int fd = open(m->file, O_WRONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, v, strlen(v)), (ssize_t)strlen(v));
+	assert_int_equal(close(fd), 0);
+}
+
+struct change_later {
+	struct mounted *m;
+	struct waiter *w; /* the poller, to wait for it to sleep */
+	const char *value;
+	int slept; /* the poll was seen asleep before the change */
+	int err;   /* of the change (cmocka asserts only in the test's thread) */
+};
+
+static void *change_when_polling(void *arg)
+{
+	struct change_later *c = arg;
+
+	c->slept = wait_poll_sleeping(c->w); /* the change should wake a poll, not precede it */
+	c->err = sysctl_set(c->m->tree, "t/value", c->value, strlen(c->value), NULL);
+	return NULL;
+}
+
+/*
+ * The semantics the front end keeps (sysctl_fuse.h): one open file, read,
+ * then changed by another writer; lseek(0) and a read return the new value
+ * whole, and a poll() that sleeps wakes on the change and the re-read is
+ * the new value. A front end that served each open's first value forever
+ * (one inode per value) fails here.
+ */
+static void test_reread_after_change(void **state)
+{
+	const char *longer = "a value longer than the first, read 4 bytes at a time";
+	struct mounted *m = *state;
+	struct waiter w = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct change_later c = { m, &w, "polled", 0, 0 };
+	struct pollfd pfd;
+	pthread_t changer;
+	char buf[128], expect[128];
+	struct timespec t0, t1;
+	double waited;
+	int fd, ready;
+
+	if (!m)
+		skip();
+	reset_counts(0);
+	set_value(m, "old");
+	fd = open(m->file, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_string_equal(reread(fd, buf, sizeof(buf)), "old\n");
+	write_through_mount(m, longer);
+	snprintf(expect, sizeof(expect), "%s\n", longer);
+	assert_string_equal(reread(fd, buf, sizeof(buf)), expect);
+
+	/* poll(): the write since open is reported once; then a poll sleeps until a change. */
+	pfd = (struct pollfd){ .fd = fd, .events = POLLPRI };
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	pthread_mutex_lock(&w.lock);
+	w.tid = gettid();
+	pthread_mutex_unlock(&w.lock);
+	assert_int_equal(pthread_create(&changer, NULL, change_when_polling, &c), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/*
+	 * A hang guard, and the line between woken and timed out: poll(2)
+	 * asks the file once more when its time is up, so a poll nobody woke
+	 * returns the change too, but only after the full 20 s.
+	 */
+	ready = poll(&pfd, 1, 20000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_join(changer, NULL);
+	assert_int_equal(c.err, 0);
+	waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("poll %s before the change, woke after %.3f s\n",
+		      c.slept ? "seen asleep" : "not seen asleep", waited);
+	assert_true(waited < 19.0);
+	assert_int_equal(ready, 1);
+	assert_true(pfd.revents & POLLPRI);
+	assert_string_equal(reread(fd, buf, sizeof(buf)), "polled\n");
+	close(fd);
+}
+
 /* ---- requests per entry of a listing ---- */
 
 #define MANY 400
@@ -557,6 +660,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_concurrent_polls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_at_unmount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reread_after_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listing_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_touch, setup, teardown),
 		cmocka_unit_test(test_mount_errors),

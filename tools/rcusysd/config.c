@@ -26,17 +26,22 @@ struct tfile {
  * What this module knows of each entry, by path (dotted, as
  * sysctl_entry_path()), in an open-addressing hash table, so a tree of
  * 100 000 tunables costs n lookups, not n^2 string compares (a list here
- * made rcusysd's start 27 times slower at 20 000). One record per path
- * holds the path and the default inline, and the applied value points at
- * the default while the two are equal, as they are after the start: two
- * tables of path and value copies cost 4 strings and 2 slots per tunable.
+ * made rcusysd's start 27 times slower at 20 000). One record per path, one
+ * allocation: the path, the default, and the value this module last left
+ * in the entry only where it is not the default (after the start it is
+ * the default everywhere), with a byte of flags for a header: memory per
+ * tunable counts at 100 000 of them, and a pointer and an offset took a
+ * 48-byte chunk where 32 bytes now hold "app.d000.t000000" and its default.
  */
+enum {
+	REC_DEF = 1,         /* a default follows the path */
+	REC_APPLIED = 2,     /* this module set the entry (else: never here) */
+	REC_APPLIED_OWN = 4, /* what it set differs from the default: it follows */
+};
+
 struct record {
-	/* What this module last left in the entry, as it reads back:
-	 * NULL (never set here), the default (text + def) or its own copy. */
-	char *applied;
-	unsigned def;  /* the default's offset in text; 0: none captured */
-	char text[];   /* the path, '\0', then the default and '\0' when def */
+	unsigned char flags;
+	char text[]; /* path '\0', [default '\0'], [applied '\0'] */
 };
 
 struct values {
@@ -210,12 +215,29 @@ static struct record *values_find(const struct values *vs, const char *path)
 	return vs->cap ? *values_slot(vs, path) : NULL;
 }
 
+static const char *record_default(const struct record *r)
+{
+	return r->flags & REC_DEF ? r->text + strlen(r->text) + 1 : NULL;
+}
+
+/* What this module last left in the entry, as it reads back; NULL if never set here. */
+static const char *record_applied(const struct record *r)
+{
+	const char *after = r->text + strlen(r->text) + 1;
+
+	if (!(r->flags & REC_APPLIED))
+		return NULL;
+	if (!(r->flags & REC_APPLIED_OWN))
+		return after; /* the default */
+	return r->flags & REC_DEF ? after + strlen(after) + 1 : after;
+}
+
 /* The value @path had before any file; NULL if none was captured. */
 static const char *values_default(const struct values *vs, const char *path)
 {
 	struct record *r = values_find(vs, path);
 
-	return r && r->def ? r->text + r->def : NULL;
+	return r ? record_default(r) : NULL;
 }
 
 /* What this module last left in @path; NULL if it never set it. */
@@ -223,7 +245,7 @@ static const char *values_applied(const struct values *vs, const char *path)
 {
 	struct record *r = values_find(vs, path);
 
-	return r ? r->applied : NULL;
+	return r ? record_applied(r) : NULL;
 }
 
 static bool values_grow(struct values *vs)
@@ -241,145 +263,111 @@ static bool values_grow(struct values *vs)
 	return true;
 }
 
-static void record_free(struct record *r)
+/*
+ * A record for @path with default @def (NULL: none) and applied value
+ * @applied (NULL: never set here), or NULL when out of memory.
+ */
+static struct record *record_new(const char *path, const char *def, const char *applied)
 {
-	if (r && r->applied && (!r->def || r->applied != r->text + r->def))
-		free(r->applied);
-	free(r);
+	size_t plen = strlen(path) + 1, dlen = def ? strlen(def) + 1 : 0;
+	bool own = applied && !(def && !strcmp(def, applied));
+	size_t alen = own ? strlen(applied) + 1 : 0;
+	struct record *r = malloc(sizeof(*r) + plen + dlen + alen);
+
+	if (!r)
+		return NULL;
+	r->flags = (def ? REC_DEF : 0) | (applied ? REC_APPLIED : 0) | (own ? REC_APPLIED_OWN : 0);
+	memcpy(r->text, path, plen);
+	if (def)
+		memcpy(r->text + plen, def, dlen);
+	if (own)
+		memcpy(r->text + plen + dlen, applied, alen);
+	return r;
 }
 
 /*
- * The record of @path with @def as its default (NULL: keep the record's
- * own, or none), made or remade in its slot; NULL when out of memory, with
- * the old record left as it was.
+ * Replaces the record of @path (its slot's) with one holding @def and
+ * @applied; NULL when out of memory, with the old record left as it was.
+ * @def and @applied may point into the old record.
  */
-static struct record *values_record(struct values *vs, const char *path, const char *def)
+static struct record *values_put(struct values *vs, const char *path, const char *def,
+				 const char *applied)
 {
-	struct record **slot, *old, *r;
-	size_t plen = strlen(path), dlen;
-	const char *keep;
+	struct record **slot, *r;
 
 	if ((vs->n + 1) * 2 > vs->cap && !values_grow(vs))
 		return NULL;
 	slot = values_slot(vs, path);
-	old = *slot;
-	if (old && (!def || old->def))
-		return old;
-	dlen = def ? strlen(def) + 1 : 0;
-	r = malloc(sizeof(*r) + plen + 1 + dlen);
+	r = record_new(path, def, applied);
 	if (!r)
 		return NULL;
-	memcpy(r->text, path, plen + 1);
-	r->def = def ? (unsigned)plen + 1 : 0;
-	if (def)
-		memcpy(r->text + r->def, def, dlen);
-	r->applied = NULL;
-	keep = old ? old->applied : NULL;
-	if (keep && def && !strcmp(keep, def)) {
-		r->applied = r->text + r->def;
-		record_free(old);
-	} else {
-		r->applied = old ? old->applied : NULL; /* its own copy: moves over */
-		free(old);
-	}
-	if (!old)
+	if (!*slot)
 		vs->n++;
+	free(*slot);
 	*slot = r;
 	return r;
 }
 
-/* Captures @value as @path's default, and as what it was last left at. */
+/* Captures @value as @path's default, unless one is, and as what it was last left at. */
 static void values_capture(struct values *vs, const char *path, const char *value)
 {
-	struct record *r = values_record(vs, path, value);
+	struct record *r = values_find(vs, path);
 
 	/* Out of memory, the default is not remembered: no file's value can fall back to it. */
-	if (!r || !r->def)
-		return;
-	if (r->applied && r->applied != r->text + r->def)
-		free(r->applied);
-	r->applied = r->text + r->def;
+	if (!r || !record_default(r))
+		values_put(vs, path, value, value);
 }
 
 /* Out of memory, the value is not remembered: the entry then counts as never set here. */
 static void values_set_applied(struct values *vs, const char *path, const char *value)
 {
-	struct record *r = values_record(vs, path, NULL);
-	char *copy = NULL;
+	struct record *r = values_find(vs, path);
+	const char *def = r ? record_default(r) : NULL;
 
-	if (!r)
+	if (r && r->flags & REC_APPLIED && !strcmp(record_applied(r), value))
 		return;
-	if (!r->def || strcmp(r->text + r->def, value)) {
-		copy = strdup(value);
-		if (!copy) {
-			/* Forgotten rather than left stale. */
-			if (r->applied && (!r->def || r->applied != r->text + r->def))
-				free(r->applied);
-			r->applied = NULL;
-			return;
-		}
-	}
-	if (r->applied && (!r->def || r->applied != r->text + r->def))
-		free(r->applied);
-	r->applied = copy ? copy : r->text + r->def;
+	/* Forgotten rather than left stale (its bytes, if any, stay unused). */
+	if (!values_put(vs, path, def, value) && r)
+		r->flags &= (unsigned char)~(REC_APPLIED | REC_APPLIED_OWN);
 }
 
 static void values_free(struct values *vs)
 {
 	for (size_t i = 0; i < vs->cap; i++)
-		record_free(vs->v[i]);
+		free(vs->v[i]);
 	free(vs->v);
 }
 
-/* Collects the dotted paths of every entry (writes are not made inside a walk). */
-struct paths {
-	char **v;
-	size_t n;
-};
-
-static int collect(struct sysctl_entry *e, void *arg)
+/*
+ * Every entry, in a walk: the walk's callbacks run on entries it holds
+ * references to, outside its read-side section, so they may read and
+ * write. No list of path copies is kept meanwhile: at 100 000 tunables
+ * one was 3.2 MB, whose freed chunks stayed in the heap below the records
+ * made during the walk (RSS that never went back).
+ */
+static int walk_all(struct config *c, int (*fn)(struct sysctl_entry *e, void *arg), void *arg)
 {
-	struct paths *p = arg;
-	char **bigger = realloc(p->v, (p->n + 1) * sizeof(*bigger));
+	int err = sysctl_walk(c->tree, "", fn, arg);
 
-	if (!bigger)
-		return -ENOMEM;
-	p->v = bigger;
-	p->v[p->n] = strdup(sysctl_entry_path(e));
-	return p->v[p->n++] ? 0 : -ENOMEM;
-}
-
-static int all_paths(struct config *c, struct paths *p)
-{
-	int err;
-
-	p->v = NULL;
-	p->n = 0;
-	err = sysctl_walk(c->tree, "", collect, p);
 	if (err)
 		rlog(LOG_ERR, "cannot list the tree: %s", strerror(-err));
 	return err;
 }
 
-static void free_paths(struct paths *p)
+/* Remembers the value of an entry not seen before: what it had before any file. */
+static int capture_one(struct sysctl_entry *e, void *arg)
 {
-	sysctl_conf_free_paths(p->v, p->n);
+	struct config *c = arg;
+	const char *path = sysctl_entry_path(e), *value;
+
+	if (!values_default(&c->values, path) && (value = live_value(c, path)))
+		values_capture(&c->values, path, value);
+	return 0;
 }
 
-/* Remembers the value of every entry not seen before: what it had before any file. */
 static void capture_defaults(struct config *c)
 {
-	struct paths p;
-
-	all_paths(c, &p);
-	for (size_t i = 0; i < p.n; i++) {
-		const char *value;
-
-		if (values_default(&c->values, p.v[i]) || !(value = live_value(c, p.v[i])))
-			continue;
-		values_capture(&c->values, p.v[i], value);
-	}
-	free_paths(&p);
+	walk_all(c, capture_one, c);
 }
 
 /*
@@ -488,15 +476,19 @@ static void converge_one(struct config *c, const char *path, const char *key,
 		return;
 	/* SYSCTL_ORIGIN_FILE: a file's value or a default is no runtime write (persist.h). */
 	err = sysctl_set_from(c->tree, path, value, strlen(value), NULL, SYSCTL_ORIGIN_FILE);
-	/* Kept as it reads back ("1 2" reads "1\t2"), to tell a later runtime write from it. */
-	if (!err && (live = live_value(c, path)))
-		values_set_applied(&c->values, path, live);
 	if (err && !(it && it->ignore_failure))
 		report_set_error(c, it, key, err);
 	else if (!err && c->announce && it)
 		rlog(LOG_INFO, "%s:%u: %s = %s", it->file, it->line, path, value);
 	else if (!err && c->announce)
 		rlog(LOG_INFO, "%s = %s (its default: no file names it)", path, value);
+	/*
+	 * Kept as it reads back ("1 2" reads "1\t2"), to tell a later runtime
+	 * write from it. Last: this remakes the record, which a default @value
+	 * points into.
+	 */
+	if (!err && (live = live_value(c, path)))
+		values_set_applied(&c->values, path, live);
 }
 
 /* An explicit assignment: reported when it names no entry, else applied unless held. */
@@ -516,6 +508,40 @@ static void converge_explicit(struct config *c, const struct sysctl_conf_item *i
 		converge_one(c, path, it->key, it, it->value);
 }
 
+struct converge_walk {
+	struct config *c;
+	const char *only;
+};
+
+/* Globs and defaults for one entry (converge). */
+static int converge_entry(struct sysctl_entry *e, void *arg)
+{
+	struct converge_walk *w = arg;
+	struct config *c = w->c;
+	const char *path = sysctl_entry_path(e);
+	const struct sysctl_conf_item *it;
+	char key[4096];
+	const char *value;
+	bool writable = sysctl_entry_mode(e) & 0222;
+
+	if (w->only && strcmp(w->only, path))
+		return 0;
+	snprintf(key, sizeof(key), "%s", path);
+	sysctl_conf_normalize_key(key);
+	it = sysctl_conf_set_lookup(c->set, key);
+	if (it && !it->glob && w->only) {
+		converge_explicit(c, it, true);
+		return 0;
+	}
+	/* A glob or a default writes only what anyone could write. */
+	if ((it && !it->glob) || !writable || held(c, path, key, w->only != NULL || c->reset_all))
+		return 0;
+	value = it ? it->value : default_of(c, path);
+	if (value)
+		converge_one(c, path, key, it, value);
+	return 0;
+}
+
 /*
  * Every entry of @only (NULL: all) gets the value of the highest layer
  * naming it: explicit assignments first, in the set's order (so messages
@@ -524,39 +550,12 @@ static void converge_explicit(struct config *c, const struct sysctl_conf_item *i
  */
 static void converge(struct config *c, const char *only)
 {
-	struct paths p;
+	struct converge_walk w = { c, only };
 
 	for (size_t i = 0; !only && i < sysctl_conf_set_count(c->set); i++)
 		if (!sysctl_conf_set_item(c->set, i)->glob)
 			converge_explicit(c, sysctl_conf_set_item(c->set, i), c->reset_all);
-	if (all_paths(c, &p))
-		return;
-	for (size_t i = 0; i < p.n; i++) {
-		struct sysctl_entry *e = sysctl_lookup(c->tree, p.v[i]);
-		const struct sysctl_conf_item *it;
-		char key[4096];
-		const char *value;
-		bool writable = e && (sysctl_entry_mode(e) & 0222);
-
-		if (e)
-			sysctl_entry_put(e);
-		if (!e || (only && strcmp(only, p.v[i])))
-			continue;
-		snprintf(key, sizeof(key), "%s", p.v[i]);
-		sysctl_conf_normalize_key(key);
-		it = sysctl_conf_set_lookup(c->set, key);
-		if (it && !it->glob && only) {
-			converge_explicit(c, it, true);
-			continue;
-		}
-		/* A glob or a default writes only what anyone could write. */
-		if ((it && !it->glob) || !writable || held(c, p.v[i], key, only != NULL || c->reset_all))
-			continue;
-		value = it ? it->value : default_of(c, p.v[i]);
-		if (value)
-			converge_one(c, p.v[i], key, it, value);
-	}
-	free_paths(&p);
+	walk_all(c, converge_entry, &w);
 }
 
 int config_start(struct sysctl_tree *tree, const struct config_files *files, struct config **out)
