@@ -45,7 +45,7 @@
  *   summary fleet_read_stall_baseline_max_ms X      the longest quiet read, no write
  *   summary fleet_read_stall_max_ms X               the same, puts unanswered (target <= 10)
  *   summary fleet_read_stall_vs_baseline_max X      per round, the second / the first
- *   summary fleet_read_stall_baseline_sleeps N      reads that slept, no write
+ *   summary fleet_read_stall_baseline_sleeps N      voluntary switches in reads, no write
  *   summary fleet_read_stall_sleeps N               the same, puts unanswered (target 0)
  *   summary fleet_read_stall_baseline_wall_max_ms X the longest read of all, no write
  *   summary fleet_read_stall_wall_max_ms X          the same, puts unanswered (information)
@@ -602,8 +602,9 @@ static int read_stall(double limit)
 	}
 	spread(ratio, STALL_ROUNDS, r3);
 	printf("readers of write-through entries, %d rounds of two phases of %.1f s (mean), "
-	       "median (min-max) per phase; quiet reads had no context switch, sleeps are voluntary "
-	       "switches during reads, preemptions involuntary ones:\n", STALL_ROUNDS, seconds / STALL_ROUNDS);
+	       "median (min-max) per phase; quiet reads had no context switch, sleeps are "
+	       "voluntary switches during reads, preemptions involuntary ones:\n", STALL_ROUNDS,
+	       seconds / STALL_ROUNDS);
 	rounds_print("no write", &base);
 	rounds_print("puts unanswered", &wr);
 	printf("  quiet maximum, puts unanswered / no write, per round: %.3f (%.3f-%.3f); "
