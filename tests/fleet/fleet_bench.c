@@ -20,12 +20,20 @@
  * round trips. Read stall: a second tree owns two entries (a proc_rcu_string
  * and a proc_dointvec) in write-through against an endpoint that accepts
  * connections and never answers; two readers read both while one
- * write-through of each waits for its put (5 s, the request timeout), and
- * for as long with no write, in 5 interleaved rounds (medians printed).
- * --read-stall runs that part alone, with no etcd. --read-stall-test MS is
- * its test (make check): one write phase; it fails unless the puts waited
- * at least 2 s (else it proves nothing), the readers read meanwhile, and
- * every read took under MS milliseconds.
+ * write-through of each waits for its put (5 s, the request timeout; the
+ * two share one connection, so the phase lasts about 10 s), and for as long
+ * with no write, in 5 interleaved rounds (medians with min-max printed).
+ * The reader thread's context switches (getrusage RUSAGE_THREAD, taken
+ * around each batch of 64 reads of one entry) tell why a read took long: it
+ * slept (a voluntary switch: it waited for a lock or for I/O), it was
+ * preempted (an involuntary switch alone: the scheduler gave the core away,
+ * which on shared cores costs tens to hundreds of ms whatever the read
+ * does), or it was quiet (no switch in its batch: its time is the read's
+ * own). --read-stall runs that part alone, with no etcd. --read-stall-test
+ * MS is its test (make check): one write phase; it fails unless the puts
+ * waited at least 2 s (else it proves nothing) and each entry was read
+ * meanwhile, and it fails if a read of either entry slept or took MS
+ * milliseconds or more.
  * Prints
  *   summary fleet_propagation_p50_ms X
  *   summary fleet_propagation_p99_ms X
@@ -34,9 +42,14 @@
  *   summary fleet_vs_etcdctl_watch_p50 X     (target <= 1.2)
  *   summary fleet_vs_etcdctl_watch_p99 X     (target <= 1.2)
  *   summary fleet_applied_per_s X
- *   summary fleet_read_stall_baseline_max_ms X
- *   summary fleet_read_stall_max_ms X        (target <= 10)
- *   summary fleet_read_stall_vs_baseline_max X
+ *   summary fleet_read_stall_baseline_max_ms X      the longest quiet read, no write
+ *   summary fleet_read_stall_max_ms X               the same, puts unanswered (target <= 10)
+ *   summary fleet_read_stall_vs_baseline_max X      per round, the second / the first
+ *   summary fleet_read_stall_baseline_sleeps N      voluntary switches in reads, no write
+ *   summary fleet_read_stall_sleeps N               the same, puts unanswered (target 0)
+ *   summary fleet_read_stall_baseline_wall_max_ms X the longest read of all, no write
+ *   summary fleet_read_stall_wall_max_ms X          the same, puts unanswered (information)
+ * the maxima as medians of the rounds, the sleeps summed over them.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -45,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -299,35 +313,100 @@ static struct ctl_table wt_table[] = {
 	{ "num", &wt_num, sizeof(int), 0644, proc_dointvec, NULL, NULL, "read-stall probe (int)" },
 };
 
+/*
+ * What the reads of one entry (0: the RCU string, 1: the int) did over a
+ * phase, told by the reader thread's context switches (getrusage
+ * RUSAGE_THREAD) across each batch of STALL_BATCH reads of that entry: a
+ * read that waits for a lock or for I/O sleeps (a voluntary switch); one
+ * the scheduler took the core from shows an involuntary switch alone. Only
+ * the reads and clock reads run inside a batch, and clock reads never
+ * sleep, so a batch with no voluntary switch had no read that slept, and
+ * the reads of a batch with no switch at all are quiet: their time is the
+ * read's own (interrupts and a hypervisor's steal aside). One getrusage a
+ * read would cost several times the read itself.
+ */
+#define STALL_BATCH 64
+
+struct stall_tally {
+	unsigned long reads;
+	unsigned long sleeps;      /* voluntary switches during reads */
+	unsigned long faulted;     /* batches that slept with a page fault */
+	unsigned long preempted;   /* involuntary switches in batches that never slept */
+	unsigned long quiet_reads; /* reads of batches with no switch */
+	double quiet_max;          /* the longest of those */
+	double wall_max;           /* the longest read of all */
+};
+
 struct stall {
 	struct sysctl_tree *tree;
 	int stop; /* atomic */
-	double max;
-	unsigned long reads;
+	struct stall_tally t[2];
 	pthread_mutex_t lock;
 };
 
-static void *stall_reader(void *arg)
+static void tally_add(struct stall_tally *to, const struct stall_tally *from)
 {
-	struct stall *st = arg;
+	to->reads += from->reads;
+	to->sleeps += from->sleeps;
+	to->faulted += from->faulted;
+	to->preempted += from->preempted;
+	to->quiet_reads += from->quiet_reads;
+	if (from->quiet_max > to->quiet_max)
+		to->quiet_max = from->quiet_max;
+	if (from->wall_max > to->wall_max)
+		to->wall_max = from->wall_max;
+}
+
+/* One batch of reads of @path into @t. */
+static void stall_batch(struct stall *st, const char *path, struct stall_tally *t)
+{
+	struct rusage r0, r1;
 	double max = 0;
-	unsigned long n = 0;
 	char buf[64];
 
-	for (; !__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE); n += 2) {
-		for (int k = 0; k < 2; k++) {
-			double t = now_ms(), dt;
+	getrusage(RUSAGE_THREAD, &r0);
+	for (int i = 0; i < STALL_BATCH; i++) {
+		double t0 = now_ms(), dt;
 
-			sysctl_get(st->tree, k ? "wt/num" : "wt/str", buf, sizeof(buf));
-			dt = now_ms() - t;
-			if (dt > max)
-				max = dt;
-		}
+		sysctl_get(st->tree, path, buf, sizeof(buf));
+		dt = now_ms() - t0;
+		if (dt > max)
+			max = dt;
 	}
+	getrusage(RUSAGE_THREAD, &r1);
+	t->reads += STALL_BATCH;
+	if (max > t->wall_max)
+		t->wall_max = max;
+	if (r1.ru_nvcsw != r0.ru_nvcsw) {
+		t->sleeps += (unsigned long)(r1.ru_nvcsw - r0.ru_nvcsw);
+		if (r1.ru_minflt != r0.ru_minflt || r1.ru_majflt != r0.ru_majflt)
+			t->faulted++;
+	} else if (r1.ru_nivcsw != r0.ru_nivcsw) {
+		t->preempted += (unsigned long)(r1.ru_nivcsw - r0.ru_nivcsw);
+	} else {
+		t->quiet_reads += STALL_BATCH;
+		if (max > t->quiet_max)
+			t->quiet_max = max;
+	}
+}
+
+static void *stall_reader(void *arg)
+{
+	static const char *const path[2] = { "wt/str", "wt/num" };
+	struct stall *st = arg;
+	struct stall_tally t[2] = { 0 };
+	char buf[64];
+
+	/* The thread's first read registers it with RCU (a mutex, maybe an
+	 * mmap): a one-time cost, not a wait for etcd; left out. */
+	for (int k = 0; k < 2; k++)
+		sysctl_get(st->tree, path[k], buf, sizeof(buf));
+	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE))
+		for (int k = 0; k < 2; k++)
+			stall_batch(st, path[k], &t[k]);
 	pthread_mutex_lock(&st->lock);
-	if (max > st->max)
-		st->max = max;
-	st->reads += n;
+	for (int k = 0; k < 2; k++)
+		tally_add(&st->t[k], &t[k]);
 	pthread_mutex_unlock(&st->lock);
 	return NULL;
 }
@@ -357,15 +436,16 @@ static int blackhole(int *port)
 	return fd;
 }
 
-/* The two readers' longest read over one phase: while a write-through of
- * each entry waits for its unanswered put, or for @ms with no write. */
-static double stall_phase(struct stall *st, bool writes, double *ms)
+/* The two readers' reads over one phase, both kinds together (st->t keeps
+ * them apart): while a write-through of each entry waits for its unanswered
+ * put, or for @ms with no write. */
+static struct stall_tally stall_phase(struct stall *st, bool writes, double *ms)
 {
+	struct stall_tally all = { 0 };
 	pthread_t r[2], w[2];
 	double t0;
 
-	st->max = 0;
-	st->reads = 0;
+	memset(st->t, 0, sizeof(st->t));
 	__atomic_store_n(&st->stop, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&r[i], NULL, stall_reader, st);
@@ -382,7 +462,9 @@ static double stall_phase(struct stall *st, bool writes, double *ms)
 	__atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
 		pthread_join(r[i], NULL);
-	return st->max;
+	for (int k = 0; k < 2; k++)
+		tally_add(&all, &st->t[k]);
+	return all;
 }
 
 /* Median, min and max of @n values (sorted in place). */
@@ -396,19 +478,78 @@ static void spread(double *v, int n, double out[3])
 
 #define STALL_ROUNDS 5
 
-/* One write phase; 0 when every read took under @limit ms while the puts waited. */
+static int failed(const char *why)
+{
+	printf("FAIL: %s\n", why);
+	return 1;
+}
+
+/*
+ * One write phase; 0 when no read slept while the puts waited and every
+ * read took under @limit ms. The RCU string's read takes no lock. The int's
+ * takes the entry's data lock for reading (proc_dointvec copies data that a
+ * store changes in place), which only the entry's own in-memory stores take
+ * for writing (a value applied from the watch, a refused commit's
+ * rollback), never the write-through's put; and here none runs, since no
+ * put is answered. So neither reader may sleep: one that does waits for
+ * something the put holds.
+ */
 static int stall_test(struct stall *st, double limit)
 {
-	double ms = 0, max = stall_phase(st, true, &ms);
+	static const char *const kind[2] = { "RCU string", "int" };
+	double ms = 0;
+	struct stall_tally all = stall_phase(st, true, &ms);
+	int fail = 0;
 
-	printf("fleet-read-stall: %lu reads, the longest %.3f ms, while two write-throughs "
-	       "waited %.0f ms for their puts\n", st->reads, max, ms);
-	if (ms < 2000 || !st->reads || max >= limit) {
-		printf("FAIL: %s\n", ms < 2000 ? "the puts did not wait: the test proves nothing" :
-		       !st->reads ? "no read ran" : "a read waited for a write-through");
-		return 1;
+	printf("fleet-read-stall: %lu reads (%.0f a second) while two write-throughs waited "
+	       "%.0f ms for their puts\n", all.reads, ms > 0 ? all.reads * 1e3 / ms : 0.0, ms);
+	for (int k = 0; k < 2; k++)
+		printf("fleet-read-stall: %s: %lu reads, %lu sleeps (%lu batches with a page "
+		       "fault), %lu preemptions; the longest read %.3f ms, the longest quiet "
+		       "one %.3f ms (%lu quiet reads)\n", kind[k], st->t[k].reads, st->t[k].sleeps,
+		       st->t[k].faulted, st->t[k].preempted, st->t[k].wall_max, st->t[k].quiet_max,
+		       st->t[k].quiet_reads);
+	if (ms < 2000)
+		fail = failed("the puts did not wait: the test proves nothing");
+	if (!st->t[0].reads || !st->t[1].reads)
+		fail = failed("an entry was not read");
+	if (st->t[0].sleeps || st->t[1].sleeps)
+		fail = failed("a read slept (waited) during a write-through");
+	if (all.wall_max >= limit) {
+		printf("FAIL: a read took %.3f ms, at least %.0f\n", all.wall_max, limit);
+		fail = 1;
 	}
-	return 0;
+	return fail;
+}
+
+/* The rounds of one kind of phase. */
+struct stall_rounds {
+	double quiet[STALL_ROUNDS], wall[STALL_ROUNDS], preempted[STALL_ROUNDS];
+	double q3[3], w3[3], p3[3];
+	unsigned long sleeps, faulted, reads, quiet_reads;
+};
+
+static void rounds_add(struct stall_rounds *r, int i, const struct stall_tally *t)
+{
+	r->quiet[i] = t->quiet_max;
+	r->wall[i] = t->wall_max;
+	r->preempted[i] = (double)t->preempted;
+	r->sleeps += t->sleeps;
+	r->faulted += t->faulted;
+	r->reads += t->reads;
+	r->quiet_reads += t->quiet_reads;
+}
+
+static void rounds_print(const char *what, struct stall_rounds *r)
+{
+	spread(r->quiet, STALL_ROUNDS, r->q3);
+	spread(r->wall, STALL_ROUNDS, r->w3);
+	spread(r->preempted, STALL_ROUNDS, r->p3);
+	printf("  %s: longest quiet read %.3f (%.3f-%.3f) ms (quiet: %.2f%% of %lu reads); "
+	       "longest read %.3f (%.3f-%.3f) ms, preemptions %.0f (%.0f-%.0f); sleeps %lu in all "
+	       "(%lu batches with a page fault)\n", what, r->q3[0], r->q3[1], r->q3[2],
+	       r->reads ? 100.0 * (double)r->quiet_reads / (double)r->reads : 0.0, r->reads,
+	       r->w3[0], r->w3[1], r->w3[2], r->p3[0], r->p3[1], r->p3[2], r->sleeps, r->faulted);
 }
 
 /* @limit 0: the bench (rounds, medians); else stall_test(). */
@@ -417,8 +558,8 @@ static int read_stall(double limit)
 	struct etcd_sync_opts so = { .prefix = "/rcustring-bench/stall/", .host = "bench",
 				     .write_through = 1, .log = quiet };
 	struct stall st = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	double base[STALL_ROUNDS], wr[STALL_ROUNDS], ratio[STALL_ROUNDS], b3[3], w3[3], r3[3];
-	double ms = 5000;
+	struct stall_rounds base = { 0 }, wr = { 0 };
+	double ratio[STALL_ROUNDS], r3[3], ms = 5000, seconds = 0;
 	struct sysctl_table_header *h;
 	struct etcd_sync *sync;
 	char url[64];
@@ -445,27 +586,45 @@ static int read_stall(double limit)
 	/* Rounds of a write phase and a no-write phase as long, in alternating
 	 * order, so that both see the same load on shared cores. */
 	for (int i = 0; i < STALL_ROUNDS; i++) {
+		struct stall_tally b, w;
+
 		if (i % 2) {
-			base[i] = stall_phase(&st, false, &ms);
-			wr[i] = stall_phase(&st, true, &ms);
+			b = stall_phase(&st, false, &ms);
+			w = stall_phase(&st, true, &ms);
 		} else {
-			wr[i] = stall_phase(&st, true, &ms);
-			base[i] = stall_phase(&st, false, &ms);
+			w = stall_phase(&st, true, &ms);
+			b = stall_phase(&st, false, &ms);
 		}
-		ratio[i] = base[i] > 0 ? wr[i] / base[i] : 0.0;
+		rounds_add(&base, i, &b);
+		rounds_add(&wr, i, &w);
+		ratio[i] = b.quiet_max > 0 ? w.quiet_max / b.quiet_max : 0.0;
+		seconds += ms / 1e3;
 	}
-	spread(base, STALL_ROUNDS, b3);
-	spread(wr, STALL_ROUNDS, w3);
 	spread(ratio, STALL_ROUNDS, r3);
-	printf("readers of a write-through entry, longest read per phase over %d rounds, "
-	       "median (min-max): %.3f (%.3f-%.3f) ms with no write, %.3f (%.3f-%.3f) ms while "
-	       "its put went unanswered; ratio per round %.3f (%.3f-%.3f)\n",
-	       STALL_ROUNDS, b3[0], b3[1], b3[2], w3[0], w3[1], w3[2], r3[0], r3[1], r3[2]);
-	printf("summary fleet_read_stall_baseline_max_ms %.3f\n", b3[0]);
-	printf("summary fleet_read_stall_max_ms %.3f\n", w3[0]);
-	/* On shared cores the longest read alone is scheduling noise: the ratio
-	 * says whether an unanswered put adds to it (above 1) or not. */
-	printf("summary fleet_read_stall_vs_baseline_max %.3f\n", r3[0]);
+	printf("readers of write-through entries, %d rounds of two phases of %.1f s (mean), "
+	       "median (min-max) per phase; quiet reads had no context switch, sleeps are "
+	       "voluntary switches during reads, preemptions involuntary ones:\n", STALL_ROUNDS,
+	       seconds / STALL_ROUNDS);
+	rounds_print("no write", &base);
+	rounds_print("puts unanswered", &wr);
+	printf("  quiet maximum, puts unanswered / no write, per round: %.3f (%.3f-%.3f); "
+	       "%.0f reads/s a phase\n", r3[0], r3[1], r3[2], (double)(base.reads + wr.reads) /
+	       (2 * seconds));
+	printf("summary fleet_read_stall_baseline_max_ms %.3f # no write; median (min-max %.3f-%.3f) "
+	       "of %d rounds\n", base.q3[0], base.q3[1], base.q3[2], STALL_ROUNDS);
+	printf("summary fleet_read_stall_max_ms %.3f # median (min-max %.3f-%.3f); target <= 10\n",
+	       wr.q3[0], wr.q3[1], wr.q3[2]);
+	printf("summary fleet_read_stall_vs_baseline_max %.3f # median (min-max %.3f-%.3f)\n",
+	       r3[0], r3[1], r3[2]);
+	printf("summary fleet_read_stall_baseline_sleeps %lu # all rounds\n", base.sleeps);
+	printf("summary fleet_read_stall_sleeps %lu # all rounds; target 0\n", wr.sleeps);
+	/* Information: on shared cores the longest read is a preemption. */
+	printf("summary fleet_read_stall_baseline_wall_max_ms %.3f # median (min-max %.3f-%.3f); "
+	       "preemptions %.0f (%.0f-%.0f)\n", base.w3[0], base.w3[1], base.w3[2],
+	       base.p3[0], base.p3[1], base.p3[2]);
+	printf("summary fleet_read_stall_wall_max_ms %.3f # median (min-max %.3f-%.3f); "
+	       "preemptions %.0f (%.0f-%.0f)\n", wr.w3[0], wr.w3[1], wr.w3[2], wr.p3[0],
+	       wr.p3[1], wr.p3[2]);
 	sysctl_unregister_table(h);
 	etcd_sync_stop(sync);
 	sysctl_tree_free(st.tree);
