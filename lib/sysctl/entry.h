@@ -37,11 +37,7 @@ struct rcs_path_comp {
 	size_t len;
 };
 
-/*
- * @path itself when its first separator is '/', else its '/' form in @buf
- * (the sysctl.d rule: dots separate and a '/' is a '.' in a name); NULL
- * when @buf is too small.
- */
+/* @path's '/' form (common/path_form.h) in @buf; NULL when @buf is too small. */
 const char *rcs_slash_form(const char *path, char *buf, size_t size);
 /* @path ('/' form) split into at most @max components: their number, or -EINVAL. */
 int rcs_split_path(const char *path, struct rcs_path_comp *out, int max);

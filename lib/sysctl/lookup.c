@@ -10,29 +10,18 @@
 #include <string.h>
 #include <urcu-bp.h>
 
+#include "common/path_form.h"
 #include "rcustring/sysctl.h"
 #include "dir_index.h"
 #include "entry.h"
 #include "tree.h"
 
-/*
- * systemd's sysctl.d rule: when the first separator of @path is '.', dots
- * separate and a '/' stands for a '.' inside a name
- * ("net.ipv4.conf.eth0/200.forwarding"); when it is '/', slashes separate
- * and dots are part of names. Returns @path itself or its '/' form in @buf.
- */
+/* @path's '/' form (common/path_form.h) in @buf; NULL when it does not fit. */
 const char *rcs_slash_form(const char *path, char *buf, size_t size)
 {
-	const char *first = strpbrk(path, "./");
-	size_t i;
-
-	if (!first || *first == '/')
-		return path;
-	for (i = 0; path[i] && i + 1 < size; i++)
-		buf[i] = path[i] == '.' ? '/' : path[i] == '/' ? '.' : path[i];
-	if (path[i])
+	if (!memccpy(buf, path, '\0', size))
 		return NULL;
-	buf[i] = '\0';
+	rcs_path_to_slash(buf);
 	return buf;
 }
 
