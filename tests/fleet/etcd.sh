@@ -7,7 +7,8 @@
 #    ctl and run_etcd (which restarts it on the same ports and data dir);
 #  - cluster: three members (start_cluster, below);
 #  - none: nothing, for a test that only wants the helpers.
-# Exits with a FAIL line when etcd does not start. The helpers: polling
+# Skips (77) when etcd or etcdctl is not installed, unless $etcd_mode is
+# none; exits with a FAIL line when etcd does not start. The helpers: polling
 # (until_true, wait_output), fleet hosts (start_host, host_get, host_wait),
 # cluster members (mctl, run_member, member_of, others_of, put_via,
 # find_leader).
@@ -80,6 +81,19 @@ run_etcd() {
 	return 1
 }
 
+# stop_members: the cluster's members thawed (a frozen one would not die) and stopped.
+stop_members() {
+	for i in 1 2 3; do
+		[ -n "${member_pid[$i]:-}" ] || continue
+		kill -CONT "${member_pid[$i]}" 2>/dev/null
+		kill "${member_pid[$i]}" 2>/dev/null && wait "${member_pid[$i]}" 2>/dev/null
+	done
+}
+
+if [ "${etcd_mode:-single}" != none ] &&
+	{ ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; }; then
+	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
+fi
 if [ "${etcd_mode:-single}" = single ]; then
 	for _ in 1 2 3; do # another program may take a port between the check and etcd's bind
 		client_port=$(free_port)

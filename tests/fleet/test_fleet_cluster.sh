@@ -6,26 +6,18 @@
 # watches: the host moves on and converges while the member stays frozen;
 # a frozen cluster: connected says 0; the leader killed: every host
 # converges, and the member rejoins. Waits are bounded only as a hang
-# guard. Skips (77) when etcd is not installed.
+# guard. Skips (77) when etcd is not installed (etcd.sh).
 set -u
 host_bin=${1:?usage: test_fleet_cluster.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
 cli=${2:?usage: test_fleet_cluster.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
 . "$(dirname "$0")/../check.sh"
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
-fi
-
 tmp=$(mktemp -d)
 declare -A host_pid
 cleanup() {
 	for h in "${!host_pid[@]}"; do
 		kill "${host_pid[$h]}" 2>/dev/null && wait "${host_pid[$h]}" 2>/dev/null
 	done
-	for i in 1 2 3; do
-		[ -n "${member_pid[$i]:-}" ] || continue
-		kill -CONT "${member_pid[$i]}" 2>/dev/null
-		kill "${member_pid[$i]}" 2>/dev/null && wait "${member_pid[$i]}" 2>/dev/null
-	done
+	stop_members
 	if [ "$failed" -gt 0 ] || [ -n "${FLEET_TEST_LOGS:-}" ]; then
 		for f in "$tmp"/*.err; do echo "--- $f"; cat "$f"; done
 		for i in 1 2 3; do echo "--- m$i.log (tail)"; tail -5 "$tmp/m$i.log"; done

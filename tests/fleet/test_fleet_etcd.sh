@@ -11,10 +11,6 @@ set -u
 host_bin=${1:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
 cli=${2:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
 probe=${3:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	echo "SKIP: etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
-	exit 77
-fi
 . "$(dirname "$0")/../check.sh"
 
 tmp=$(mktemp -d)

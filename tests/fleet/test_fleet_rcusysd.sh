@@ -19,10 +19,6 @@ cli=${2:?$usage}
 unit=${3:?$usage}
 dropin=${4:?$usage}
 . "$(dirname "$0")/../check.sh"
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
-fi
-
 tmp=$(mktemp -d)
 etcd_pid= pid=
 cleanup() {

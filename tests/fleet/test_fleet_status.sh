@@ -20,19 +20,11 @@ set -u
 host_bin=${1:?usage: test_fleet_status.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
 cli=${2:?usage: test_fleet_status.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
 . "$(dirname "$0")/../check.sh"
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
-fi
-
 tmp=$(mktemp -d)
 host_pid=
 cleanup() {
 	[ -n "$host_pid" ] && kill "$host_pid" 2>/dev/null && wait "$host_pid" 2>/dev/null
-	for i in 1 2 3; do
-		[ -n "${member_pid[$i]:-}" ] || continue
-		kill -CONT "${member_pid[$i]}" 2>/dev/null
-		kill "${member_pid[$i]}" 2>/dev/null && wait "${member_pid[$i]}" 2>/dev/null
-	done
+	stop_members
 	if [ "$failed" -gt 0 ] || [ -n "${FLEET_TEST_LOGS:-}" ]; then
 		echo "--- samples"; cat "$tmp/samples" 2>/dev/null
 		echo "--- a.err"; cat "$tmp/a.err"
