@@ -17,9 +17,9 @@
  * mount's /dev/fuse descriptor, so libfuse is given read and writev
  * functions (fuse_session_custom_io) that count what they read by opcode:
  * the count covers requests libfuse answers by itself (FLUSH, FORGET,
- * OPENDIR, ...) as well as those reaching the callbacks below. libfuse
- * passes its own userdata (the struct fuse) to them, not ours, so mounts
- * are found by descriptor in a short list.
+ * OPENDIR, ...) as well as those reaching the callbacks (fuse_paths.c,
+ * fuse_file.c). libfuse passes its own userdata (the struct fuse) to
+ * them, not ours, so mounts are found by descriptor in a short list.
  */
 static pthread_mutex_t counted_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sysctl_fuse *counted;
