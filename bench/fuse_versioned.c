@@ -18,7 +18,7 @@
  * With a bounded pool that can happen whenever every worker is in such a
  * WRITE, so the name is not cached instead.
  *
- * Requests are counted by opcode as lib/frontend/fuse_count.c counts them
+ * Requests are counted by opcode as lib/frontend/fuse_fs.c counts them
  * (every request read from /dev/fuse); SIGUSR1 writes "requests N" and one
  * "<opcode number> N" line per opcode seen to STATS.
  *   rcustring-fuse-versioned MOUNTPOINT STATS [INITIAL-VALUE]
