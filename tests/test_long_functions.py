@@ -32,23 +32,27 @@ def functions(path):
             start = None
 
 
+def c_files(tops):
+    """Every .c file below the folders @tops (default lib, tools, subsys), sorted."""
+    for top in tops or ['lib', 'tools', 'subsys']:
+        for root, _, files in sorted(os.walk(top)):
+            for name in sorted(files):
+                if name.endswith('.c'):
+                    yield os.path.join(root, name)
+
+
 def main(argv):
     limit = 80
     if argv[:1] == ['--max']:
         limit = int(argv[1])
         argv = argv[2:]
     found = total = 0
-    for top in argv or ['lib', 'tools', 'subsys']:
-        for root, _, files in sorted(os.walk(top)):
-            for name in sorted(files):
-                if not name.endswith('.c'):
-                    continue
-                path = os.path.join(root, name)
-                for fn, first, last in functions(path):
-                    total += 1
-                    if last - first + 1 > limit:
-                        print(f'{path}:{first}: {fn}: {last - first + 1} lines')
-                        found += 1
+    for path in c_files(argv):
+        for fn, first, last in functions(path):
+            total += 1
+            if last - first + 1 > limit:
+                print(f'{path}:{first}: {fn}: {last - first + 1} lines')
+                found += 1
     print(f'{total} functions read, {found} over {limit} lines')
     return 1 if found or not total else 0
 

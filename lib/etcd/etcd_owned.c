@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/path_form.h"
 #include "etcd_sync_int.h"
 
 struct owned_table {
@@ -86,21 +87,6 @@ static int write_hook(void *arg, struct sysctl_entry *e, const struct sysctl_cal
 }
 
 /*
- * Keys use the tree's '/' form. A directory given in '.' form
- * ("net.ipv4.conf.eth0/200", where '/' stands for a '.' in a name) is
- * turned into it ("net/ipv4/conf/eth0.200"): swap the two in its @len bytes.
- */
-static void slash_form(char *dir, size_t len)
-{
-	size_t first = strcspn(dir, "./");
-
-	if (first >= len || dir[first] != '.')
-		return;
-	for (size_t i = 0; i < len; i++)
-		dir[i] = dir[i] == '.' ? '/' : dir[i] == '/' ? '.' : dir[i];
-}
-
-/*
  * Only rows whose data the tree's handler table describes (a library
  * handler or a declared wrapper of one) can have a value checked.
  */
@@ -120,12 +106,18 @@ static int check_rows(struct etcd_sync *s, const char *dir, const struct ctl_tab
 int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *table,
 			size_t count, struct sysctl_table_header **out)
 {
-	struct owned_table *o;
+	struct owned_table *o = NULL;
 	int err = check_rows(s, dir, table, count);
+	char *slashed = NULL;
 	size_t i;
 
 	if (err)
 		return err;
+	/* Keys use the tree's '/' form; the directory may be given in either. */
+	slashed = strdup(dir);
+	if (!slashed)
+		goto nomem;
+	rcs_path_to_slash(slashed);
 	o = calloc(1, sizeof(*o));
 	if (!o || !(o->keys = calloc(count ? count : 1, sizeof(*o->keys))))
 		goto nomem;
@@ -133,13 +125,14 @@ int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *
 	o->rows = table;
 	o->count = count;
 	for (i = 0; i < count; i++) {
-		if (asprintf(&o->keys[i], "%s%s%s%s", s->prefix, dir, *dir ? "/" : "",
+		if (asprintf(&o->keys[i], "%s%s%s%s", s->prefix, slashed, *slashed ? "/" : "",
 			     table[i].procname) < 0) {
 			o->keys[i] = NULL;
 			goto nomem;
 		}
-		slash_form(o->keys[i] + s->prefix_len, strlen(dir));
 	}
+	free(slashed);
+	slashed = NULL;
 	err = sysctl_register_table_hooked(s->tree, dir, table, count, write_hook, o, out);
 	if (err)
 		goto fail;
@@ -151,6 +144,7 @@ int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *
 nomem:
 	err = -ENOMEM;
 fail:
+	free(slashed);
 	if (o) {
 		for (i = 0; o->keys && i < count; i++)
 			free(o->keys[i]);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/copy_cut.h"
 #include "../common/deadline.h"
 #include "etcd_sync_int.h"
 
@@ -34,19 +35,10 @@ static int etcd_stopping(void *arg)
 	return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
 }
 
-/* Copy @src into @dst, cut to @size - 1 bytes (messages may be longer). */
-static void copy_cut(char *dst, size_t size, const char *src)
-{
-	size_t n = strnlen(src, size - 1);
-
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 static void set_error(struct etcd_sync *s, const char *msg)
 {
 	pthread_mutex_lock(&s->lock);
-	copy_cut(s->st.last_error, sizeof(s->st.last_error), msg);
+	rcs_copy_cut(s->st.last_error, sizeof(s->st.last_error), msg, strlen(msg));
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -302,7 +294,7 @@ static void report_trouble(struct etcd_sync *s, int err, char *last, size_t size
 	set_error(s, msg);
 	if (strcmp(msg, last))
 		etcd_say(s, "%s; reconnecting", msg);
-	copy_cut(last, size, msg);
+	rcs_copy_cut(last, size, msg, strlen(msg));
 	s->conn.err[0] = '\0';
 }
 

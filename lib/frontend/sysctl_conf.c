@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/path_form.h"
 #include "sysctl_conf.h"
 
 static bool is_blank(char c)
@@ -27,16 +28,7 @@ static char *strip(char *s)
 
 void sysctl_conf_normalize_key(char *key)
 {
-	char *first = strpbrk(key, "./");
-
-	if (!first || *first == '/')
-		return;
-	for (char *p = first; *p; p++) {
-		if (*p == '.')
-			*p = '/';
-		else if (*p == '/')
-			*p = '.';
-	}
+	rcs_path_to_slash(key);
 }
 
 const char *sysctl_conf_dotted(const char *key, char *buf, size_t size)

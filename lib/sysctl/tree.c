@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The sysctl tree: registration, lookup, lifetime and walks (reads and
- * writes: entry_io.c).
+ * The sysctl tree: its lifetime, registration and walks (one node's
+ * lifetime: entry.c; lookup by path: lookup.c; reads and writes:
+ * entry_io.c).
  *
  * Nodes (entries and directories) hang in sorted RCU lists; the tree also
  * indexes every node by its path and each directory its sorted children
  * (dir_index.c), so that registering, finding and listing cost O(1) or
  * O(log n) per entry however large a directory grows. Lookups run under
- * rcu_read_lock and take a reference;
- * register/unregister are serialized by the tree mutex. A node unlinked
- * from the tree keeps its "linked" reference until a grace period has
- * passed (call_rcu), so a reader that found it can still take a reference;
- * it is freed when the last reference goes. Handlers run outside every RCU
- * section (they may sleep) with their table's in-flight count raised, which
- * unregister drains.
+ * rcu_read_lock and take a reference; register/unregister are serialized
+ * by the tree mutex. Handlers run outside every RCU section (they may
+ * sleep) with their table's in-flight count raised, which unregister
+ * drains.
  */
 #define _LGPL_SOURCE
 #include <errno.h>
@@ -28,318 +26,9 @@
 
 #include "rcustring/sysctl.h"
 #include "dir_index.h"
+#include "entry.h"
 #include "handlers.h"
 #include "tree.h"
-
-#define NAME_MAX_LEN 255 /* a component must fit a file name (FUSE) */
-#define MAX_DEPTH 32
-
-/* ---- references and freeing ---- */
-
-static void header_put(struct sysctl_table_header *h)
-{
-	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL))
-		return;
-	pthread_mutex_destroy(&h->drain_lock);
-	pthread_cond_destroy(&h->drain_cond);
-	free(h);
-}
-
-static void entry_free(struct sysctl_entry *e)
-{
-	struct sysctl_table_header *h = e->header;
-
-	rcs_sysctl_entry_fini_notify(e);
-	free(e->dir);
-	pthread_rwlock_destroy(&e->data_lock);
-	pthread_mutex_destroy(&e->write_lock);
-	if (e->name != e->iname)
-		free(e->name);
-	free(e->path);
-	free(e->desc);
-	free(e);
-	if (h)
-		header_put(h);
-}
-
-void sysctl_entry_get(struct sysctl_entry *e)
-{
-	if (e)
-		__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
-}
-
-void sysctl_entry_put(struct sysctl_entry *e)
-{
-	/*
-	 * The last reference can only go after the linked reference, which
-	 * is dropped a grace period after the unlink: no reader can find the
-	 * node any more, so it is freed at once.
-	 */
-	if (e && __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		entry_free(e);
-}
-
-static void linked_ref_drop_rcu(struct rcu_head *head)
-{
-	sysctl_entry_put(caa_container_of(head, struct sysctl_entry, rcu));
-}
-
-/* Unlink @e from its parent (tree lock held); readers may still hold it. */
-static void entry_unlink(struct sysctl_entry *e)
-{
-	__atomic_store_n(&e->live, 0, __ATOMIC_SEQ_CST);
-	dir_index_unlink(e->parent, e);
-	CMM_STORE_SHARED(e->parent, NULL); /* lookups read it under RCU */
-	call_rcu(&e->rcu, linked_ref_drop_rcu);
-}
-
-/* Our own copies through malloc, so that fault injection reaches them. */
-static char *dup_n(const char *s, size_t len)
-{
-	char *p = malloc(len + 1);
-
-	if (p) {
-		memcpy(p, s, len);
-		p[len] = '\0';
-	}
-	return p;
-}
-
-static char *join_path(const char *parent_path, const char *name)
-{
-	size_t plen = parent_path ? strlen(parent_path) : 0, nlen = strlen(name), at = plen;
-	char *p = malloc(plen + 1 + nlen + 1);
-
-	if (!p)
-		return NULL;
-	memcpy(p, parent_path, plen);
-	if (plen)
-		p[at++] = '.';
-	/* A '.' inside a name shows as '/', as procps prints it. */
-	for (size_t i = 0; i <= nlen; i++)
-		p[at + i] = name[i] == '.' ? '/' : name[i];
-	return p;
-}
-
-/* A writer-preferring rwlock: a stream of readers must not starve writes. */
-static int data_lock_init(pthread_rwlock_t *lock)
-{
-	pthread_rwlockattr_t attr;
-	int err = pthread_rwlockattr_init(&attr);
-
-	if (err)
-		return -err;
-	err = pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	if (!err)
-		err = pthread_rwlock_init(lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
-	return -err;
-}
-
-/* A new node with one reference, or NULL with errno set. */
-static struct sysctl_entry *entry_alloc(struct sysctl_tree *tree, const char *parent_path,
-					const char *name, size_t namelen, bool is_dir)
-{
-	int levels = dir_index_skip_levels(tree), err;
-	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
-	struct sysctl_entry *e = malloc(sizeof(*e) + (size_t)levels * sizeof(e->skip[0]));
-
-	if (!e) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	memset(e, 0, sizeof(*e));
-	e->skip_levels = levels;
-	e->tree = tree;
-	e->is_dir = is_dir;
-	e->mode = 0555;
-	e->live = 1;
-	e->refs = 1;
-	CDS_INIT_LIST_HEAD(&e->children);
-	CDS_INIT_LIST_HEAD(&e->sibling);
-	e->namelen = (uint16_t)namelen; /* at most NAME_MAX_LEN */
-	if (namelen < sizeof(e->iname)) {
-		memcpy(e->iname, name, namelen);
-		e->iname[namelen] = '\0';
-		e->name = e->iname;
-	} else {
-		e->name = dup_n(name, namelen);
-	}
-	e->path = e->name ? join_path(parent_path, e->name) : NULL;
-	if (e->path)
-		e->hash = dir_index_path_hash(e->path);
-	if (e->path && is_dir) {
-		e->dir = malloc(sizeof(*e->dir));
-		if (e->dir)
-			memset(e->dir, 0, sizeof(*e->dir));
-	}
-	err = e->path && (!is_dir || e->dir) ? pthread_mutex_init(&e->write_lock, NULL) : ENOMEM;
-	if (err)
-		goto free_names;
-	err = -data_lock_init(&e->data_lock);
-	if (err)
-		goto free_write_lock;
-	err = -rcs_sysctl_entry_init_notify(e);
-	if (err)
-		goto free_data_lock;
-	return e;
-free_data_lock:
-	pthread_rwlock_destroy(&e->data_lock);
-free_write_lock:
-	pthread_mutex_destroy(&e->write_lock);
-free_names:
-	free(e->dir);
-	if (e->name != e->iname)
-		free(e->name);
-	free(e->path);
-	free(e);
-	errno = err;
-	return NULL;
-}
-
-/* ---- paths ---- */
-
-struct comp {
-	const char *s;
-	size_t len;
-};
-
-/*
- * systemd's sysctl.d rule: when the first separator of @path is '.', dots
- * separate and a '/' stands for a '.' inside a name
- * ("net.ipv4.conf.eth0/200.forwarding"); when it is '/', slashes separate
- * and dots are part of names. Returns @path itself or its '/' form in @buf.
- */
-static const char *slash_form(const char *path, char *buf, size_t size)
-{
-	const char *first = strpbrk(path, "./");
-	size_t i;
-
-	if (!first || *first == '/')
-		return path;
-	for (i = 0; path[i] && i + 1 < size; i++)
-		buf[i] = path[i] == '.' ? '/' : path[i] == '/' ? '.' : path[i];
-	if (path[i])
-		return NULL;
-	buf[i] = '\0';
-	return buf;
-}
-
-/*
- * Split @path (in '/' form, see slash_form) into components at '/'.
- * Leading and trailing separators are ignored ("/kernel/", FUSE style);
- * empty, "." or ".." components in between are malformed.
- * Return: the number of components, or -EINVAL.
- */
-static int split_path(const char *path, struct comp *out, int max)
-{
-	const char sep = '/';
-	const char *p = path, *end = path + strlen(path);
-	int n = 0;
-
-	while (p < end && *p == sep)
-		p++;
-	while (end > p && end[-1] == sep)
-		end--;
-	while (p < end) {
-		const char *q = memchr(p, sep, (size_t)(end - p));
-		size_t len = q ? (size_t)(q - p) : (size_t)(end - p);
-
-		if (len == 0 || len > NAME_MAX_LEN || n == max)
-			return -EINVAL;
-		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			return -EINVAL;
-		out[n].s = p;
-		out[n].len = len;
-		n++;
-		p += len + (q ? 1 : 0);
-	}
-	return n;
-}
-
-/*
- * Scan @path (slash_form's rule: the first separator decides) into its
- * components and the hash of its dotted form, in one pass and with no
- * copy, and look it up in the index under RCU (the caller holds the read
- * lock): the node in *@out, NULL if none; -EINVAL if @path is malformed,
- * as split_path() would find it (empty, "." or ".." components between
- * separators, too long, too deep).
- */
-static int lookup_walk(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
-{
-	struct dir_index_comp comps[MAX_DEPTH];
-	uint32_t h = DIR_INDEX_HASH_INIT;
-	const char *p = path;
-	int n = 0;
-	char sep;
-
-	while (*p && *p != '.' && *p != '/')
-		p++;
-	sep = *p == '.' ? '.' : '/';
-	p = path;
-	while (*p == sep)
-		p++;
-	while (*p) {
-		const char *s = p;
-		size_t len;
-
-		if (n == MAX_DEPTH)
-			return -EINVAL;
-		if (n)
-			h = dir_index_hash_step(h, '.');
-		for (; *p && *p != sep; p++) /* dotted: a '.' inside a name is '/' */
-			h = dir_index_hash_step(h, *p == '.' ? '/' : (unsigned char)*p);
-		len = (size_t)(p - s);
-		/* Neither form leaves both '.' and '/' inside a component. */
-		if (len > NAME_MAX_LEN || (len == 1 && (s[0] == '.' || s[0] == '/')) ||
-		    (len == 2 && (s[0] == '.' || s[0] == '/') && (s[1] == '.' || s[1] == '/')))
-			return -EINVAL;
-		comps[n++] = (struct dir_index_comp){ s, len };
-		if (*p == sep && *++p == sep) { /* empty components: only at the end */
-			while (*p == sep)
-				p++;
-			if (*p)
-				return -EINVAL;
-		}
-	}
-	*out = n ? dir_index_find_path(tree, h, comps, n, sep == '.') : tree->root;
-	return 0;
-}
-
-int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out)
-{
-	struct sysctl_entry *e = NULL;
-	int err;
-
-	if (!tree || !path)
-		return -EINVAL;
-	rcu_read_lock();
-	err = lookup_walk(tree, path, &e);
-	/* Found while it was being unlinked: it is gone already. */
-	if (e && !__atomic_load_n(&e->live, __ATOMIC_ACQUIRE))
-		e = NULL;
-	if (e)
-		sysctl_entry_get(e);
-	rcu_read_unlock();
-	if (err)
-		return err;
-	if (!e)
-		return -ENOENT;
-	*out = e;
-	return 0;
-}
-
-struct sysctl_entry *sysctl_lookup(struct sysctl_tree *tree, const char *path)
-{
-	struct sysctl_entry *e = NULL;
-	int err = rcs_sysctl_lookup_ref(tree, path, &e);
-
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	return e;
-}
 
 /* ---- tree ---- */
 
@@ -387,7 +76,7 @@ struct sysctl_tree *sysctl_tree_new(void)
 	CDS_INIT_LIST_HEAD(&tree->headers);
 	tree->skip_rng = 0x9e3779b97f4a7c15ULL; /* any non-zero seed */
 	tree->log = log_stderr;
-	tree->root = entry_alloc(tree, "", "", 0, true);
+	tree->root = rcs_entry_alloc(tree, "", "", 0, true);
 	if (!tree->root) {
 		err = errno;
 		goto free_cond;
@@ -496,7 +185,7 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 		rcs_sysctl_reg_error(tree, dir, "(null)", "empty or missing procname");
 		return -EINVAL;
 	}
-	if (strchr(name, '/') || strlen(name) > NAME_MAX_LEN || !strcmp(name, ".") ||
+	if (strchr(name, '/') || strlen(name) > RCS_NAME_MAX_LEN || !strcmp(name, ".") ||
 	    !strcmp(name, "..")) {
 		rcs_sysctl_reg_error(tree, dir, name, "bad procname");
 		return -EINVAL;
@@ -635,7 +324,7 @@ static int check_table(struct sysctl_tree *tree, const char *dir, struct sysctl_
  * the deepest directory found in *@dir, and the number of components it
  * covers; -EEXIST when one of them is an entry, not a directory.
  */
-static int find_existing(struct sysctl_tree *tree, const char *path, const struct comp *comps,
+static int find_existing(struct sysctl_tree *tree, const char *path, const struct rcs_path_comp *comps,
 			 int n, struct sysctl_entry **dir)
 {
 	int have;
@@ -689,7 +378,7 @@ static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent
 			   struct sysctl_table_header *h, const struct ctl_table *table, size_t i)
 {
 	struct sysctl_entry *e =
-		entry_alloc(tree, parent->path, table[i].procname, strlen(table[i].procname), false);
+		rcs_entry_alloc(tree, parent->path, table[i].procname, strlen(table[i].procname), false);
 
 	if (!e)
 		return -ENOMEM;
@@ -702,7 +391,7 @@ static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent
 	e->maxlen = table[i].maxlen;
 	e->locked_reads = !(rcs_kind_flags(e->kind) & SYSCTL_HF_RCU);
 	e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
-	if (table[i].desc && !(e->desc = dup_n(table[i].desc, strlen(table[i].desc))))
+	if (table[i].desc && !(e->desc = rcs_dup_n(table[i].desc, strlen(table[i].desc))))
 		return -ENOMEM;
 	return 0;
 }
@@ -730,18 +419,18 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 			  size_t count, sysctl_write_hook *hook, void *hook_arg,
 			  struct sysctl_table_header **out)
 {
-	struct sysctl_entry *newdirs[MAX_DEPTH] = { 0 };
-	char buf[MAX_DEPTH * (NAME_MAX_LEN + 1)];
+	struct sysctl_entry *newdirs[RCS_MAX_DEPTH] = { 0 };
+	char buf[RCS_MAX_DEPTH * (RCS_NAME_MAX_LEN + 1)];
 	const char *slashed;
-	struct comp comps[MAX_DEPTH];
+	struct rcs_path_comp comps[RCS_MAX_DEPTH];
 	struct sysctl_table_header *h = NULL;
 	struct sysctl_entry *dir, *parent;
 	int n, have, nnew = 0, err;
 
 	if (!tree || !path || (!table && count) || !out)
 		return -EINVAL;
-	slashed = slash_form(path, buf, sizeof(buf));
-	n = slashed ? split_path(slashed, comps, MAX_DEPTH - 1) : -EINVAL;
+	slashed = rcs_slash_form(path, buf, sizeof(buf));
+	n = slashed ? rcs_split_path(slashed, comps, RCS_MAX_DEPTH - 1) : -EINVAL;
 	pthread_mutex_lock(&tree->lock);
 	if (n < 0) {
 		rcs_sysctl_reg_error(tree, path, NULL, "malformed path");
@@ -760,7 +449,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	/* Allocate everything first, so that linking cannot fail half way. */
 	parent = dir;
 	for (int i = have; i < n; i++) {
-		newdirs[nnew] = entry_alloc(tree, parent->path, comps[i].s, comps[i].len, true);
+		newdirs[nnew] = rcs_entry_alloc(tree, parent->path, comps[i].s, comps[i].len, true);
 		if (!newdirs[nnew])
 			goto fail;
 		parent = newdirs[nnew++];
@@ -784,7 +473,7 @@ fail:
 		for (size_t i = 0; i < count; i++)
 			if (h->entries[i])
 				sysctl_entry_put(h->entries[i]);
-		header_put(h);
+		rcs_header_put(h);
 	}
 out:
 	pthread_mutex_unlock(&tree->lock);
@@ -817,7 +506,7 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	pthread_mutex_lock(&tree->lock);
 	for (size_t i = 0; i < h->count; i++) {
 		sysctl_entry_get(h->entries[i]); /* for the removal callbacks below */
-		entry_unlink(h->entries[i]);
+		rcs_entry_unlink(h->entries[i]);
 	}
 	/* Remove directories left empty, up to (not including) the root. */
 	dir = h->dir;
@@ -825,7 +514,7 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	while (dir != tree->root && !dir->pins && cds_list_empty(&dir->children)) {
 		struct sysctl_entry *up = dir->parent;
 
-		entry_unlink(dir);
+		rcs_entry_unlink(dir);
 		dir = up;
 	}
 	cds_list_del(&h->node);
@@ -843,51 +532,7 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 		rcs_sysctl_removed(h->entries[i]);
 		sysctl_entry_put(h->entries[i]);
 	}
-	header_put(h);
-}
-
-/* ---- entries ---- */
-
-int sysctl_entry_is_dir(const struct sysctl_entry *e)
-{
-	return e ? e->is_dir : 0;
-}
-
-const char *sysctl_entry_name(const struct sysctl_entry *e)
-{
-	return e ? e->name : NULL;
-}
-
-const char *sysctl_entry_path(const struct sysctl_entry *e)
-{
-	return e ? e->path : NULL;
-}
-
-mode_t sysctl_entry_mode(const struct sysctl_entry *e)
-{
-	return e ? e->mode : 0;
-}
-
-const char *sysctl_entry_desc(const struct sysctl_entry *e)
-{
-	return e ? e->desc : NULL;
-}
-
-/*
- * The row is the registrant's memory, which may be freed as soon as
- * sysctl_unregister_table() returns: the result is only safe to use by a
- * caller that knows the table stays registered (see sysctl.h).
- */
-const struct ctl_table *sysctl_entry_table(const struct sysctl_entry *e)
-{
-	if (!e || e->is_dir || !sysctl_entry_live(e))
-		return NULL;
-	return e->table;
-}
-
-int sysctl_entry_live(const struct sysctl_entry *e)
-{
-	return e ? __atomic_load_n(&e->live, __ATOMIC_ACQUIRE) : 0;
+	rcs_header_put(h);
 }
 
 /* ---- walks ---- */
@@ -926,7 +571,7 @@ static void snap_files(struct snapshot *s, struct sysctl_entry *e, int depth)
 		snap_add(s, e);
 		return;
 	}
-	if (depth > MAX_DEPTH)
+	if (depth > RCS_MAX_DEPTH)
 		return;
 	cds_list_for_each_entry_rcu(c, &e->children, sibling)
 		snap_files(s, c, depth + 1);

@@ -209,7 +209,7 @@ void rcs_audit_value_text(char *out, const char *buf, size_t len);
 /* tree.c: log "register DIR/NAME: why" through the tree's log function. */
 void rcs_sysctl_reg_error(struct sysctl_tree *tree, const char *dir, const char *name,
 			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* tree.c: look @path up under RCU and take a reference: 0 or -errno. */
+/* lookup.c: look @path up under RCU and take a reference: 0 or -errno. */
 int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out);
 
 /* entry_io.c: run @e's handler with the table's in-flight count held */

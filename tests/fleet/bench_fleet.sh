@@ -31,9 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT
 guard=300 # tenths of a second for etcd to answer
-single_etcd=no
+etcd_mode=cluster
 . "$(dirname "$0")/etcd.sh"
-start_cluster || { echo "FAIL: the etcd cluster did not start"; exit 1; }
 "$bench" "$cluster" "$@" || exit 1
 
 # --- rcusysd's start with 10 000 keys: the state file against none ---

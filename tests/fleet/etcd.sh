@@ -1,9 +1,56 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Sourced by the fleet tests: start a single-node etcd on 127.0.0.1 with
-# free ports and its data in $tmp/etcd, log in $tmp/etcd.log. Needs $tmp and
-# $guard (tenths of a second, a hang guard). Sets $url, $etcd_pid, ctl and
-# run_etcd (which restarts it on the same ports and data dir); exits with a
-# FAIL line when etcd does not start.
+# Sourced by the fleet tests, after ../check.sh. Needs $tmp and $guard
+# (tenths of a second, a hang guard, never a timing assertion). What it
+# starts, by $etcd_mode:
+#  - single (the default): a single-node etcd on 127.0.0.1 with free ports
+#    and its data in $tmp/etcd, log in $tmp/etcd.log. Sets $url, $etcd_pid,
+#    ctl and run_etcd (which restarts it on the same ports and data dir);
+#  - cluster: three members (start_cluster, below);
+#  - none: nothing, for a test that only wants the helpers.
+# Skips (77) when etcd or etcdctl is not installed, unless $etcd_mode is
+# none; exits with a FAIL line when etcd does not start. The helpers: polling
+# (until_true, wait_output), fleet hosts (start_host, host_get, host_wait),
+# cluster members (mctl, run_member, member_of, others_of, put_via,
+# find_leader).
+
+# until_true CMD...: run CMD until it succeeds (0), or the guard runs out (1).
+until_true() {
+	for _ in $(seq $guard); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_output EXPECTED LABEL CMD...: run CMD until it prints EXPECTED (or the
+# guard runs out), then check LABEL against what it printed last.
+wait_output() {
+	local want=$1 label=$2 v
+	shift 2
+	for _ in $(seq $guard); do
+		v=$("$@")
+		[ "$v" == "$want" ] && break
+		sleep 0.1
+	done
+	check "$label" "$want" "$v"
+}
+
+# start_host NAME ENDPOINTS PREFIX [OPTION...]: fleet-host ($host_bin) NAME
+# mirroring PREFIX from ENDPOINTS, serving $tmp/NAME.sock, output in
+# $tmp/NAME.out and .err; its pid in host_pid[NAME] (an associative array
+# the test declares). Returns once the socket is there (or the guard ran out).
+start_host() {
+	local name=$1 eps=$2 pfx=$3
+	shift 3
+	"$host_bin" --socket "$tmp/$name.sock" --etcd "$eps" --prefix "$pfx" --host "$name" "$@" \
+		>"$tmp/$name.out" 2>>"$tmp/$name.err" &
+	host_pid[$name]=$!
+	until_true test -S "$tmp/$name.sock"
+}
+# host_get NAME KEY...: host NAME's values of KEY..., read with rcusysctl ($cli).
+host_get() { "$cli" --socket "$tmp/$1.sock" -n "${@:2}" 2>&1; }
+# host_wait NAME KEY VALUE LABEL: wait until host NAME's KEY reads VALUE, then check it.
+host_wait() { wait_output "$3" "$4 ($1 $2)" host_get "$1" "$2"; }
 
 free_port() {
 	local p
@@ -34,8 +81,20 @@ run_etcd() {
 	return 1
 }
 
-# A cluster test sets single_etcd=no and calls start_cluster (below) instead.
-if [ "${single_etcd:-yes}" = yes ]; then
+# stop_members: the cluster's members thawed (a frozen one would not die) and stopped.
+stop_members() {
+	for i in 1 2 3; do
+		[ -n "${member_pid[$i]:-}" ] || continue
+		kill -CONT "${member_pid[$i]}" 2>/dev/null
+		kill "${member_pid[$i]}" 2>/dev/null && wait "${member_pid[$i]}" 2>/dev/null
+	done
+}
+
+if [ "${etcd_mode:-single}" != none ] &&
+	{ ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; }; then
+	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
+fi
+if [ "${etcd_mode:-single}" = single ]; then
 	for _ in 1 2 3; do # another program may take a port between the check and etcd's bind
 		client_port=$(free_port)
 		peer_port=$(free_port)
@@ -81,11 +140,7 @@ start_cluster() {
 	done
 	cluster="${member_url[1]},${member_url[2]},${member_url[3]}"
 	for i in 1 2 3; do run_member "$i" new; done
-	for _ in $(seq $guard); do
-		mctl "$cluster" endpoint health >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
+	until_true mctl "$cluster" endpoint health >/dev/null 2>&1
 }
 # The member (1..3) whose client URL is $1, or nothing.
 member_of() { for i in 1 2 3; do [ "${member_url[$i]}" == "$1" ] && echo "$i"; done; }
@@ -118,3 +173,9 @@ find_leader() {
 		sleep 0.1
 	done
 }
+
+if [ "${etcd_mode:-single}" = cluster ] && ! start_cluster; then
+	echo "FAIL: the etcd cluster did not start"
+	tail -20 "$tmp"/m*.log
+	exit 1
+fi

@@ -6,26 +6,18 @@
 # watches: the host moves on and converges while the member stays frozen;
 # a frozen cluster: connected says 0; the leader killed: every host
 # converges, and the member rejoins. Waits are bounded only as a hang
-# guard. Skips (77) when etcd is not installed.
+# guard. Skips (77) when etcd is not installed (etcd.sh).
 set -u
 host_bin=${1:?usage: test_fleet_cluster.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
 cli=${2:?usage: test_fleet_cluster.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
 . "$(dirname "$0")/../check.sh"
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
-fi
-
 tmp=$(mktemp -d)
 declare -A host_pid
 cleanup() {
 	for h in "${!host_pid[@]}"; do
 		kill "${host_pid[$h]}" 2>/dev/null && wait "${host_pid[$h]}" 2>/dev/null
 	done
-	for i in 1 2 3; do
-		[ -n "${member_pid[$i]:-}" ] || continue
-		kill -CONT "${member_pid[$i]}" 2>/dev/null
-		kill "${member_pid[$i]}" 2>/dev/null && wait "${member_pid[$i]}" 2>/dev/null
-	done
+	stop_members
 	if [ "$failed" -gt 0 ] || [ -n "${FLEET_TEST_LOGS:-}" ]; then
 		for f in "$tmp"/*.err; do echo "--- $f"; cat "$f"; done
 		for i in 1 2 3; do echo "--- m$i.log (tail)"; tail -5 "$tmp/m$i.log"; done
@@ -35,44 +27,23 @@ cleanup() {
 trap cleanup EXIT
 prefix=/rcustring/web
 guard=300 # tenths of a second: a hang guard, not a timing assertion
-single_etcd=no
+# Three members, $cluster; the hosts' helpers (start_host, host_get, host_wait).
+etcd_mode=cluster
 . "$(dirname "$0")/etcd.sh"
-if ! start_cluster; then
-	echo "FAIL: the etcd cluster did not start"
-	tail -20 "$tmp"/m*.log
-	exit 1
-fi
-
-start_host() {
-	"$host_bin" --socket "$tmp/$1.sock" --etcd "$cluster" --prefix "$prefix/" --host "$1" \
-		--idle-ms 1000 >"$tmp/$1.out" 2>>"$tmp/$1.err" &
-	host_pid[$1]=$!
-	for _ in $(seq $guard); do [ -S "$tmp/$1.sock" ] && return; sleep 0.1; done
-}
-get() { "$cli" --socket "$tmp/$1.sock" -n "$2" 2>&1; }
-wait_value() {
-	local v
-	for _ in $(seq $guard); do
-		v=$(get "$1" "$2")
-		[ "$v" == "$3" ] && break
-		sleep 0.1
-	done
-	check "$4 ($1 $2)" "$3" "$v"
-}
 
 mctl "$cluster" put "$prefix/kernel/modprobe" /sbin/first >/dev/null
-for h in a b c; do start_host $h; done
+for h in a b c; do start_host $h "$cluster" "$prefix/" --idle-ms 1000; done
 for h in a b c; do
-	wait_value $h kernel.modprobe /sbin/first "first read from the cluster"
-	wait_value $h etcd.connected 1 "connected"
+	host_wait $h kernel.modprobe /sbin/first "first read from the cluster"
+	host_wait $h etcd.connected 1 "connected"
 done
 
 # --- a random starting endpoint: hosts do not all watch the first member ---
 # Ten hosts given the same list; all on one member by chance: 1 in 3^9.
-for h in d e f g h i j; do start_host $h; done
-for h in d e f g h i j; do wait_value $h etcd.connected 1 "connected"; done
+for h in d e f g h i j; do start_host $h "$cluster" "$prefix/" --idle-ms 1000; done
+for h in d e f g h i j; do host_wait $h etcd.connected 1 "connected"; done
 check "the hosts start on more than one member" 1 \
-	"$(for h in a b c d e f g h i j; do get $h etcd.endpoint; echo; done | sort -u | grep -c . | awk '{ print ($1 > 1) }')"
+	"$(for h in a b c d e f g h i j; do host_get $h etcd.endpoint; echo; done | sort -u | grep -c . | awk '{ print ($1 > 1) }')"
 for h in d e f g h i j; do
 	kill "${host_pid[$h]}"
 	wait "${host_pid[$h]}"
@@ -80,31 +51,31 @@ for h in d e f g h i j; do
 done
 
 # --- a frozen member: its hosts move on while it stays frozen ---
-ep=$(get a etcd.endpoint)
+ep=$(host_get a etcd.endpoint)
 m=$(member_of "$ep")
 check "host a names the member it watches" 1 "$([ -n "$m" ] && echo 1)"
 kill -STOP "${member_pid[$m]}"
 check "a put through the other members" 0 "$(put_via "$(others_of "$m")" kernel/modprobe /sbin/frozen; echo $?)"
 for h in a b c; do
-	wait_value $h kernel.modprobe /sbin/frozen "converged with a member frozen"
+	host_wait $h kernel.modprobe /sbin/frozen "converged with a member frozen"
 done
 check "member $m still frozen while the hosts converged" T \
 	"$(ps -o stat= -p "${member_pid[$m]}" | cut -c1)"
-check "host a left the frozen member" 1 "$([ "$(get a etcd.endpoint)" != "$ep" ] && echo 1)"
+check "host a left the frozen member" 1 "$([ "$(host_get a etcd.endpoint)" != "$ep" ] && echo 1)"
 for h in a b c; do
-	wait_value $h etcd.connected 1 "connected again, to a live member"
-	wait_value $h etcd.lag 0 "no lag once moved"
+	host_wait $h etcd.connected 1 "connected again, to a live member"
+	host_wait $h etcd.lag 0 "no lag once moved"
 done
 kill -CONT "${member_pid[$m]}"
 
 # --- the whole cluster frozen: the status says so ---
 for i in 1 2 3; do kill -STOP "${member_pid[$i]}"; done
 for h in a b c; do
-	wait_value $h etcd.connected 0 "a frozen cluster is not connected"
-	check "reads go on from the tree ($h)" /sbin/frozen "$(get $h kernel.modprobe)"
+	host_wait $h etcd.connected 0 "a frozen cluster is not connected"
+	check "reads go on from the tree ($h)" /sbin/frozen "$(host_get $h kernel.modprobe)"
 done
 for i in 1 2 3; do kill -CONT "${member_pid[$i]}"; done
-for h in a b c; do wait_value $h etcd.connected 1 "connected after the cluster thawed"; done
+for h in a b c; do host_wait $h etcd.connected 1 "connected after the cluster thawed"; done
 
 # --- the leader killed: every host converges; the member rejoins ---
 find_leader
@@ -114,15 +85,12 @@ wait "${member_pid[$leader]}" 2>/dev/null
 check "a put after the leader died" 0 \
 	"$(put_via "$(others_of "$leader")" kernel/modprobe /sbin/after-leader; echo $?)"
 for h in a b c; do
-	wait_value $h kernel.modprobe /sbin/after-leader "converged after the leader was killed"
+	host_wait $h kernel.modprobe /sbin/after-leader "converged after the leader was killed"
 done
 run_member "$leader" existing
-for _ in $(seq $guard); do
-	mctl "${member_url[$leader]}" endpoint health >/dev/null 2>&1 && break
-	sleep 0.1
-done
+until_true mctl "${member_url[$leader]}" endpoint health >/dev/null 2>&1
 check "the killed member rejoined" 0 "$(put_via "${member_url[$leader]}" kernel/core_pattern rejoined; echo $?)"
-for h in a b c; do wait_value $h kernel.core_pattern rejoined "put through the rejoined member"; done
+for h in a b c; do host_wait $h kernel.core_pattern rejoined "put through the rejoined member"; done
 
 # Each revision of the key applied once, in order: as many writes as the
 # key has versions in etcd (a watch resumed at a revision already applied

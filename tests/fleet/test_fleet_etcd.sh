@@ -11,10 +11,6 @@ set -u
 host_bin=${1:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
 cli=${2:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
 probe=${3:?usage: test_fleet_etcd.sh PATH-TO-fleet-host PATH-TO-rcusysctl PATH-TO-etcd-probe}
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	echo "SKIP: etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
-	exit 77
-fi
 . "$(dirname "$0")/../check.sh"
 
 tmp=$(mktemp -d)
@@ -37,57 +33,37 @@ trap cleanup EXIT
 prefix=/rcustring/web
 guard=200 # tenths of a second: a hang guard, not a timing assertion
 
-# A single-node etcd on free loopback ports: $url, ctl, run_etcd, $etcd_pid.
+# A single-node etcd on free loopback ports: $url, ctl, run_etcd, $etcd_pid;
+# the hosts' helpers (start_host, host_get, host_wait).
 . "$(dirname "$0")/etcd.sh"
 
-start_host() {
-	"$host_bin" --socket "$tmp/$1.sock" --etcd "$url" --prefix "$prefix/" --host "$1" \
-		>"$tmp/$1.out" 2>>"$tmp/$1.err" &
-	host_pid[$1]=$!
-	for _ in $(seq $guard); do [ -S "$tmp/$1.sock" ] && return; sleep 0.1; done
-}
 stop_host() {
 	kill "${host_pid[$1]}"
 	wait "${host_pid[$1]}"
 	check "$1 stopped cleanly" 0 "$?"
 	unset "host_pid[$1]"
 }
-get() { "$cli" --socket "$tmp/$1.sock" -n "$2" 2>&1; }
-# Wait until host $1's entry $2 reads $3 (or the guard runs out), then check it.
-wait_value() {
-	local v
-	for _ in $(seq $guard); do
-		v=$(get "$1" "$2")
-		[ "$v" == "$3" ] && break
-		sleep 0.1
-	done
-	check "$4 ($1 $2)" "$3" "$v"
-}
-wait_status_key() {
-	for _ in $(seq $guard); do
-		[ -n "$(ctl get --print-value-only "$1")" ] && return
-		sleep 0.1
-	done
-}
+status_value() { ctl get --print-value-only "$1"; }
+wait_status_key() { until_true test -n "$(status_value "$1")"; }
 
 # --- first read, then a put reaching both hosts ---
 ctl put "$prefix/kernel/modprobe" /usr/sbin/modprobe >/dev/null
 ctl put "$prefix/net/core/somaxconn" 128 >/dev/null # the tree's default: nothing to write
-start_host a
-start_host b
+start_host a "$url" "$prefix/"
+start_host b "$url" "$prefix/"
 for h in a b; do
-	wait_value $h kernel.modprobe /usr/sbin/modprobe "first read"
-	wait_value $h etcd.connected 1 "connected"
+	host_wait $h kernel.modprobe /usr/sbin/modprobe "first read"
+	host_wait $h etcd.connected 1 "connected"
 done
 ctl put "$prefix/kernel/core_pattern" '/var/core/%e.%p' >/dev/null
 ctl put "$prefix/vm/swappiness" 10 >/dev/null
 for h in a b; do
-	wait_value $h kernel.core_pattern '/var/core/%e.%p' "put reaches"
-	wait_value $h vm.swappiness 10 "put reaches"
+	host_wait $h kernel.core_pattern '/var/core/%e.%p' "put reaches"
+	host_wait $h vm.swappiness 10 "put reaches"
 done
 rev=$(ctl get "$prefix/vm/swappiness" -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/')
 for h in a b; do
-	wait_value $h etcd.revision "$rev" "revision shown"
+	host_wait $h etcd.revision "$rev" "revision shown"
 done
 
 # --- refused values: the old value stays, the status key says why ---
@@ -101,22 +77,22 @@ for h in a b; do
 	for k in kernel/core_pattern net/core/somaxconn kernel/nonexistent kernel/modprobe; do
 		wait_status_key "/rcustring-status/web/$h/$k"
 	done
-	wait_value $h etcd.refused 4 "refusals counted"
-	check "over-long refused, old value kept ($h)" '/var/core/%e.%p' "$(get $h kernel.core_pattern)"
-	check "out of range refused, old value kept ($h)" 128 "$(get $h net.core.somaxconn)"
+	host_wait $h etcd.refused 4 "refusals counted"
+	check "over-long refused, old value kept ($h)" '/var/core/%e.%p' "$(host_get $h kernel.core_pattern)"
+	check "out of range refused, old value kept ($h)" 128 "$(host_get $h net.core.somaxconn)"
 	check "status key: over-long ($h)" '"error":"EMSGSIZE"' \
 		"$(ctl get --print-value-only "/rcustring-status/web/$h/kernel/core_pattern" | grep -o '"error":"[A-Z]*"')"
 	check "status key: out of range ($h)" '"error":"EINVAL"' \
 		"$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn" | grep -o '"error":"[A-Z]*"')"
 	check "status key: no such entry ($h)" '"error":"ENOENT"' \
 		"$(ctl get --print-value-only "/rcustring-status/web/$h/kernel/nonexistent" | grep -o '"error":"[A-Z]*"')"
-	check "value with a newline refused whole ($h)" /usr/sbin/modprobe "$(get $h kernel.modprobe)"
+	check "value with a newline refused whole ($h)" /usr/sbin/modprobe "$(host_get $h kernel.modprobe)"
 done
 ctl put "$prefix/kernel/core_pattern" 'core.%p' >/dev/null
 ctl put "$prefix/net/core/somaxconn" 4096 >/dev/null
 for h in a b; do
-	wait_value $h kernel.core_pattern 'core.%p' "later valid put applies"
-	wait_value $h net.core.somaxconn 4096 "later valid put applies"
+	host_wait $h kernel.core_pattern 'core.%p' "later valid put applies"
+	host_wait $h net.core.somaxconn 4096 "later valid put applies"
 	for _ in $(seq $guard); do
 		[ -z "$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn")" ] && break
 		sleep 0.1
@@ -128,44 +104,44 @@ done
 # --- read-only mirror: etcd owns the entries, a local write is refused ---
 check "local write refused on a mirror" "rcusysctl: setting key \"vm.swappiness\": Read-only file system
 rc=1" "$("$cli" --socket "$tmp/a.sock" -w vm.swappiness=99 2>&1; echo "rc=$?")"
-check "local write changed nothing" 10 "$(get a vm.swappiness)"
+check "local write changed nothing" 10 "$(host_get a vm.swappiness)"
 
 # --- etcd SIGKILLed while puts are in flight, restarted from its data dir ---
 # The putter stops at its first failed put: etcd is down from then on.
 ( for i in $(seq 11 90); do ctl put "$prefix/vm/swappiness" "$i" >/dev/null 2>&1 || break; done ) &
 putter=$!
 for _ in $(seq $guard); do
-	[ "$(get a vm.swappiness)" -ge 20 ] 2>/dev/null && break
+	[ "$(host_get a vm.swappiness)" -ge 20 ] 2>/dev/null && break
 	sleep 0.05
 done
 { kill -KILL "$etcd_pid"; wait "$etcd_pid"; } 2>/dev/null
 etcd_pid=
 wait "$putter"
 for h in a b; do
-	wait_value $h etcd.connected 0 "etcd down seen"
+	host_wait $h etcd.connected 0 "etcd down seen"
 	# Readers are served from the tree while etcd is away.
-	check "read while etcd is down ($h)" "core.%p" "$(get $h kernel.core_pattern)"
+	check "read while etcd is down ($h)" "core.%p" "$(host_get $h kernel.core_pattern)"
 done
 run_etcd
 check "etcd restarted from its data dir" 1 "$([ -n "$etcd_pid" ] && echo 1)"
 ctl put "$prefix/kernel/modprobe" /sbin/modprobe.new >/dev/null
 final=$(ctl get --print-value-only "$prefix/vm/swappiness")
 for h in a b; do
-	wait_value $h etcd.connected 1 "reconnected"
-	wait_value $h kernel.modprobe /sbin/modprobe.new "put after restart"
-	check "holds etcd's final value ($h)" "$final" "$(get $h vm.swappiness)"
-	check "one reconnect at least ($h)" 1 "$([ "$(get $h etcd.reconnects)" -ge 1 ] && echo 1)"
+	host_wait $h etcd.connected 1 "reconnected"
+	host_wait $h kernel.modprobe /sbin/modprobe.new "put after restart"
+	check "holds etcd's final value ($h)" "$final" "$(host_get $h vm.swappiness)"
+	check "one reconnect at least ($h)" 1 "$([ "$(host_get $h etcd.reconnects)" -ge 1 ] && echo 1)"
 done
 
 # --- compaction while host b is stopped: it re-reads and converges ---
-ra=$(get a etcd.reconnects)
+ra=$(host_get a etcd.reconnects)
 kill -STOP "${host_pid[b]}"
 { kill -KILL "$etcd_pid"; wait "$etcd_pid"; } 2>/dev/null # b's stream ends while b cannot see it
 etcd_pid=
 run_etcd
 # a must be back on a watch before the compaction, or it has to re-read too.
-for _ in $(seq $guard); do [ "$(get a etcd.reconnects)" != "$ra" ] && break; sleep 0.1; done
-wait_value a etcd.connected 1 "a reconnected before the compaction"
+for _ in $(seq $guard); do [ "$(host_get a etcd.reconnects)" != "$ra" ] && break; sleep 0.1; done
+host_wait a etcd.connected 1 "a reconnected before the compaction"
 ctl put "$prefix/kernel/core_pattern" 'after.%p' >/dev/null
 ctl put "$prefix/vm/swappiness" 33 >/dev/null
 ctl put "$prefix/vm/swappiness" 34 >/dev/null
@@ -173,19 +149,19 @@ rev=$(ctl get "$prefix/vm/swappiness" -w json | sed 's/.*"mod_revision":\([0-9]*
 ctl compact "$rev" >/dev/null
 kill -CONT "${host_pid[b]}"
 for h in a b; do
-	wait_value $h vm.swappiness 34 "converges after compaction"
-	wait_value $h kernel.core_pattern 'after.%p' "converges after compaction"
-	wait_value $h etcd.revision "$rev" "revision after compaction"
+	host_wait $h vm.swappiness 34 "converges after compaction"
+	host_wait $h kernel.core_pattern 'after.%p' "converges after compaction"
+	host_wait $h etcd.revision "$rev" "revision after compaction"
 done
-check "b read the prefix again" 1 "$(get b etcd.resyncs)"
-check "the re-read did not count old refusals again" 4 "$(get b etcd.refused)"
-check "a needed no re-read" 0 "$(get a etcd.resyncs)"
+check "b read the prefix again" 1 "$(host_get b etcd.resyncs)"
+check "the re-read did not count old refusals again" 4 "$(host_get b etcd.refused)"
+check "a needed no re-read" 0 "$(host_get a etcd.resyncs)"
 
 # --- rcusysctl --etcd: fleet-wide writes and what etcd and the hosts hold ---
 ecli() { "$cli" --etcd "$url" --prefix "$prefix/" "$@" 2>&1; echo "rc=$?"; }
 check "rcusysctl --etcd -w puts" "vm.swappiness = 42
 rc=0" "$(ecli -w vm.swappiness=42)"
-for h in a b; do wait_value $h vm.swappiness 42 "rcusysctl --etcd -w reaches every host"; done
+for h in a b; do host_wait $h vm.swappiness 42 "rcusysctl --etcd -w reaches every host"; done
 check "rcusysctl --etcd reads one" "42
 rc=0" "$(ecli -n vm.swappiness)"
 check "rcusysctl --etcd: a name etcd lacks" "rcusysctl: \"vm.nope\" is not in etcd under $prefix/
@@ -202,20 +178,14 @@ rc=0" "$(ecli -a | sed 's/\("error":"[A-Z]*"\).*/\1/')"
 check "rcusysctl --etcd needs --prefix" "rc=1" "$("$cli" --etcd "$url" -a >/dev/null 2>&1; echo "rc=$?")"
 
 # --- write-through: local writes become puts, every host applies etcd's order ---
-start_host_wt() {
-	"$host_bin" --socket "$tmp/$1.sock" --etcd "$url" --prefix /rcustring/api/ --host "$1" \
-		--write-through >"$tmp/$1.out" 2>>"$tmp/$1.err" &
-	host_pid[$1]=$!
-	for _ in $(seq $guard); do [ -S "$tmp/$1.sock" ] && return; sleep 0.1; done
-}
-start_host_wt c
-start_host_wt d
-for h in c d; do wait_value $h etcd.connected 1 "write-through host connected"; done
+start_host c "$url" /rcustring/api/ --write-through
+start_host d "$url" /rcustring/api/ --write-through
+for h in c d; do host_wait $h etcd.connected 1 "write-through host connected"; done
 check "write-through: a local write is accepted" "rc=0" \
 	"$("$cli" --socket "$tmp/c.sock" -q -w kernel.core_pattern=wt.%p 2>&1; echo "rc=$?")"
 check "write-through: etcd holds it" "wt.%p" \
 	"$(ctl get --print-value-only /rcustring/api/kernel/core_pattern)"
-for h in c d; do wait_value $h kernel.core_pattern "wt.%p" "write-through reaches every host"; done
+for h in c d; do host_wait $h kernel.core_pattern "wt.%p" "write-through reaches every host"; done
 check "write-through: a refused value fails locally" "rc=1" \
 	"$("$cli" --socket "$tmp/d.sock" -q -w net.core.somaxconn=5 2>/dev/null; echo "rc=$?")"
 check "write-through: a refused value never reaches etcd" "" \
@@ -230,7 +200,7 @@ check "value unchanged by the lost compares" "wt.%p" \
 	"$(ctl get --print-value-only /rcustring/api/kernel/core_pattern)"
 check "compare on the current mod_revision: put" put \
 	"$("$probe" "$url" put-if /rcustring/api/kernel/core_pattern cas.%p "$rev")"
-for h in c d; do wait_value $h kernel.core_pattern "cas.%p" "compared put reaches every host"; done
+for h in c d; do host_wait $h kernel.core_pattern "cas.%p" "compared put reaches every host"; done
 check "gateway client reads the prefix" "/rcustring/api/kernel/core_pattern=cas.%p" \
 	"$("$probe" "$url" range /rcustring/api/kernel/)"
 # A row whose handler the library does not describe cannot be owned: a
@@ -243,7 +213,7 @@ gen() { "$cli" --socket "$tmp/$1.sock" -n --generation "$2" 2>&1; }
 g0=$(gen c kernel.core_pattern)
 check "write-through accepted" "rc=0" \
 	"$("$cli" --socket "$tmp/c.sock" -q -w kernel.core_pattern=one.%p 2>&1; echo "rc=$?")"
-wait_value c kernel.core_pattern "one.%p" "write-through applied"
+host_wait c kernel.core_pattern "one.%p" "write-through applied"
 check "one accepted write-through is one change" "$((g0 + 1))" "$(gen c kernel.core_pattern)"
 # A delete in etcd: the tree keeps the value, and the next write-through
 # creates the key (its compare is on a missing key, not the deleted value).
@@ -251,17 +221,17 @@ ctl del /rcustring/api/kernel/core_pattern >/dev/null
 for h in c d; do
 	for _ in $(seq $guard); do grep -q 'core_pattern was deleted' "$tmp/$h.err" && break; sleep 0.1; done
 done
-check "a delete keeps the value" "one.%p" "$(get c kernel.core_pattern)"
+check "a delete keeps the value" "one.%p" "$(host_get c kernel.core_pattern)"
 check "write-through after a delete creates the key" "rc=0" \
 	"$("$cli" --socket "$tmp/c.sock" -q -w kernel.core_pattern=reborn.%p 2>&1; echo "rc=$?")"
 check "etcd holds the re-created key" "reborn.%p" \
 	"$(ctl get --print-value-only /rcustring/api/kernel/core_pattern)"
-for h in c d; do wait_value $h kernel.core_pattern "reborn.%p" "re-created key reaches every host"; done
+for h in c d; do host_wait $h kernel.core_pattern "reborn.%p" "re-created key reaches every host"; done
 # Read-modify-write: plain SET compares with what the host applied, so it
 # needs the conditional write: a generation that moved is refused.
 g=$(gen c vm.swappiness)
 "$cli" --socket "$tmp/d.sock" -q -w vm.swappiness=77
-wait_value c vm.swappiness 77 "a write through d reaches c"
+host_wait c vm.swappiness 77 "a write through d reaches c"
 check "SETIF on a generation that moved is refused" "rc=1" \
 	"$("$cli" --socket "$tmp/c.sock" -q --if-generation "$g" -w vm.swappiness=78 2>/dev/null; echo "rc=$?")"
 check "the refused SETIF reached nobody" 77 "$(ctl get --print-value-only /rcustring/api/vm/swappiness)"
@@ -271,7 +241,7 @@ incr() { # HOST: one increment through HOST, retried until it lands
 	local g v
 	for _ in $(seq 400); do
 		g=$(gen "$1" vm.swappiness)
-		v=$(get "$1" vm.swappiness)
+		v=$(host_get "$1" vm.swappiness)
 		"$cli" --socket "$tmp/$1.sock" -q --if-generation "$g" -w "vm.swappiness=$((v + 1))" \
 			2>/dev/null && return 0
 		sleep 0.02
@@ -279,7 +249,7 @@ incr() { # HOST: one increment through HOST, retried until it lands
 	return 1
 }
 "$cli" --socket "$tmp/c.sock" -q -w vm.swappiness=0
-for h in c d; do wait_value $h vm.swappiness 0 "counter at 0"; done
+for h in c d; do host_wait $h vm.swappiness 0 "counter at 0"; done
 writers=()
 for h in c d; do ( for _ in $(seq 15); do incr $h || exit 1; done ) & writers+=($!); done
 rc=0
@@ -298,8 +268,8 @@ done
 wait "${writers[@]}"
 final=$(ctl get --print-value-only /rcustring/api/vm/swappiness)
 check "write-through: concurrent writes left a value in etcd" 1 "$([ -n "$final" ] && echo 1)"
-for h in c d; do wait_value $h vm.swappiness "$final" "concurrent writes converge"; done
-for h in c d; do wait_value $h etcd.refused 0 "write-through hosts refused nothing"; done
+for h in c d; do host_wait $h vm.swappiness "$final" "concurrent writes converge"; done
+for h in c d; do host_wait $h etcd.refused 0 "write-through hosts refused nothing"; done
 stop_host c
 stop_host d
 

@@ -19,10 +19,6 @@ cli=${2:?$usage}
 unit=${3:?$usage}
 dropin=${4:?$usage}
 . "$(dirname "$0")/../check.sh"
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
-fi
-
 tmp=$(mktemp -d)
 etcd_pid= pid=
 cleanup() {
@@ -43,29 +39,13 @@ guard=200 # tenths of a second: a hang guard, not a timing assertion
 
 S=(--socket "$tmp/run/control.sock")
 get() { "$cli" "${S[@]}" -n "$1" 2>&1; }
-wait_value() {
-	local v
-	for _ in $(seq $guard); do
-		v=$(get "$1")
-		[ "$v" == "$2" ] && break
-		sleep 0.1
-	done
-	check "$3 ($1)" "$2" "$v"
-}
+wait_value() { wait_output "$2" "$3 ($1)" get "$1"; }
 # rcusysd names itself in status keys by --etcd-host (containers may share a host name).
 status_key() { ctl get --print-value-only "/rcustring-status/web/fleet-test-host/$1"; }
 state_keys() { sed 's/ = .*//' "$tmp/state/state.conf" 2>/dev/null | sort | tr '\n' ' '; }
 # The tree shows etcd's value before the sync's write has rewritten the
 # state file (the change callback runs after the change is published).
-wait_state_keys() {
-	local v
-	for _ in $(seq $guard); do
-		v=$(state_keys)
-		[ "$v" == "$1" ] && break
-		sleep 0.1
-	done
-	check "$2" "$1" "$v"
-}
+wait_state_keys() { wait_output "$1" "$2" state_keys; }
 
 cat > "$tmp/tunables.conf" <<'EOF'
 app.workers  int     min=1 max=64 default=4
@@ -83,7 +63,7 @@ ctl put "$prefix/kernel/modprobe" /usr/sbin/modprobe >/dev/null
 	--state "$tmp/state/state.conf" --etcd "$url" --etcd-prefix "$prefix/" \
 	--etcd-host fleet-test-host 2>>"$tmp/log" &
 pid=$!
-for _ in $(seq $guard); do [ -S "$tmp/run/events.sock" ] && break; sleep 0.1; done
+until_true test -S "$tmp/run/events.sock"
 
 # --- first read: etcd's values win over the -c file and the state file ---
 wait_value rcusysd.etcd.connected 1 "connected"
@@ -155,7 +135,7 @@ etcd_pid=
 "$rcusysd" --no-fuse -d "$tmp/run" -t "$tmp/tunables.conf" -c "$tmp/settings.conf" \
 	--state "$tmp/state/state.conf" --etcd "$url" --etcd-prefix "$prefix/" 2>>"$tmp/log" &
 pid=$!
-for _ in $(seq $guard); do [ -S "$tmp/run/events.sock" ] && break; sleep 0.1; done
+until_true test -S "$tmp/run/events.sock"
 check "serves while etcd is down" 0 "$(get rcusysd.etcd.connected)"
 check "etcd down: its last values were not persisted, the -c value holds" 8 "$(get app.workers)"
 check "etcd down: the local write came back from the state file" 7 "$(get app.local)"

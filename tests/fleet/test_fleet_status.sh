@@ -20,19 +20,11 @@ set -u
 host_bin=${1:?usage: test_fleet_status.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
 cli=${2:?usage: test_fleet_status.sh PATH-TO-fleet-host PATH-TO-rcusysctl}
 . "$(dirname "$0")/../check.sh"
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	skip "etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
-fi
-
 tmp=$(mktemp -d)
 host_pid=
 cleanup() {
 	[ -n "$host_pid" ] && kill "$host_pid" 2>/dev/null && wait "$host_pid" 2>/dev/null
-	for i in 1 2 3; do
-		[ -n "${member_pid[$i]:-}" ] || continue
-		kill -CONT "${member_pid[$i]}" 2>/dev/null
-		kill "${member_pid[$i]}" 2>/dev/null && wait "${member_pid[$i]}" 2>/dev/null
-	done
+	stop_members
 	if [ "$failed" -gt 0 ] || [ -n "${FLEET_TEST_LOGS:-}" ]; then
 		echo "--- samples"; cat "$tmp/samples" 2>/dev/null
 		echo "--- a.err"; cat "$tmp/a.err"
@@ -44,24 +36,11 @@ prefix=/rcustring/web
 guard=300 # tenths of a second: a hang guard
 idle_ms=1500 # the check then waits up to idle_ms / 2 for the member
 backoff_ms=6000 # reconnect after 3 to 6 s: the window the samples must catch
-single_etcd=no
+etcd_mode=cluster
 . "$(dirname "$0")/etcd.sh"
-if ! start_cluster; then
-	echo "FAIL: the etcd cluster did not start"
-	tail -20 "$tmp"/m*.log
-	exit 1
-fi
 
-get() { "$cli" --socket "$tmp/a.sock" -n "$@" 2>&1; }
-wait_value() {
-	local v
-	for _ in $(seq $guard); do
-		v=$(get "$1")
-		[ "$v" == "$2" ] && break
-		sleep 0.1
-	done
-	check "$3 ($1)" "$2" "$v"
-}
+get() { host_get a "$@"; }
+wait_value() { wait_output "$2" "$3 ($1)" get "$1"; }
 now_ms() { date +%s%3N; }
 # One line: milliseconds, connected, lag, value (one CLI call: one moment).
 sample() { echo "$(now_ms) $(get etcd.connected etcd.lag kernel.modprobe | tr '\n' ' ')"; }

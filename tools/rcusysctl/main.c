@@ -3,11 +3,10 @@
  * rcusysctl: read and write a sysctl tree with procps sysctl(8) conventions,
  * over rcusysd's control socket (default; --socket PATH) or on a tree
  * mounted as files (--root DIR: rcusysd's FUSE mount, or /proc/sys).
+ * This file reads the command line and runs what it asks; the reads,
+ * writes and loads themselves are settings.c's, watch and audit stream.c's.
  */
-#include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <regex.h>
 #include <stdbool.h>
@@ -17,470 +16,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dirtree.h"
 #include "jsonout.h"
 #ifdef HAVE_ETCD
 #include "etcdcli.h"
 #endif
+#include "settings.h"
 #include "socktree.h"
 #include "stream.h"
-#include "sysctl_conf.h"
 
 #define DEFAULT_SOCKET "/run/rcusysd/control.sock"
-#define VALUE_MAX 65536
-/* --system: the kernel's sysctl.d directories for a tree of files (--root)... */
-#define SYSTEM_DIRS "/etc/sysctl.d:/run/sysctl.d:/usr/local/lib/sysctl.d:/usr/lib/sysctl.d:/lib/sysctl.d"
-/* ...and rcusysd's own over its control socket, which the kernel's do not concern. */
-#define RCUSYSD_DIRS                                                                               \
-	"/etc/rcusysd/sysctl.d:/run/rcusysd/sysctl.d:/usr/local/lib/rcusysd/sysctl.d:"             \
-	"/usr/lib/rcusysd/sysctl.d"
 #ifndef RCUSYSCTL_VERSION
 #define RCUSYSCTL_VERSION "unknown"
 #endif
-
-struct opts {
-	const char *root;   /* --root DIR: files; NULL: the socket */
-	const char *socket; /* --socket PATH, $RCUSYSCTL_SOCKET, or the default */
-	bool names_only, values_only, ignore_unknown, quiet, binary, describe;
-	bool deprecated;      /* --deprecated: list deprecated entries too */
-	bool json;            /* --json: one JSON array of {name, value} on stdout */
-	bool dry_run;         /* --dry-run: writes print "name: old -> new" and write nothing */
-	bool generation;      /* --generation: print generations instead of values */
-	bool if_generation;   /* --if-generation N: writes only while the generation is N */
-	uint64_t expected;
-	bool have_pattern;
-	bool pattern_invalid; /* -r REGEX that does not compile: matches nothing, as in procps */
-	regex_t pattern;
-};
-
-static struct opts o;
-static int exit_code;
-
-/* ---- the two transports behind one set of calls ---- */
-
-static int t_stat(const char *key)
-{
-	return o.root ? dirtree_stat(o.root, key) : socktree_stat(key);
-}
-
-static ssize_t t_read(const char *key, char *buf, size_t size)
-{
-	return o.root ? dirtree_read(o.root, key, buf, size) : socktree_read(key, buf, size);
-}
-
-static int t_write(const char *key, const char *value)
-{
-	if (o.if_generation)
-		return socktree_write_if(key, value, o.expected);
-	return o.root ? dirtree_write(o.root, key, value) : socktree_write(key, value);
-}
-
-static int t_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg)
-{
-	return o.root ? dirtree_walk(o.root, key, fn, arg) : socktree_walk(key, fn, arg);
-}
-
-/* The name printed for @key ('/'-separated): sysctl_conf_dotted(), cut to @size. */
-void rcusysctl_display_name(const char *key, char *out, size_t size)
-{
-	sysctl_conf_dotted(key, out, size);
-}
-
-/* A name as given (dotted or slash form, see display_name) to a '/' key. */
-void rcusysctl_normalize_key(char *key)
-{
-	size_t lead;
-
-	sysctl_conf_normalize_key(key);
-	lead = strspn(key, "/");
-	memmove(key, key + lead, strlen(key + lead) + 1);
-}
-
-/* What "cannot stat" names: the file under --root, the key on the socket. */
-static const char *where(const char *key)
-{
-	static char buf[8192];
-
-	if (o.root)
-		snprintf(buf, sizeof(buf), "%s/%s", o.root, key);
-	else
-		rcusysctl_display_name(key, buf, sizeof(buf));
-	return buf;
-}
-
-/* The server's own words when it gave some (they name limits), else strerror. */
-static const char *why(int err)
-{
-	if (!o.root && *socktree_message())
-		return socktree_message();
-	return strerror(-err);
-}
-
-static void fail(void)
-{
-	exit_code = 1;
-}
-
-static void print_value(const char *name, char *value)
-{
-	size_t len = strlen(value);
-
-	if (o.json) {
-		struct json_object *j = json_obj_new();
-
-		if (len && value[len - 1] == '\n')
-			value[--len] = '\0';
-		json_obj_str(j, "name", o.values_only ? NULL : name);
-		json_obj_str(j, "value", o.names_only ? NULL : value);
-		json_list_add(j);
-		return;
-	}
-	if (o.names_only) {
-		printf("%s\n", name);
-		return;
-	}
-	if (o.binary) {
-		/* procps -b: the value alone, each line without its newline. */
-		for (const char *p = value; *p; p++)
-			if (*p != '\n')
-				putchar(*p);
-		return;
-	}
-	if (len && value[len - 1] == '\n')
-		value[--len] = '\0';
-	if (o.values_only) {
-		fputs(value, stdout);
-		putchar('\n');
-		return;
-	}
-	/* Multi-line values: one "name = line" per line, as procps does. */
-	for (char *line = value, *nl;; line = nl + 1) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		printf("%s = %s\n", name, line);
-		if (!nl)
-			break;
-	}
-}
-
-static char value_buf[VALUE_MAX];
-
-/* Entries procps' listings leave out unless --deprecated (by base name). */
-static bool is_deprecated(const char *key)
-{
-	static const char *const names[] = { "base_reachable_time", "retrans_time" };
-	const char *base = strrchr(key, '/');
-
-	base = base ? base + 1 : key;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(base, names[i]) == 0)
-			return true;
-	return false;
-}
-
-/* Reads and prints @key; quiet about unreadable entries when @listing. */
-static int show_key(const char *key, bool listing)
-{
-	char name[4096];
-	ssize_t n;
-
-	rcusysctl_display_name(key, name, sizeof(name));
-	if (o.pattern_invalid || (o.have_pattern && regexec(&o.pattern, name, 0, NULL, 0) != 0))
-		return 0;
-	if (listing && !o.deprecated && is_deprecated(key))
-		return 0;
-	if (o.names_only && listing) {
-		char none[1] = "";
-
-		print_value(name, none);
-		return 0;
-	}
-	if (o.describe) {
-		n = socktree_describe(key, value_buf, sizeof(value_buf));
-	} else if (o.generation) {
-		uint64_t g;
-
-		n = socktree_generation(key, &g);
-		if (n == 0)
-			snprintf(value_buf, sizeof(value_buf), "%" PRIu64, g);
-	} else {
-		n = t_read(key, value_buf, sizeof(value_buf));
-	}
-	if (n < 0) {
-		if (listing && (n == -EACCES || n == -EPERM || n == -EIO))
-			return 0; /* write-only entries are skipped by -a */
-		if (n == -ENOENT && o.ignore_unknown)
-			return 0;
-		if (n == -EACCES || n == -EPERM)
-			fprintf(stderr, "rcusysctl: permission denied on key '%s'\n", name);
-		else
-			fprintf(stderr, "rcusysctl: reading key \"%s\": %s\n", name, why((int)n));
-		fail();
-		return 0;
-	}
-	print_value(name, value_buf);
-	return 0;
-}
-
-static int show_walked(const char *key, void *arg)
-{
-	(void)arg;
-	return show_key(key, true);
-}
-
-static void read_setting(const char *arg)
-{
-	char key[4096];
-	int err;
-
-	/* procps: an empty name is an error even with -e, and exits 255. */
-	if (!*arg) {
-		fprintf(stderr, "rcusysctl: \"\" is an unknown key\n");
-		exit_code = 255;
-		return;
-	}
-	snprintf(key, sizeof(key), "%s", arg);
-	rcusysctl_normalize_key(key);
-	err = t_stat(key);
-	if (err == -EISDIR) {
-		t_walk(key, show_walked, NULL);
-		return;
-	}
-	if (err) {
-		if (!(err == -ENOENT && o.ignore_unknown)) {
-			fprintf(stderr, "rcusysctl: cannot stat %s: %s\n", where(key), strerror(-err));
-			fail();
-		}
-		return;
-	}
-	show_key(key, false);
-}
-
-/* --dry-run: says what writing @value to @key would change; writes nothing. */
-static int dry_run_write(const char *key, const char *name, const char *value)
-{
-	ssize_t n = t_read(key, value_buf, sizeof(value_buf));
-
-	if (n < 0) {
-		/* Write-only entries: the change cannot be shown, only announced. */
-		printf("%s: (unreadable: %s) -> %s\n", name, why((int)n), value);
-		return 0;
-	}
-	if (n > 0 && value_buf[n - 1] == '\n')
-		value_buf[--n] = '\0';
-	if (strcmp(value_buf, value) != 0)
-		printf("%s: %s -> %s\n", name, value_buf, value);
-	return 0;
-}
-
-/* Writes @value to @key (already in '/' form); returns 0 or -errno. */
-static int write_key(const char *key, const char *value, bool ignore_failure)
-{
-	char name[4096];
-	int err = t_stat(key);
-
-	rcusysctl_display_name(key, name, sizeof(name));
-	if (err == 0 && o.dry_run)
-		return dry_run_write(key, name, value);
-	if (err == 0)
-		err = t_write(key, value);
-	if (err) {
-		if (ignore_failure || (err == -ENOENT && o.ignore_unknown))
-			return 0;
-		if (err == -ENOENT || err == -EISDIR)
-			fprintf(stderr, "rcusysctl: cannot stat %s: %s\n", where(key), strerror(-err));
-		else if (err == -EACCES || err == -EPERM)
-			fprintf(stderr, "rcusysctl: permission denied on key '%s'\n", name);
-		else
-			fprintf(stderr, "rcusysctl: setting key \"%s\": %s\n", name, why(err));
-		fail();
-		return err;
-	}
-	if (!o.quiet) {
-		if (o.json) {
-			char copy[VALUE_MAX];
-
-			snprintf(copy, sizeof(copy), "%s", value);
-			print_value(name, copy);
-		} else if (o.binary)
-			fputs(value, stdout);
-		else if (o.values_only)
-			printf("%s\n", value);
-		else if (!o.names_only)
-			printf("%s = %s\n", name, value);
-	}
-	return 0;
-}
-
-/* @s without leading and trailing white space (in place). */
-static char *strip(char *s)
-{
-	size_t n;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	n = strlen(s);
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
-static void write_setting(const char *arg)
-{
-	char copy[8192], *key, *value, *eq;
-
-	if (snprintf(copy, sizeof(copy), "%s", arg) >= (int)sizeof(copy)) {
-		fprintf(stderr, "rcusysctl: \"%.64s...\": %s\n", arg, strerror(ENAMETOOLONG));
-		fail();
-		return;
-	}
-	eq = strchr(copy, '=');
-	if (!eq || eq == copy) {
-		fprintf(stderr, "rcusysctl: \"%s\" must be of the form name=value\n", arg);
-		fail();
-		return;
-	}
-	/* "name = value" as procps takes it: white space around both trimmed. */
-	*eq = '\0';
-	key = strip(copy);
-	value = strip(eq + 1);
-	rcusysctl_normalize_key(key);
-	write_key(key, value, false);
-}
-
-/*
- * A set of files applied as systemd-sysctl applies them: each assignment in
- * the set's order; a glob writes the entries it matches that no explicit
- * key names and no later glob matches (sysctl_conf_set_lookup decides).
- */
-struct glob_write {
-	const struct sysctl_conf_set *set;
-	const struct sysctl_conf_item *item;
-};
-
-static int write_if_match(const char *key, void *arg)
-{
-	struct glob_write *g = arg;
-
-	if (sysctl_conf_set_lookup(g->set, key) == g->item)
-		write_key(key, g->item->value, g->item->ignore_failure);
-	return 0;
-}
-
-static void apply_set(const struct sysctl_conf_set *set)
-{
-	for (size_t i = 0; i < sysctl_conf_set_count(set); i++) {
-		const struct sysctl_conf_item *it = sysctl_conf_set_item(set, i);
-
-		if (it->glob) {
-			struct glob_write g = { set, it };
-
-			t_walk("", write_if_match, &g);
-		} else {
-			write_key(it->key, it->value, it->ignore_failure);
-		}
-	}
-}
-
-static const char *current_file;
-
-static void conf_error(unsigned line, const char *message, void *arg)
-{
-	(void)arg;
-	fprintf(stderr, "rcusysctl: %s:%u: invalid syntax: %s, continuing...\n", current_file, line,
-		message);
-	fail();
-}
-
-/* Adds @path ("-": stdin) to @set; a file that cannot be read is reported. */
-static void add_file(struct sysctl_conf_set *set, const char *path)
-{
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
-	char *text = NULL;
-	size_t cap = 0, len = 0, n;
-	int ret;
-
-	if (!f) {
-		fprintf(stderr, "rcusysctl: cannot open \"%s\": %s\n", path, strerror(errno));
-		fail();
-		return;
-	}
-	do {
-		if (len == cap) {
-			char *bigger = realloc(text, cap ? cap * 2 : 8192);
-
-			if (!bigger) {
-				fprintf(stderr, "rcusysctl: %s: out of memory\n", path);
-				fail();
-				goto out;
-			}
-			text = bigger;
-			cap = cap ? cap * 2 : 8192;
-		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
-	} while (n > 0);
-	current_file = path;
-	ret = sysctl_conf_set_add(set, path, text, len, conf_error, NULL);
-	if (ret < 0) {
-		fprintf(stderr, "rcusysctl: %s: %s\n", path, strerror(-ret));
-		fail();
-	}
-out:
-	free(text);
-	if (f != stdin)
-		fclose(f);
-}
-
-/* -p FILE: one file, applied as procps applies it. */
-static void load_file(const char *path)
-{
-	struct sysctl_conf_set *set = sysctl_conf_set_new();
-
-	if (!set) {
-		fprintf(stderr, "rcusysctl: %s: out of memory\n", path);
-		fail();
-		return;
-	}
-	add_file(set, path);
-	apply_set(set);
-	sysctl_conf_set_free(set);
-}
-
-/*
- * --system: *.conf from each directory, the first directory holding a name
- * winning, merged into one set as systemd-sysctl merges them (and as
- * rcusysd does at start and at reload).
- */
-static void load_system(void)
-{
-	const char *env = getenv("RCUSYSCTL_SYSTEM_DIRS");
-	struct sysctl_conf_set *set = sysctl_conf_set_new();
-	char **paths = NULL;
-	ssize_t count = set ? sysctl_conf_list_dirs(env ? env : o.root ? SYSTEM_DIRS : RCUSYSD_DIRS,
-						    &paths) : -ENOMEM;
-
-	if (count < 0) {
-		fprintf(stderr, "rcusysctl: --system: %s\n", strerror((int)-count));
-		sysctl_conf_set_free(set);
-		fail();
-		return;
-	}
-	for (ssize_t i = 0; i < count; i++) {
-		if (!o.quiet)
-			printf("* Applying %s ...\n", paths[i]);
-		add_file(set, paths[i]);
-	}
-	if (!env && o.root && access("/etc/sysctl.conf", R_OK) == 0) {
-		if (!o.quiet)
-			printf("* Applying /etc/sysctl.conf ...\n");
-		add_file(set, "/etc/sysctl.conf");
-	}
-	apply_set(set);
-	sysctl_conf_set_free(set);
-	sysctl_conf_free_paths(paths, (size_t)count);
-}
 
 static void usage(FILE *out, int code)
 {
@@ -550,34 +97,14 @@ static int usage_error(const char *what)
 	return 1;
 }
 
-/* --reset NAME...: each runtime value dropped; @all: every one. */
-static void reset_keys(bool all, char **names, int count)
+/* --reset's names or -a, not both and not neither: NULL, or what is wrong. */
+static const char *reset_misuse(bool all, int count)
 {
-	char key[4096], name[4096];
-	int err;
-
-	if (all && count) {
-		exit_code = usage_error("--reset: give names or -a, not both");
-		return;
-	}
-	if (!all && !count) {
-		exit_code = usage_error("--reset: name the entries to reset, or -a for every one");
-		return;
-	}
-	if (all && (err = socktree_reset("")) != 0) {
-		fprintf(stderr, "rcusysctl: resetting every entry: %s\n", why(err));
-		fail();
-	}
-	for (int i = 0; i < count; i++) {
-		snprintf(key, sizeof(key), "%s", names[i]);
-		rcusysctl_normalize_key(key);
-		err = socktree_reset(key);
-		if (err) {
-			rcusysctl_display_name(key, name, sizeof(name));
-			fprintf(stderr, "rcusysctl: resetting key \"%s\": %s\n", name, why(err));
-			fail();
-		}
-	}
+	if (all && count)
+		return "--reset: give names or -a, not both";
+	if (!all && !count)
+		return "--reset: name the entries to reset, or -a for every one";
+	return NULL;
 }
 
 /*
@@ -638,13 +165,13 @@ static int take_generation(const char *arg)
 	char *end;
 
 	errno = 0;
-	o.expected = strtoull(arg, &end, 10);
+	opts.expected = strtoull(arg, &end, 10);
 	if (errno || end == arg || *end || *arg == '-') {
 		fprintf(stderr, "rcusysctl: --if-generation \"%s\": expected a generation "
 				"(a count of writes, 0 or more)\n", arg);
 		return usage_error(NULL);
 	}
-	o.if_generation = true;
+	opts.if_generation = true;
 	return -1;
 }
 
@@ -653,8 +180,8 @@ static int take_option(struct cli *c, int opt, char *arg)
 {
 	switch (opt) {
 	case 'a': case 'A': case 'X': c->all = true; break;
-	case 'n': o.values_only = true; break;
-	case 'N': o.names_only = true; break;
+	case 'n': opts.values_only = true; break;
+	case 'N': opts.names_only = true; break;
 	case 'w': c->write = true; break;
 	case 'p': case 'f':
 		if (c->load_now && arg)
@@ -665,28 +192,28 @@ static int take_option(struct cli *c, int opt, char *arg)
 	case 'o': case 'x': break; /* procps: "does nothing, exists for BSD compatibility" */
 	case 'Z': c->reset = true; break;
 	case 'S': c->system_dirs = true; break;
-	case 'e': o.ignore_unknown = true; break;
-	case 'q': o.quiet = true; break;
-	case 'b': o.binary = true; break;
-	case 'R': o.root = arg; break;
-	case 'O': o.socket = arg; c->socket_given = true; break;
-	case 'd': o.describe = true; break;
+	case 'e': opts.ignore_unknown = true; break;
+	case 'q': opts.quiet = true; break;
+	case 'b': opts.binary = true; break;
+	case 'R': opts.root = arg; break;
+	case 'O': opts.socket = arg; c->socket_given = true; break;
+	case 'd': opts.describe = true; break;
 	case 'E': c->etcd = arg; break;
 	case 'P': c->etcd_prefix = arg; break;
 	case 'C': c->cacert = arg; break;
 	case 'T': c->cert = arg; break;
 	case 'K': c->key = arg; break;
-	case 'D': o.deprecated = true; break;
-	case 'J': o.json = true; break;
-	case 'Y': o.dry_run = true; break;
-	case 'G': o.generation = true; break;
+	case 'D': opts.deprecated = true; break;
+	case 'J': opts.json = true; break;
+	case 'Y': opts.dry_run = true; break;
+	case 'G': opts.generation = true; break;
 	case 'I': return take_generation(arg);
 	case 'r':
 		/* procps 4.0.2: a pattern that does not compile matches nothing. */
-		if (o.have_pattern)
-			regfree(&o.pattern);
-		o.have_pattern = regcomp(&o.pattern, arg, REG_EXTENDED | REG_NOSUB) == 0;
-		o.pattern_invalid = !o.have_pattern;
+		if (opts.have_pattern)
+			regfree(&opts.pattern);
+		opts.have_pattern = regcomp(&opts.pattern, arg, REG_EXTENDED | REG_NOSUB) == 0;
+		opts.pattern_invalid = !opts.have_pattern;
 		break;
 	case 'h': usage(stdout, 0); break;
 	case 'V': printf("rcusysctl %s\n", RCUSYSCTL_VERSION); return 0;
@@ -733,7 +260,7 @@ static int run_etcd(const struct cli *c, int argc, char **argv)
 	return exec_etcd_helper(argv);
 #elif defined(HAVE_ETCD)
 	struct etcdcli_opts eo = { c->etcd, c->etcd_prefix, c->cacert, c->cert, c->key, c->all,
-				   c->write, o.quiet, o.values_only };
+				   c->write, opts.quiet, opts.values_only };
 
 	if (!c->all && optind == argc)
 		return usage_error("--etcd: name keys, or -a to list them");
@@ -750,12 +277,12 @@ static int check_modes(const struct cli *c, int argc)
 {
 	const char *sub = c->sub;
 
-	if (c->reset && (o.root || sub || c->load || c->system_dirs || c->write)) {
-		return usage_error(o.root ? "--reset needs the control socket; a tree of files (--root) "
+	if (c->reset && (opts.root || sub || c->load || c->system_dirs || c->write)) {
+		return usage_error(opts.root ? "--reset needs the control socket; a tree of files (--root) "
 					    "keeps no runtime values apart"
 					  : "--reset takes names only (no -w, -p, --system, watch or audit)");
 	}
-	if (sub && o.root) {
+	if (sub && opts.root) {
 		fprintf(stderr, "rcusysctl: %s needs the control socket; a tree of files (--root) has none\n",
 			sub);
 		return 1;
@@ -764,16 +291,16 @@ static int check_modes(const struct cli *c, int argc)
 		fprintf(stderr, "rcusysctl: watch: name at least one key\n");
 		return 1;
 	}
-	if (o.root && c->socket_given) {
+	if (opts.root && c->socket_given) {
 		fprintf(stderr, "rcusysctl: --root and --socket exclude each other\n");
 		return 1;
 	}
-	if (o.root && (o.generation || o.if_generation)) {
+	if (opts.root && (opts.generation || opts.if_generation)) {
 		fprintf(stderr, "rcusysctl: generations need the control socket (--socket); "
 				"a tree of files (--root) has none\n");
 		return 1;
 	}
-	if (o.root && o.describe) {
+	if (opts.root && opts.describe) {
 		fprintf(stderr, "rcusysctl: descriptions need the control socket (--socket); "
 				"a tree of files (--root) has none\n");
 		return 1;
@@ -786,15 +313,15 @@ static int connect_tree(void)
 {
 	int err;
 
-	if (o.root)
+	if (opts.root)
 		return 0;
-	if (!o.socket)
-		o.socket = getenv("RCUSYSCTL_SOCKET");
-	if (!o.socket || !*o.socket)
-		o.socket = DEFAULT_SOCKET;
-	err = socktree_open(o.socket);
+	if (!opts.socket)
+		opts.socket = getenv("RCUSYSCTL_SOCKET");
+	if (!opts.socket || !*opts.socket)
+		opts.socket = DEFAULT_SOCKET;
+	err = socktree_open(opts.socket);
 	if (err) {
-		fprintf(stderr, "rcusysctl: cannot connect to %s: %s\n", o.socket, strerror(-err));
+		fprintf(stderr, "rcusysctl: cannot connect to %s: %s\n", opts.socket, strerror(-err));
 		return 1;
 	}
 	return 0;
@@ -803,42 +330,43 @@ static int connect_tree(void)
 /* Reset, load or list, then each NAME or NAME=VALUE argument. The exit status. */
 static int run_settings(const struct cli *c, int argc, char **argv)
 {
-	int err;
+	const char *misuse;
+	int code = 0;
 
 	/* Listings that print values take them with the names, in one reply. */
-	if (!o.root && !o.describe && !o.generation && !o.names_only && !c->load && !c->system_dirs)
+	if (!opts.root && !opts.describe && !opts.generation && !opts.names_only && !c->load &&
+	    !c->system_dirs)
 		socktree_values_in_walks(true);
 	if (c->reset) {
-		reset_keys(c->all, argv + optind, argc - optind);
+		misuse = reset_misuse(c->all, argc - optind);
+		if (misuse)
+			code = usage_error(misuse);
+		else
+			settings_reset(c->all, argv + optind, argc - optind);
 		optind = argc;
 	} else if (c->system_dirs) {
-		load_system();
+		settings_load_system();
 	} else if (c->load) {
 		if (c->load_now)
-			load_file(c->load_now);
+			settings_load_file(c->load_now);
 		else if (optind == argc)
-			load_file("/etc/sysctl.conf");
+			settings_load_file("/etc/sysctl.conf");
 		while (optind < argc)
-			load_file(argv[optind++]);
+			settings_load_file(argv[optind++]);
 	} else if (c->all) {
-		err = t_walk("", show_walked, NULL);
-		if (err < 0) {
-			fprintf(stderr, "rcusysctl: cannot read %s: %s\n", o.root ? o.root : o.socket,
-				why(err));
-			fail();
-		}
+		settings_show_all();
 	} else if (optind == argc) {
 		return usage_error("name an entry, or -a to list every one");
 	}
 	for (; optind < argc; optind++) {
 		if (c->write || strchr(argv[optind], '='))
-			write_setting(argv[optind]);
+			settings_write(argv[optind]);
 		else
-			read_setting(argv[optind]);
+			settings_read(argv[optind]);
 	}
-	if (o.json)
+	if (opts.json)
 		json_list_print();
-	return exit_code;
+	return code ? code : settings_status();
 }
 
 int main(int argc, char **argv)
@@ -852,7 +380,7 @@ int main(int argc, char **argv)
 		return code;
 	if (c.etcd)
 		return run_etcd(&c, argc, argv);
-	if (o.json && !json_supported()) {
+	if (opts.json && !json_supported()) {
 		fprintf(stderr, "rcusysctl: --json is unavailable: built without json-c\n");
 		return 1;
 	}
@@ -864,7 +392,7 @@ int main(int argc, char **argv)
 	if (connect_tree())
 		return 1;
 	if (c.sub) {
-		struct stream_opts so = { o.socket, o.names_only, o.values_only, o.json };
+		struct stream_opts so = { opts.socket, opts.names_only, opts.values_only, opts.json };
 
 		code = strcmp(c.sub, "watch") == 0 ? stream_watch(argv + optind, argc - optind, &so)
 						   : stream_audit(&so);
@@ -872,9 +400,9 @@ int main(int argc, char **argv)
 		return code;
 	}
 	code = run_settings(&c, argc, argv);
-	if (o.have_pattern)
-		regfree(&o.pattern);
-	if (!o.root)
+	if (opts.have_pattern)
+		regfree(&opts.pattern);
+	if (!opts.root)
 		socktree_close();
 	return code;
 }

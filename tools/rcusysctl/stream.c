@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "jsonout.h"
+#include "keys.h"
 #include "socket_client.h"
 #include "socktree.h"
 #include "stream.h"

@@ -15,10 +15,6 @@ struct stream_opts {
 	bool names_only, values_only, json;
 };
 
-/* Defined in main.c: the printed form of a '/' key, and back. */
-void rcusysctl_display_name(const char *key, char *out, size_t size);
-void rcusysctl_normalize_key(char *key);
-
 /*
  * Watches every key of @keys (names as given on the command line) until
  * the server closes or stops a watch; one line per change. Returns the

@@ -14,7 +14,7 @@
  * root alone writes it, whatever --owner says, and a mode that lets group
  * or others write it is refused (SYSCTL_MODE_EXEC).
  *
- * Types are rows of one table (types[] in tunables.c) mapped to the
+ * Types are rows of one table (types[] in tunable_decl.c) mapped to the
  * library's handler kinds through sysctl_handler_info_at(): string, int,
  * uint, u8, ulong, bool, bitmap, and the time kinds jiffies (seconds),
  * userhz_jiffies (1/100 s), ms_jiffies and ulong_ms_jiffies (milliseconds).

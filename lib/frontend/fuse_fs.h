@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The FUSE front end's mount, open files and open directories, shared by
+ * its files: fuse_fs.c mounts, runs and unmounts; fuse_paths.c answers
+ * the requests on names (attributes, directories, access, the operations
+ * /proc/sys refuses); fuse_file.c those on open files (read, write, poll);
+ * fuse_count.c counts the requests read from the kernel. Internal to the
+ * library.
+ */
+#ifndef RCUSTRING_LIB_FRONTEND_FUSE_FS_H
+#define RCUSTRING_LIB_FRONTEND_FUSE_FS_H
+
+#define FUSE_USE_VERSION 31
+#include <fuse.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "rcustring/sysctl_fuse.h"
+
+struct open_file;
+struct open_dir;
+
+/* Opcodes below this are counted one by one (FUSE_TMPFILE is 51). */
+#define OP_SLOTS 64
+
+struct sysctl_fuse {
+	struct sysctl_tree *tree;
+	struct fuse *fuse;
+	char *mountpoint;
+	time_t mounted_at;
+	/* Files and directories open now, so that an unmount can close those never released. */
+	pthread_mutex_t files_lock;
+	struct open_file *files;
+	struct open_dir *dirs;
+	/* Open files counted per uid, under files_lock (see may_open(), fuse_file.c). */
+	struct uid_opens *opens;
+	size_t nopens;        /* uids with files open */
+	unsigned int others;  /* files open by uids other than 0 */
+
+	/* Requests read from the kernel, by opcode (fuse_count.c). */
+	struct sysctl_fuse *counted_next; /* in the counted list, under counted_lock */
+	int dev_fd;
+	uint64_t requests;
+	uint64_t by_op[OP_SLOTS];
+};
+
+/*
+ * Open files are counted like socket connections: uids other than root
+ * share SYSCTL_FUSE_MAX_OPEN - SYSCTL_FUSE_ROOT_RESERVE of them, each at
+ * most SYSCTL_FUSE_MAX_OPEN_PER_UID, so no local user can pin the
+ * daemon's memory or shut root out. Each open file costs its struct and a
+ * snapshot the size of the value it read.
+ */
+struct uid_opens {
+	uid_t uid;
+	unsigned int n;
+};
+
+/* The largest value a file serves; a bigger one reads as -EFBIG. */
+#define SNAPSHOT_MAX (16u << 20)
+#define SNAPSHOT_FIRST 4096u
+
+struct open_file {
+	struct sysctl_entry *e;
+	uid_t uid; /* counted against it (may_open) */
+	struct open_file *prev, *next; /* in sysctl_fuse.files, under files_lock */
+
+	/* The value this file reads (see fuse_file.c). */
+	pthread_mutex_t snap_lock;
+	char *snap;
+	size_t snap_len;
+	int have_snap;
+
+	/*
+	 * Poll state. cb_lock serializes registering and removing the change
+	 * callback: two polls of one file may run at once, and each must not
+	 * register its own. The callback (wake_poller) takes only @lock, so
+	 * removing it with cb_lock held cannot wait on a callback waiting for
+	 * cb_lock.
+	 */
+	pthread_mutex_t cb_lock;
+	struct sysctl_callback *cb;
+	pthread_mutex_t lock;       /* seen and ph; taken by the callback */
+	uint64_t seen;              /* change counter at open or last poll */
+	struct fuse_pollhandle *ph; /* the kernel's pending poll, if any */
+};
+
+/*
+ * An open directory: its children as they were when the listing started
+ * (offset 0), with their attributes. READDIRPLUS hands out each name with
+ * a node and attributes, so a listing fills the kernel's dentry and
+ * attribute caches and the stat() and open() that follow (procps' sysctl
+ * -a) need no LOOKUP or GETATTR. libfuse does that only for listings that
+ * give offsets, so entries are served from this copy by index: a listing
+ * costs one walk of the directory, however many requests it takes.
+ */
+struct dir_ent {
+	char *name;
+	struct stat st;
+};
+
+struct open_dir {
+	struct open_dir *prev, *next; /* in sysctl_fuse.dirs, under files_lock */
+	pthread_mutex_t lock;
+	struct dir_ent *ents;
+	size_t n, cap;
+	int taken;
+};
+
+/* The mount a request is for. */
+static inline struct sysctl_fuse *rcs_fuse_self(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+/* Who sent the request. */
+static inline struct sysctl_caller rcs_fuse_caller(void)
+{
+	struct fuse_context *c = fuse_get_context();
+	struct sysctl_caller who = { c->uid, c->gid, c->pid };
+
+	return who;
+}
+
+/*
+ * FUSE paths start with '/', which the tree takes as the first separator:
+ * slashes separate and a '.' stays inside a name ("/eth0.200/mtu"). Without
+ * the leading '/', "eth0.200/mtu" would be parsed in dotted form.
+ */
+static inline struct sysctl_entry *rcs_fuse_lookup(const char *path)
+{
+	return sysctl_lookup(rcs_fuse_self()->tree, path);
+}
+
+/* fuse_paths.c */
+/* What stat(2) shows for @e (NULL: a directory); the kernel may cache it (attr_timeout). */
+void rcs_fuse_entry_stat(struct sysctl_entry *e, time_t when, struct stat *st);
+/* Free an open directory no request uses any more. */
+void rcs_fuse_dir_free(struct open_dir *d);
+/* Fill in the operations on names. */
+void rcs_fuse_path_ops(struct fuse_operations *ops);
+
+/* fuse_file.c */
+/* Free an open file no request uses any more (released, or unmounted). */
+void rcs_fuse_file_close(struct open_file *of);
+/* Fill in the operations on open files. */
+void rcs_fuse_file_ops(struct fuse_operations *ops);
+
+/* fuse_count.c: libfuse's I/O on /dev/fuse, counting each request read on a counted mount. */
+ssize_t rcs_fuse_counting_read(int fd, void *buf, size_t len, void *userdata);
+ssize_t rcs_fuse_counting_writev(int fd, struct iovec *iov, int count, void *userdata);
+void rcs_fuse_counted_add(struct sysctl_fuse *fs);
+void rcs_fuse_counted_remove(struct sysctl_fuse *fs);
+
+#endif

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The control socket server's connections, shared by its three files:
+ * socket_server.c accepts, caps and runs connections (start and stop);
+ * socket_verbs.c answers one request line; socket_reply.c builds a reply
+ * and sends it within its deadline. Internal to the library.
+ */
+#ifndef RCUSTRING_LIB_FRONTEND_SOCKET_CONN_H
+#define RCUSTRING_LIB_FRONTEND_SOCKET_CONN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rcustring/sysctl_socket.h"
+
+struct conn {
+	struct sysctl_socket *server;
+	struct conn *next;
+	pthread_t thread;
+	int fd;
+	int done; /* atomic: the thread has finished; set under the server's lock */
+	bool watching; /* in WATCH; under the server's lock */
+	struct sysctl_caller who;
+	/* Input: bytes received, not yet consumed. */
+	char in[SYSCTL_SOCKET_LINE_MAX];
+	size_t in_len;
+	int64_t line_deadline; /* ms: when the started line must be whole; 0: none started */
+	/* Output: one reply is built here, then sent in one go. */
+	char *out;
+	size_t out_len, out_cap;
+	int out_err;   /* -ENOMEM while building */
+	char *val;     /* value / escape scratch */
+	size_t val_cap;
+};
+
+struct sysctl_socket {
+	struct sysctl_tree *tree;
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	int listen_fd;
+	int wake[2]; /* stop writes here to wake the accepting thread */
+	int stop;    /* atomic */
+	struct sysctl_socket_options opt;
+	pthread_t acceptor;
+	pthread_mutex_t lock; /* conns list */
+	struct conn *conns;
+	unsigned nconns; /* not yet finished */
+};
+
+/* Whether sysctl_socket_stop() has begun: every loop of a connection ends. */
+static inline bool sock_stopping(struct sysctl_socket *s)
+{
+	return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
+}
+
+/* socket_reply.c: the reply being built in @c (on out of memory, c->out_err). */
+void sock_out_add(struct conn *c, const char *s, size_t len);
+void sock_out_fmt(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* @s escaped (sock_escape; @spaces: spaces too, as in a path). */
+void sock_out_escaped(struct conn *c, const char *s, size_t len, bool spaces);
+/*
+ * Send the reply built so far, whole within the read timeout. Return 0 or
+ * -errno (the peer is gone or does not read: end the connection).
+ */
+int sock_out_flush(struct conn *c);
+/* "ERR <n> <NAME> <path>: <message>\n" (@path NULL: no path). */
+void sock_reply_err(struct conn *c, int err, const char *path, size_t path_len, const char *fmt,
+		    ...) __attribute__((format(printf, 5, 6)));
+/* An error from the tree for @path, with the entry's limits where they help. */
+void sock_reply_tree_err(struct conn *c, int err, const char *path);
+
+/* socket_verbs.c: answer one request line (@len bytes, no newline); non-zero ends the connection. */
+int sock_handle_line(struct conn *c, const char *line, size_t len);
+
+#endif

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A control socket reply: built whole in the connection's buffer, then sent
+ * in one go within a deadline (rcustring-socket(7)'s "ERR" lines included).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/deadline.h"
+#include "socket_conn.h"
+#include "socket_proto.h"
+
+/*
+ * Send @len bytes by @deadline. Non-blocking sends with poll() in between:
+ * SO_SNDTIMEO restarts on every partial send, so a client reading a byte
+ * now and then would hold the thread for ever.
+ */
+static int send_by(int fd, const char *buf, size_t len, int64_t deadline)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		/* MSG_NOSIGNAL: a client gone mid-reply gives EPIPE, not SIGPIPE. */
+		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int left;
+
+		if (n >= 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		left = rcs_ms_left(deadline);
+		if (left == 0)
+			return -ETIMEDOUT;
+		/* stop's shutdown() wakes this (POLLHUP, then EPIPE). */
+		if (poll(&p, 1, left) < 0 && errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+static void out_reserve(struct conn *c, size_t more)
+{
+	size_t cap;
+	char *p;
+
+	if (c->out_err || c->out_len + more <= c->out_cap)
+		return;
+	cap = c->out_cap ? c->out_cap : 1024;
+	while (cap < c->out_len + more)
+		cap *= 2;
+	p = realloc(c->out, cap);
+	if (!p) {
+		c->out_err = -ENOMEM;
+		return;
+	}
+	c->out = p;
+	c->out_cap = cap;
+}
+
+void sock_out_add(struct conn *c, const char *s, size_t len)
+{
+	out_reserve(c, len);
+	if (c->out_err)
+		return;
+	memcpy(c->out + c->out_len, s, len);
+	c->out_len += len;
+}
+
+void sock_out_fmt(struct conn *c, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sock_out_add(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+void sock_out_escaped(struct conn *c, const char *s, size_t len, bool spaces)
+{
+	size_t need = sock_escape(s, len, NULL, 0, spaces);
+
+	out_reserve(c, need + 1);
+	if (c->out_err)
+		return;
+	sock_escape(s, len, c->out + c->out_len, need + 1, spaces);
+	c->out_len += need;
+}
+
+/* What socket_conn.h says; the reply is replaced by an error line on ENOMEM. */
+int sock_out_flush(struct conn *c)
+{
+	int64_t deadline = rcs_now_ms() + c->server->opt.read_timeout_ms;
+	int err;
+
+	if (c->out_err) {
+		/* Out of memory mid-reply: what was built may be cut; say so instead. */
+		static const char msg[] = "ERR 12 ENOMEM out of memory building the reply\n";
+
+		c->out_err = 0;
+		c->out_len = 0;
+		sock_out_add(c, msg, sizeof(msg) - 1);
+		if (c->out_err) {
+			c->out_err = 0;
+			return send_by(c->fd, msg, sizeof(msg) - 1, deadline);
+		}
+	}
+	err = send_by(c->fd, c->out, c->out_len, deadline);
+	c->out_len = 0;
+	return err;
+}
+
+/* "ERR <n> <NAME> <path>: <message>\n" */
+void sock_reply_err(struct conn *c, int err, const char *path, size_t path_len, const char *fmt,
+		    ...)
+{
+	char name[16], msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sock_out_fmt(c, "ERR %d %s ", -err, sock_errname(-err, name, sizeof(name)));
+	if (path) {
+		sock_out_escaped(c, path, path_len, true);
+		sock_out_add(c, ": ", 2);
+	}
+	sock_out_escaped(c, msg, strlen(msg), false);
+	sock_out_add(c, "\n", 1);
+}
+
+/*
+ * An error from the tree for @path, with the limits where they help. The
+ * limits come from sysctl_entry_explain(), which reads the registrant's
+ * table while it is held registered: another client may unregister it and
+ * free it meanwhile.
+ */
+void sock_reply_tree_err(struct conn *c, int err, const char *path)
+{
+	size_t plen = strlen(path);
+
+	if (err == -EMSGSIZE || err == -EINVAL) {
+		struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
+		char why[128];
+
+		if (!e && err == -EINVAL) {
+			sock_reply_err(c, err, path, plen, "malformed path");
+			return;
+		}
+		if (!e || sysctl_entry_explain(e, err, why, sizeof(why)) < 0)
+			snprintf(why, sizeof(why), "%s",
+				 err == -EINVAL ? "invalid value" : strerror(-err));
+		sock_reply_err(c, err, path, plen, "%s", why);
+		sysctl_entry_put(e);
+		return;
+	}
+	sock_reply_err(c, err, path, plen, "%s", strerror(-err));
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One node of the sysctl tree (an entry or a directory): allocation, the
+ * references that keep it, the unlink that hides it from new lookups,
+ * freeing, and what programs may ask of it. A node unlinked from the tree
+ * keeps its "linked" reference until a grace period has passed
+ * (call_rcu), so a reader that found it can still take a reference; it is
+ * freed when the last reference goes.
+ */
+#define _LGPL_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu-bp.h>
+
+#include "rcustring/sysctl.h"
+#include "dir_index.h"
+#include "entry.h"
+#include "tree.h"
+
+void rcs_header_put(struct sysctl_table_header *h)
+{
+	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	pthread_mutex_destroy(&h->drain_lock);
+	pthread_cond_destroy(&h->drain_cond);
+	free(h);
+}
+
+static void entry_free(struct sysctl_entry *e)
+{
+	struct sysctl_table_header *h = e->header;
+
+	rcs_sysctl_entry_fini_notify(e);
+	free(e->dir);
+	pthread_rwlock_destroy(&e->data_lock);
+	pthread_mutex_destroy(&e->write_lock);
+	if (e->name != e->iname)
+		free(e->name);
+	free(e->path);
+	free(e->desc);
+	free(e);
+	if (h)
+		rcs_header_put(h);
+}
+
+void sysctl_entry_get(struct sysctl_entry *e)
+{
+	if (e)
+		__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+}
+
+void sysctl_entry_put(struct sysctl_entry *e)
+{
+	/*
+	 * The last reference can only go after the linked reference, which
+	 * is dropped a grace period after the unlink: no reader can find the
+	 * node any more, so it is freed at once.
+	 */
+	if (e && __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		entry_free(e);
+}
+
+static void linked_ref_drop_rcu(struct rcu_head *head)
+{
+	sysctl_entry_put(caa_container_of(head, struct sysctl_entry, rcu));
+}
+
+void rcs_entry_unlink(struct sysctl_entry *e)
+{
+	__atomic_store_n(&e->live, 0, __ATOMIC_SEQ_CST);
+	dir_index_unlink(e->parent, e);
+	CMM_STORE_SHARED(e->parent, NULL); /* lookups read it under RCU */
+	call_rcu(&e->rcu, linked_ref_drop_rcu);
+}
+
+/* Our own copies through malloc, so that fault injection reaches them. */
+char *rcs_dup_n(const char *s, size_t len)
+{
+	char *p = malloc(len + 1);
+
+	if (p) {
+		memcpy(p, s, len);
+		p[len] = '\0';
+	}
+	return p;
+}
+
+static char *join_path(const char *parent_path, const char *name)
+{
+	size_t plen = parent_path ? strlen(parent_path) : 0, nlen = strlen(name), at = plen;
+	char *p = malloc(plen + 1 + nlen + 1);
+
+	if (!p)
+		return NULL;
+	memcpy(p, parent_path, plen);
+	if (plen)
+		p[at++] = '.';
+	/* A '.' inside a name shows as '/', as procps prints it. */
+	for (size_t i = 0; i <= nlen; i++)
+		p[at + i] = name[i] == '.' ? '/' : name[i];
+	return p;
+}
+
+/* A writer-preferring rwlock: a stream of readers must not starve writes. */
+static int data_lock_init(pthread_rwlock_t *lock)
+{
+	pthread_rwlockattr_t attr;
+	int err = pthread_rwlockattr_init(&attr);
+
+	if (err)
+		return -err;
+	err = pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	if (!err)
+		err = pthread_rwlock_init(lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	return -err;
+}
+
+/* A new node with one reference, or NULL with errno set. */
+struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *parent_path,
+				     const char *name, size_t namelen, bool is_dir)
+{
+	int levels = dir_index_skip_levels(tree), err;
+	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
+	struct sysctl_entry *e = malloc(sizeof(*e) + (size_t)levels * sizeof(e->skip[0]));
+
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(e, 0, sizeof(*e));
+	e->skip_levels = levels;
+	e->tree = tree;
+	e->is_dir = is_dir;
+	e->mode = 0555;
+	e->live = 1;
+	e->refs = 1;
+	CDS_INIT_LIST_HEAD(&e->children);
+	CDS_INIT_LIST_HEAD(&e->sibling);
+	e->namelen = (uint16_t)namelen; /* at most RCS_NAME_MAX_LEN */
+	if (namelen < sizeof(e->iname)) {
+		memcpy(e->iname, name, namelen);
+		e->iname[namelen] = '\0';
+		e->name = e->iname;
+	} else {
+		e->name = rcs_dup_n(name, namelen);
+	}
+	e->path = e->name ? join_path(parent_path, e->name) : NULL;
+	if (e->path)
+		e->hash = dir_index_path_hash(e->path);
+	if (e->path && is_dir) {
+		e->dir = malloc(sizeof(*e->dir));
+		if (e->dir)
+			memset(e->dir, 0, sizeof(*e->dir));
+	}
+	err = e->path && (!is_dir || e->dir) ? pthread_mutex_init(&e->write_lock, NULL) : ENOMEM;
+	if (err)
+		goto free_names;
+	err = -data_lock_init(&e->data_lock);
+	if (err)
+		goto free_write_lock;
+	err = -rcs_sysctl_entry_init_notify(e);
+	if (err)
+		goto free_data_lock;
+	return e;
+free_data_lock:
+	pthread_rwlock_destroy(&e->data_lock);
+free_write_lock:
+	pthread_mutex_destroy(&e->write_lock);
+free_names:
+	free(e->dir);
+	if (e->name != e->iname)
+		free(e->name);
+	free(e->path);
+	free(e);
+	errno = err;
+	return NULL;
+}
+
+/* ---- what programs ask of an entry ---- */
+
+int sysctl_entry_is_dir(const struct sysctl_entry *e)
+{
+	return e ? e->is_dir : 0;
+}
+
+const char *sysctl_entry_name(const struct sysctl_entry *e)
+{
+	return e ? e->name : NULL;
+}
+
+const char *sysctl_entry_path(const struct sysctl_entry *e)
+{
+	return e ? e->path : NULL;
+}
+
+mode_t sysctl_entry_mode(const struct sysctl_entry *e)
+{
+	return e ? e->mode : 0;
+}
+
+const char *sysctl_entry_desc(const struct sysctl_entry *e)
+{
+	return e ? e->desc : NULL;
+}
+
+/*
+ * The row is the registrant's memory, which may be freed as soon as
+ * sysctl_unregister_table() returns: the result is only safe to use by a
+ * caller that knows the table stays registered (see sysctl.h).
+ */
+const struct ctl_table *sysctl_entry_table(const struct sysctl_entry *e)
+{
+	if (!e || e->is_dir || !sysctl_entry_live(e))
+		return NULL;
+	return e->table;
+}
+
+int sysctl_entry_live(const struct sysctl_entry *e)
+{
+	return e ? __atomic_load_n(&e->live, __ATOMIC_ACQUIRE) : 0;
+}

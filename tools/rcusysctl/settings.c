@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What rcusysctl does with names and values, once main.c has read the
+ * command line into opts: read and print entries, write them, apply
+ * sysctl.d files, reset runtime values; over the control socket or on a
+ * tree of files (--root), the two transports behind one set of calls.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dirtree.h"
+#include "jsonout.h"
+#include "keys.h"
+#include "settings.h"
+#include "socktree.h"
+#include "sysctl_conf.h"
+
+#define VALUE_MAX 65536
+/* --system: the kernel's sysctl.d directories for a tree of files (--root)... */
+#define SYSTEM_DIRS "/etc/sysctl.d:/run/sysctl.d:/usr/local/lib/sysctl.d:/usr/lib/sysctl.d:/lib/sysctl.d"
+/* ...and rcusysd's own over its control socket, which the kernel's do not concern. */
+#define RCUSYSD_DIRS                                                                               \
+	"/etc/rcusysd/sysctl.d:/run/rcusysd/sysctl.d:/usr/local/lib/rcusysd/sysctl.d:"             \
+	"/usr/lib/rcusysd/sysctl.d"
+
+struct settings_opts opts;
+static int exit_code;
+
+/* ---- the two transports behind one set of calls ---- */
+
+static int t_stat(const char *key)
+{
+	return opts.root ? dirtree_stat(opts.root, key) : socktree_stat(key);
+}
+
+static ssize_t t_read(const char *key, char *buf, size_t size)
+{
+	return opts.root ? dirtree_read(opts.root, key, buf, size) : socktree_read(key, buf, size);
+}
+
+static int t_write(const char *key, const char *value)
+{
+	if (opts.if_generation)
+		return socktree_write_if(key, value, opts.expected);
+	return opts.root ? dirtree_write(opts.root, key, value) : socktree_write(key, value);
+}
+
+static int t_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg)
+{
+	return opts.root ? dirtree_walk(opts.root, key, fn, arg) : socktree_walk(key, fn, arg);
+}
+
+/* What "cannot stat" names: the file under --root, the key on the socket. */
+static const char *where(const char *key)
+{
+	static char buf[8192];
+
+	if (opts.root)
+		snprintf(buf, sizeof(buf), "%s/%s", opts.root, key);
+	else
+		rcusysctl_display_name(key, buf, sizeof(buf));
+	return buf;
+}
+
+/* The server's own words when it gave some (they name limits), else strerror. */
+static const char *why(int err)
+{
+	if (!opts.root && *socktree_message())
+		return socktree_message();
+	return strerror(-err);
+}
+
+static void fail(void)
+{
+	exit_code = 1;
+}
+
+int settings_status(void)
+{
+	return exit_code;
+}
+
+static void print_value(const char *name, char *value)
+{
+	size_t len = strlen(value);
+
+	if (opts.json) {
+		struct json_object *j = json_obj_new();
+
+		if (len && value[len - 1] == '\n')
+			value[--len] = '\0';
+		json_obj_str(j, "name", opts.values_only ? NULL : name);
+		json_obj_str(j, "value", opts.names_only ? NULL : value);
+		json_list_add(j);
+		return;
+	}
+	if (opts.names_only) {
+		printf("%s\n", name);
+		return;
+	}
+	if (opts.binary) {
+		/* procps -b: the value alone, each line without its newline. */
+		for (const char *p = value; *p; p++)
+			if (*p != '\n')
+				putchar(*p);
+		return;
+	}
+	if (len && value[len - 1] == '\n')
+		value[--len] = '\0';
+	if (opts.values_only) {
+		fputs(value, stdout);
+		putchar('\n');
+		return;
+	}
+	/* Multi-line values: one "name = line" per line, as procps does. */
+	for (char *line = value, *nl;; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		printf("%s = %s\n", name, line);
+		if (!nl)
+			break;
+	}
+}
+
+static char value_buf[VALUE_MAX];
+
+/* Entries procps' listings leave out unless --deprecated (by base name). */
+static bool is_deprecated(const char *key)
+{
+	static const char *const names[] = { "base_reachable_time", "retrans_time" };
+	const char *base = strrchr(key, '/');
+
+	base = base ? base + 1 : key;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(base, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Reads and prints @key; quiet about unreadable entries when @listing. */
+static int show_key(const char *key, bool listing)
+{
+	char name[4096];
+	ssize_t n;
+
+	rcusysctl_display_name(key, name, sizeof(name));
+	if (opts.pattern_invalid || (opts.have_pattern && regexec(&opts.pattern, name, 0, NULL, 0) != 0))
+		return 0;
+	if (listing && !opts.deprecated && is_deprecated(key))
+		return 0;
+	if (opts.names_only && listing) {
+		char none[1] = "";
+
+		print_value(name, none);
+		return 0;
+	}
+	if (opts.describe) {
+		n = socktree_describe(key, value_buf, sizeof(value_buf));
+	} else if (opts.generation) {
+		uint64_t g;
+
+		n = socktree_generation(key, &g);
+		if (n == 0)
+			snprintf(value_buf, sizeof(value_buf), "%" PRIu64, g);
+	} else {
+		n = t_read(key, value_buf, sizeof(value_buf));
+	}
+	if (n < 0) {
+		if (listing && (n == -EACCES || n == -EPERM || n == -EIO))
+			return 0; /* write-only entries are skipped by -a */
+		if (n == -ENOENT && opts.ignore_unknown)
+			return 0;
+		if (n == -EACCES || n == -EPERM)
+			fprintf(stderr, "rcusysctl: permission denied on key '%s'\n", name);
+		else
+			fprintf(stderr, "rcusysctl: reading key \"%s\": %s\n", name, why((int)n));
+		fail();
+		return 0;
+	}
+	print_value(name, value_buf);
+	return 0;
+}
+
+static int show_walked(const char *key, void *arg)
+{
+	(void)arg;
+	return show_key(key, true);
+}
+
+void settings_read(const char *arg)
+{
+	char key[4096];
+	int err;
+
+	/* procps: an empty name is an error even with -e, and exits 255. */
+	if (!*arg) {
+		fprintf(stderr, "rcusysctl: \"\" is an unknown key\n");
+		exit_code = 255;
+		return;
+	}
+	snprintf(key, sizeof(key), "%s", arg);
+	rcusysctl_normalize_key(key);
+	err = t_stat(key);
+	if (err == -EISDIR) {
+		t_walk(key, show_walked, NULL);
+		return;
+	}
+	if (err) {
+		if (!(err == -ENOENT && opts.ignore_unknown)) {
+			fprintf(stderr, "rcusysctl: cannot stat %s: %s\n", where(key), strerror(-err));
+			fail();
+		}
+		return;
+	}
+	show_key(key, false);
+}
+
+/* -a: every entry (and with --root, every file) that can be read. */
+void settings_show_all(void)
+{
+	int err = t_walk("", show_walked, NULL);
+
+	if (err < 0) {
+		fprintf(stderr, "rcusysctl: cannot read %s: %s\n", opts.root ? opts.root : opts.socket,
+			why(err));
+		fail();
+	}
+}
+
+/* --dry-run: says what writing @value to @key would change; writes nothing. */
+static int dry_run_write(const char *key, const char *name, const char *value)
+{
+	ssize_t n = t_read(key, value_buf, sizeof(value_buf));
+
+	if (n < 0) {
+		/* Write-only entries: the change cannot be shown, only announced. */
+		printf("%s: (unreadable: %s) -> %s\n", name, why((int)n), value);
+		return 0;
+	}
+	if (n > 0 && value_buf[n - 1] == '\n')
+		value_buf[--n] = '\0';
+	if (strcmp(value_buf, value) != 0)
+		printf("%s: %s -> %s\n", name, value_buf, value);
+	return 0;
+}
+
+/* Writes @value to @key (already in '/' form); returns 0 or -errno. */
+static int write_key(const char *key, const char *value, bool ignore_failure)
+{
+	char name[4096];
+	int err = t_stat(key);
+
+	rcusysctl_display_name(key, name, sizeof(name));
+	if (err == 0 && opts.dry_run)
+		return dry_run_write(key, name, value);
+	if (err == 0)
+		err = t_write(key, value);
+	if (err) {
+		if (ignore_failure || (err == -ENOENT && opts.ignore_unknown))
+			return 0;
+		if (err == -ENOENT || err == -EISDIR)
+			fprintf(stderr, "rcusysctl: cannot stat %s: %s\n", where(key), strerror(-err));
+		else if (err == -EACCES || err == -EPERM)
+			fprintf(stderr, "rcusysctl: permission denied on key '%s'\n", name);
+		else
+			fprintf(stderr, "rcusysctl: setting key \"%s\": %s\n", name, why(err));
+		fail();
+		return err;
+	}
+	if (!opts.quiet) {
+		if (opts.json) {
+			char copy[VALUE_MAX];
+
+			snprintf(copy, sizeof(copy), "%s", value);
+			print_value(name, copy);
+		} else if (opts.binary)
+			fputs(value, stdout);
+		else if (opts.values_only)
+			printf("%s\n", value);
+		else if (!opts.names_only)
+			printf("%s = %s\n", name, value);
+	}
+	return 0;
+}
+
+/* @s without leading and trailing white space (in place). */
+static char *strip(char *s)
+{
+	size_t n;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+void settings_write(const char *arg)
+{
+	char copy[8192], *key, *value, *eq;
+
+	if (snprintf(copy, sizeof(copy), "%s", arg) >= (int)sizeof(copy)) {
+		fprintf(stderr, "rcusysctl: \"%.64s...\": %s\n", arg, strerror(ENAMETOOLONG));
+		fail();
+		return;
+	}
+	eq = strchr(copy, '=');
+	if (!eq || eq == copy) {
+		fprintf(stderr, "rcusysctl: \"%s\" must be of the form name=value\n", arg);
+		fail();
+		return;
+	}
+	/* "name = value" as procps takes it: white space around both trimmed. */
+	*eq = '\0';
+	key = strip(copy);
+	value = strip(eq + 1);
+	rcusysctl_normalize_key(key);
+	write_key(key, value, false);
+}
+
+/*
+ * A set of files applied as systemd-sysctl applies them: each assignment in
+ * the set's order; a glob writes the entries it matches that no explicit
+ * key names and no later glob matches (sysctl_conf_set_lookup decides).
+ */
+struct glob_write {
+	const struct sysctl_conf_set *set;
+	const struct sysctl_conf_item *item;
+};
+
+static int write_if_match(const char *key, void *arg)
+{
+	struct glob_write *g = arg;
+
+	if (sysctl_conf_set_lookup(g->set, key) == g->item)
+		write_key(key, g->item->value, g->item->ignore_failure);
+	return 0;
+}
+
+static void apply_set(const struct sysctl_conf_set *set)
+{
+	for (size_t i = 0; i < sysctl_conf_set_count(set); i++) {
+		const struct sysctl_conf_item *it = sysctl_conf_set_item(set, i);
+
+		if (it->glob) {
+			struct glob_write g = { set, it };
+
+			t_walk("", write_if_match, &g);
+		} else {
+			write_key(it->key, it->value, it->ignore_failure);
+		}
+	}
+}
+
+static const char *current_file;
+
+static void conf_error(unsigned line, const char *message, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "rcusysctl: %s:%u: invalid syntax: %s, continuing...\n", current_file, line,
+		message);
+	fail();
+}
+
+/* Adds @path ("-": stdin) to @set; a file that cannot be read is reported. */
+static void add_file(struct sysctl_conf_set *set, const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+	char *text = NULL;
+	size_t cap = 0, len = 0, n;
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, "rcusysctl: cannot open \"%s\": %s\n", path, strerror(errno));
+		fail();
+		return;
+	}
+	do {
+		if (len == cap) {
+			char *bigger = realloc(text, cap ? cap * 2 : 8192);
+
+			if (!bigger) {
+				fprintf(stderr, "rcusysctl: %s: out of memory\n", path);
+				fail();
+				goto out;
+			}
+			text = bigger;
+			cap = cap ? cap * 2 : 8192;
+		}
+		n = fread(text + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	current_file = path;
+	ret = sysctl_conf_set_add(set, path, text, len, conf_error, NULL);
+	if (ret < 0) {
+		fprintf(stderr, "rcusysctl: %s: %s\n", path, strerror(-ret));
+		fail();
+	}
+out:
+	free(text);
+	if (f != stdin)
+		fclose(f);
+}
+
+/* -p FILE: one file, applied as procps applies it. */
+void settings_load_file(const char *path)
+{
+	struct sysctl_conf_set *set = sysctl_conf_set_new();
+
+	if (!set) {
+		fprintf(stderr, "rcusysctl: %s: out of memory\n", path);
+		fail();
+		return;
+	}
+	add_file(set, path);
+	apply_set(set);
+	sysctl_conf_set_free(set);
+}
+
+/*
+ * --system: *.conf from each directory, the first directory holding a name
+ * winning, merged into one set as systemd-sysctl merges them (and as
+ * rcusysd does at start and at reload).
+ */
+void settings_load_system(void)
+{
+	const char *env = getenv("RCUSYSCTL_SYSTEM_DIRS");
+	struct sysctl_conf_set *set = sysctl_conf_set_new();
+	char **paths = NULL;
+	ssize_t count = set ? sysctl_conf_list_dirs(env ? env : opts.root ? SYSTEM_DIRS : RCUSYSD_DIRS,
+						    &paths) : -ENOMEM;
+
+	if (count < 0) {
+		fprintf(stderr, "rcusysctl: --system: %s\n", strerror((int)-count));
+		sysctl_conf_set_free(set);
+		fail();
+		return;
+	}
+	for (ssize_t i = 0; i < count; i++) {
+		if (!opts.quiet)
+			printf("* Applying %s ...\n", paths[i]);
+		add_file(set, paths[i]);
+	}
+	if (!env && opts.root && access("/etc/sysctl.conf", R_OK) == 0) {
+		if (!opts.quiet)
+			printf("* Applying /etc/sysctl.conf ...\n");
+		add_file(set, "/etc/sysctl.conf");
+	}
+	apply_set(set);
+	sysctl_conf_set_free(set);
+	sysctl_conf_free_paths(paths, (size_t)count);
+}
+
+/* --reset NAME...: each runtime value dropped; @all: every one. */
+void settings_reset(bool all, char **names, int count)
+{
+	char key[4096], name[4096];
+	int err;
+
+	if (all && (err = socktree_reset("")) != 0) {
+		fprintf(stderr, "rcusysctl: resetting every entry: %s\n", why(err));
+		fail();
+	}
+	for (int i = 0; i < count; i++) {
+		snprintf(key, sizeof(key), "%s", names[i]);
+		rcusysctl_normalize_key(key);
+		err = socktree_reset(key);
+		if (err) {
+			rcusysctl_display_name(key, name, sizeof(name));
+			fprintf(stderr, "rcusysctl: resetting key \"%s\": %s\n", name, why(err));
+			fail();
+		}
+	}
+}

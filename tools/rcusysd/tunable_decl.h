@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One declaration of the tunables file, parsed (tunable_decl.c) and then
+ * registered and kept by tunables.c. Internal to rcusysd.
+ */
+#ifndef RCUSYSD_TUNABLE_DECL_H
+#define RCUSYSD_TUNABLE_DECL_H
+
+#include <stddef.h>
+
+#include <rcustring/rcustring.h>
+#include <rcustring/sysctl.h>
+
+/* One keyword of the file: the element type and unit of a handler kind. */
+struct type {
+	const char *name; /* as written in the file */
+	const char *elem; /* struct sysctl_handler_info.type */
+	const char *unit; /* struct sysctl_handler_info.unit */
+};
+
+union bound {
+	int i;
+	unsigned int u;
+	unsigned long ul;
+};
+
+struct tunable {
+	struct ctl_table table;
+	struct sysctl_table_header *header;
+	const struct sysctl_handler_info *info;
+	const struct type *type;
+	/*
+	 * Memory counts at scale (100 000 tunables): what only some kinds
+	 * need is allocated for those alone, one value of up to a long lives
+	 * here, not in an allocation of its own, and the storage of the three
+	 * kinds shares one field (info->flags tells which).
+	 */
+	union {
+		struct rcustring *str;  /* strings */
+		unsigned long *bitmap;  /* bitmaps: table.data points here */
+		void *data;             /* elements: &one, or allocated for a vector */
+	};
+	unsigned long one;      /* the value of a single-element kind */
+	union bound min, max;
+	unsigned count;         /* elements (1 unless TYPE[N]) */
+	char *desc;             /* NULL: none */
+	char *default_value;    /* NULL: none, or once applied */
+	char *path;             /* '/' form with a leading '/', for sysctl_set */
+	const char *name;       /* the last component, inside path */
+	char *sig;              /* what must not change across a reload */
+	unsigned line;
+	struct tunable *next;
+};
+
+/*
+ * Parses one declaration (PATH TYPE [key=value ...]) into @t, zeroed by
+ * the caller and not registered yet; tunables.c frees @t either way. @why
+ * points to a static text or to @buf (size @bufsize). Return 0, -EINVAL or
+ * -ENOMEM.
+ */
+int tunable_parse_line(char *line, struct tunable *t, const char **why, char *buf, size_t bufsize);
+
+#endif
