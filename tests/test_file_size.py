@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""List C files longer than a limit (default 700 lines) that do not say
-why: small files, one concept each (DESIGN.md, Style). A file may keep
-its size when its opening comment (the first /* ... */ block after the
-SPDX line) has a line "Size: <reason>", e.g. "Size: one state machine;
-splitting it would expose its internals".
+"""List C files (.c and .h) longer than a limit (default 700 lines) that
+do not say why: small files, one concept each (DESIGN.md, Style). A file
+may keep its size when its opening comment (the first /* ... */ block
+after the SPDX line) has a line "Size: <reason>", e.g. "Size: one state
+machine; splitting it would expose its internals".
 
-usage: test_file_size.py [--max N] [DIR...]   (default: lib tools subsys,
-from the current directory). Exit status 1 when one is found.
+usage: test_file_size.py [--max N] [DIR...]   (default: lib tools subsys
+include, from the current directory). Exit status 1 when one is found.
 """
 import os
 import re

@@ -12,7 +12,11 @@
    in that graph (A uses B, B uses A, directly or through others) fails,
    unless it is listed in KNOWN_CIRCLES below, which is a list to empty:
    a listed circle that is gone fails too (when its files were built), so
-   the list is kept true.
+   the list is kept true. The same holds between the files of one program
+   folder under tools/ (tools/rcusysd, tools/rcusysctl): each is one
+   program, or programs built from the same files.
+
+nm runs once, over every object read, not once per object.
 
 Usage: test_layers.py SOURCE_ROOT BUILD_ROOT. Exits 77 when nm is missing.
 """
@@ -23,8 +27,9 @@ import subprocess
 import sys
 
 LAYERS = {"include": 0, "lib": 1, "subsys": 2, "tools": 3}
-# Circles between lib files that exist today, by object name (Meson's:
-# folder_file for lib/folder/file.c), sorted within each circle.
+# Circles that exist today, by object name (Meson's: folder_file for
+# lib/folder/file.c; tools/FOLDER/file for a tools file), sorted within
+# each circle.
 KNOWN_CIRCLES = set()
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
@@ -63,32 +68,65 @@ def check_includes(root):
     return bad
 
 
-def symbols(obj):
-    out = subprocess.run(["nm", "--defined-only", "-g", obj], capture_output=True,
-                         text=True, check=True).stdout
-    defined = {line.split()[-1] for line in out.splitlines() if line.strip()}
-    out = subprocess.run(["nm", "-u", obj], capture_output=True, text=True, check=True).stdout
-    used = {line.split()[-1] for line in out.splitlines() if line.strip()}
+# nm's undefined kinds: plain, weak and weak object.
+UNDEFINED = {"U", "w", "v"}
+
+
+def symbols(objs):
+    """Each object's defined and used external symbols, by one nm run."""
+    defined = {o: set() for o in objs}
+    used = {o: set() for o in objs}
+    if not objs:
+        return defined, used
+    # -A names the object on each line, -P gives "name type value size".
+    out = subprocess.run(["nm", "-A", "-P", "-g"] + objs, capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        obj, _, rest = line.partition(": ")
+        fields = rest.split()
+        if obj not in defined or len(fields) < 2:
+            continue
+        (used if fields[1] in UNDEFINED else defined)[obj].add(fields[0])
     return defined, used
 
 
-def circles(build):
-    # One object per source file (a file built twice, for the shared and
-    # the static library, counts once).
+def lib_objects(build):
+    """lib's objects by name. One object per source file (a file built twice,
+    for the shared and the static library, counts once)."""
     byname = {}
     for folder, _, files in sorted(os.walk(os.path.join(build, "lib"))):
-        for f in files:
+        for f in sorted(files):
             if folder.endswith(".p") and f.endswith(".c.o"):
                 byname.setdefault(f[: -len(".c.o")], os.path.join(folder, f))
     if not byname:
         raise SystemExit(f"test_layers: no library objects under {build}/lib")
-    objs = list(byname.values())
-    names = {o: n for n, o in byname.items()}
-    defs, uses = {}, {}
-    for o in objs:
-        defs[o], uses[o] = symbols(o)
-    owner = {s: o for o in objs for s in defs[o]}
-    graph = {o: {owner[s] for s in uses[o] if s in owner and owner[s] != o} for o in objs}
+    return byname
+
+
+def tools_objects(build):
+    """The objects of each program folder under tools/, by folder: each maps
+    "tools/FOLDER/file.c" to its objects (a file built into several programs
+    of the folder, with other defines, is one node using what any of them
+    uses)."""
+    groups = {}
+    for folder, _, files in sorted(os.walk(os.path.join(build, "tools"))):
+        if not folder.endswith(".p"):
+            continue
+        program = os.path.relpath(os.path.dirname(folder), build)
+        for f in sorted(files):
+            if f.endswith(".c.o"):
+                groups.setdefault(program, {}).setdefault(
+                    program + "/" + f[: -len(".o")], []).append(os.path.join(folder, f))
+    return groups
+
+
+def find_circles(group, defs, uses):
+    """The circles in one group (name -> its objects), as sorted name tuples."""
+    names = sorted(group)
+    d = {n: set().union(*(defs[o] for o in group[n])) for n in names}
+    u = {n: set().union(*(uses[o] for o in group[n])) for n in names}
+    owner = {s: n for n in names for s in d[n]}
+    graph = {n: {owner[s] for s in u[n] if s in owner and owner[s] != n} for n in names}
     # Tarjan's strongly connected components.
     index, low, stack, on, found = {}, {}, [], set(), []
 
@@ -111,12 +149,25 @@ def circles(build):
                 if w == v:
                     break
             if len(comp) > 1:
-                found.append(tuple(sorted(names[o] for o in comp)))
+                found.append(tuple(sorted(comp)))
 
-    for o in sorted(objs):
-        if o not in index:
-            visit(o)
-    return set(found), set(names.values())
+    for n in names:
+        if n not in index:
+            visit(n)
+    return set(found)
+
+
+def circles(build):
+    """Every circle in lib and in each tools folder, and every object name read."""
+    groups = [{n: [o] for n, o in lib_objects(build).items()}]
+    groups += list(tools_objects(build).values())
+    objs = sorted({o for g in groups for made in g.values() for o in made})
+    defs, uses = symbols(objs)
+    found, built = set(), set()
+    for g in groups:
+        found |= find_circles(g, defs, uses)
+        built |= set(g)
+    return found, built
 
 
 def main():
@@ -127,7 +178,8 @@ def main():
     bad = check_includes(root)
     found, built = circles(build)
     for circle in sorted(found - KNOWN_CIRCLES):
-        bad.append("a circle between lib files: " + " <-> ".join(circle))
+        what = "tools" if circle[0].startswith("tools/") else "lib"
+        bad.append(f"a circle between {what} files: " + " <-> ".join(circle))
     for circle in sorted(c for c in KNOWN_CIRCLES - found if built.issuperset(c)):
         bad.append("listed circle is gone, drop it from KNOWN_CIRCLES: " + " <-> ".join(circle))
     for line in bad:

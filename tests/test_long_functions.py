@@ -5,8 +5,11 @@ with the name to the closing brace): a function fits on a screen
 (DESIGN.md, Style). Kernel style is assumed: a function's body opens with
 '{' and closes with '}' alone at column 0.
 
-usage: test_long_functions.py [--max N] [DIR...]   (default: lib tools subsys,
-from the current directory). Exit status 1 when one is found.
+Headers count too: a static inline function in a .h file is code like any
+other.
+
+usage: test_long_functions.py [--max N] [DIR...]   (default: lib tools subsys
+include, from the current directory). Exit status 1 when one is found.
 """
 import os
 import re
@@ -32,12 +35,16 @@ def functions(path):
             start = None
 
 
+SUFFIXES = ('.c', '.h', '.h.in')
+
+
 def c_files(tops):
-    """Every .c file below the folders @tops (default lib, tools, subsys), sorted."""
-    for top in tops or ['lib', 'tools', 'subsys']:
+    """Every .c and .h file (.h.in too) below the folders @tops (default lib,
+    tools, subsys, include), sorted."""
+    for top in tops or ['lib', 'tools', 'subsys', 'include']:
         for root, _, files in sorted(os.walk(top)):
             for name in sorted(files):
-                if name.endswith('.c'):
+                if name.endswith(SUFFIXES):
                     yield os.path.join(root, name)
 
 

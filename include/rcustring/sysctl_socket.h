@@ -89,11 +89,15 @@ struct sysctl_socket_options {
  * @out: receives the server handle
  *
  * A stale socket file at @path (nobody accepting) is replaced; a live one
- * gives -EADDRINUSE, any other file -EEXIST. The server runs on its own
- * threads (one accepting, one per connection) until sysctl_socket_stop().
- * @tree must outlive the server. Any thread may call.
- * Return: 0, -ENAMETOOLONG (path longer than sun_path), -EADDRINUSE,
- * -EEXIST, -ENOMEM, or the errno of socket/bind/chmod/listen.
+ * gives -EADDRINUSE, any other file -EEXIST. The file appears at @path only
+ * once the socket listens (bound under a temporary name in the same
+ * directory, then renamed without replacing anything), so a client that
+ * sees it can connect. The server runs on its own threads (one accepting,
+ * one per connection) until sysctl_socket_stop(). @tree must outlive the
+ * server. Any thread may call.
+ * Return: 0, -ENAMETOOLONG (path longer than sun_path, or its directory
+ * leaves no room for the temporary name), -EADDRINUSE, -EEXIST, -ENOMEM, or
+ * the errno of socket/bind/chmod/listen/renameat2/link.
  */
 RCUSTRING_API int sysctl_socket_start(struct sysctl_tree *tree, const char *path, mode_t mode,
 				      struct sysctl_socket **out);

@@ -325,7 +325,7 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 	if (!err) {
 		err = -pthread_create(&s->acceptor, NULL, accept_main, s);
 		if (err)
-			unlink(path);
+			rcs_unix_unlink_own(path, s->dev, s->ino);
 	}
 	if (!err) {
 		*out = s;
@@ -351,8 +351,6 @@ int sysctl_socket_start(struct sysctl_tree *tree, const char *path, mode_t mode,
 
 void sysctl_socket_stop(struct sysctl_socket *s)
 {
-	struct stat st;
-
 	if (!s)
 		return;
 	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
@@ -362,8 +360,7 @@ void sysctl_socket_stop(struct sysctl_socket *s)
 	pthread_join(s->acceptor, NULL);
 	/* shutdown() wakes threads blocked in recv() or send(). */
 	reap(s, true);
-	if (lstat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
-		unlink(s->path);
+	rcs_unix_unlink_own(s->path, s->dev, s->ino);
 	close(s->listen_fd);
 	close(s->wake[0]);
 	close(s->wake[1]);

@@ -62,6 +62,13 @@ alive() { kill -0 "$1" 2>/dev/null; }
 dead() { ! kill -0 "$1" 2>/dev/null; }
 gone() { ! alive "$1"; }
 
+# ready PID LOG RUN_DIR: until the daemon PID says in LOG that it serves RUN_DIR
+# (its "ready:" line, written once both sockets listen), and is still alive.
+# A socket file an earlier daemon left in RUN_DIR, or a daemon that died, is
+# not readiness. Status 1 after the hang guard or when it is gone.
+said_ready() { grep -qF "rcusysd: ready: control socket $3/control.sock," "$2" 2>/dev/null; }
+ready_or_gone() { said_ready "$@" || gone "$1"; }
+ready() { wait_for 20 ready_or_gone "$@" && alive "$1" && said_ready "$@"; }
 # start RUN_DIR [rcusysd args...]: starts a daemon; sets $pid; log in RUN_DIR.log.
 start() {
 	local run=$1
@@ -69,8 +76,8 @@ start() {
 	"$rcusysd" -d "$run" --no-persist "$@" 2> "$run.log" &
 	pid=$!
 	daemons+=("$pid")
-	if ! wait_for 20 test -S "$run/events.sock"; then
-		echo "rcusysd did not start; its log:"
+	if ! ready "$pid" "$run.log" "$run"; then
+		echo "rcusysd did not start (pid $pid $(alive "$pid" && echo alive || echo gone)); its log:"
 		cat "$run.log"
 		return 1
 	fi
@@ -280,7 +287,10 @@ signals)
 	"$rcusysd" -d "$run" --no-fuse --no-persist 2> "$dir/err.fifo" &
 	pid=$!
 	daemons+=("$pid")
-	wait_for 20 test -S "$run/events.sock"
+	# Its log goes into the pipe: a fresh run directory, so a socket file there
+	# is its own, and it appears only once it listens (events.sock last).
+	wait_for 20 eval 'test -S "$run/events.sock" || gone "$pid"'
+	alive "$pid" || { echo "rcusysd did not start"; exit 1; }
 	ctl "$run" -q -w "kernel.modprobe=$dir/modprobe-ok"
 	wait "$reader"
 	for _ in 1 2 3; do event "$run" "MODULE x" > /dev/null; done # each logs a line into the dead pipe
@@ -295,7 +305,7 @@ signals)
 	"$helper" exec -i 17 -- "$rcusysd" -d "$run" --no-fuse --no-persist 2> "$run.log" &
 	pid=$!
 	daemons+=("$pid")
-	wait_for 20 test -S "$run/events.sock"
+	ready "$pid" "$run.log" "$run" || { cat "$run.log"; exit 1; }
 	ctl "$run" -q -w "kernel.modprobe=$dir/modprobe-ok" "kernel.core_pattern=crash.%p"
 	out=$(event "$run" "MODULE foo")
 	attack "SIGCHLD ignored at start: MODULE gets its status" "got: $out" test "$out" = "OK 0"
@@ -312,7 +322,7 @@ signals)
 	"$rcusysd" -d "$run" --no-fuse --no-persist 2> "$run.log" 8< /dev/null 9> "$dir/stray" &
 	pid=$!
 	daemons+=("$pid")
-	wait_for 20 test -S "$run/events.sock"
+	ready "$pid" "$run.log" "$run" || { cat "$run.log"; exit 1; }
 	event "$run" "RUN $helper show $dir/show.out" > /dev/null
 	wait_for 20 grep -q "^fds:" "$dir/show.out"
 	attack "supervised program: empty signal mask" "$(grep SigBlk "$dir/show.out")" \
@@ -366,7 +376,7 @@ fds)
 	(ulimit -n 24 && exec "$rcusysd" -d "$run" --no-fuse --no-persist 2> "$run.log") &
 	pid=$!
 	daemons+=("$pid")
-	wait_for 20 test -S "$run/events.sock" || { cat "$run.log"; exit 1; }
+	ready "$pid" "$run.log" "$run" || { cat "$run.log"; exit 1; }
 	nfds() { ls "/proc/$1/fd" | wc -l; }
 	"$helper" hold "$run/control.sock" 30 < "$dir/hold.in" > "$dir/ctl.out" &
 	holder=$!
@@ -443,7 +453,7 @@ state)
 	"$rcusysd" -d "$dir/r0" --no-fuse -s "$dir/us/state.conf" > "$dir/try.out" 2>&1 &
 	pid=$!
 	daemons+=("$pid")
-	wait_for 20 eval 'test -S "$dir/r0/events.sock" || gone "$pid"'
+	wait_for 20 ready_or_gone "$pid" "$dir/try.out" "$dir/r0"
 	alive "$pid" && event "$dir/r0" "MODULE foo" > /dev/null
 	attack "a planted state file's helper never runs as root" "it ran as uid $(cat "$dir/pwned" 2>/dev/null)" \
 		test ! -e "$dir/pwned"
@@ -487,7 +497,7 @@ state)
 		2> "$dir/r4.log" &
 	pid=$!
 	daemons+=("$pid")
-	wait_for 20 test -S "$dir/r4/events.sock" || { cat "$dir/r4.log"; exit 1; }
+	ready "$pid" "$dir/r4.log" "$dir/r4" || { cat "$dir/r4.log"; exit 1; }
 	ctl "$dir/r4" -q -w pub.val=7
 	attack "the default state file is RUN/state.conf" "RUN has: $(ls -A "$dir/r4")" \
 		grep -qx "pub.val = 7" "$dir/r4/state.conf"

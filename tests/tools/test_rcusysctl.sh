@@ -176,8 +176,9 @@ if [ -n "$fixture" ]; then
 	# Short keepalives: watches below see ALIVE lines, which print nothing.
 	FIXTURE_KEEPALIVE_MS=500 "$fixture" "$sock" &
 	fixture_pid=$!
-	# The socket file appears at bind(), before listen(): wait until a
-	# request is answered (30 s is a hang guard on a loaded machine).
+	# Wait until a request is answered (the socket file appears only once it
+	# listens, but the fixture may not have made it yet; 30 s is a hang
+	# guard on a loaded machine).
 	for _ in $(seq 600); do
 		"$cli" --socket "$sock" -N kernel.core_pattern >/dev/null 2>&1 && break
 		sleep 0.05

@@ -107,8 +107,14 @@ check "a second rcusysd says why it cannot serve" \
 rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$dir/run" 2>&1 | untime; echo "rc=${PIPESTATUS[0]}")"
 long=$dir/$(printf 'x%.0s' $(seq 110))
 check "an over-long socket path says the limit" \
-	"err rcusysd: cannot serve $long/control.sock: File name too long (a socket path is at most 107 bytes)
+	"err rcusysd: cannot serve $long/control.sock: File name too long (a socket path is at most 107 bytes, and the run directory's at most about 80)
 rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$long" 2>&1 | untime; echo "rc=${PIPESTATUS[0]}")"
+# control.sock fits there, the temporary name it is bound under first does not.
+long=$dir/$(printf 'x%.0s' $(seq $((90 - ${#dir} - 1))))
+check "a run directory too long for the temporary name says the limit" \
+	"err rcusysd: cannot serve $long/control.sock: File name too long (a socket path is at most 107 bytes, and the run directory's at most about 80)
+rc=1 left: none" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$long" 2>&1 | untime
+	echo "rc=${PIPESTATUS[0]} left: $(ls -A "$long" | grep -v '^state.conf' || echo none)")"
 check "event: no daemon there, said so" \
 	"rcusysd: cannot connect to $dir/none/events.sock: No such file or directory (no rcusysd serves this run directory; see -d)" \
 	"$("$rcusysd" -d "$dir/none" -e "MODULE x" 2>&1)"

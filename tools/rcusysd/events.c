@@ -435,7 +435,7 @@ int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct e
 	}
 	err = -pthread_create(&ev->tid, NULL, accept_loop, ev);
 	if (err) {
-		unlink(path);
+		rcs_unix_unlink_own(path, ev->dev, ev->ino);
 		goto fail;
 	}
 	*out = ev;
@@ -480,7 +480,6 @@ static bool wait_idle(struct events *ev, long long ms)
 int events_stop(struct events *ev, int grace_s, int *killed)
 {
 	long long grace_ms = (long long)grace_s * 1000;
-	struct stat st;
 
 	*killed = 0;
 	if (!ev)
@@ -489,8 +488,7 @@ int events_stop(struct events *ev, int grace_s, int *killed)
 		/* a pipe with room for one byte: cannot fail */
 	}
 	pthread_join(ev->tid, NULL);
-	if (lstat(ev->path, &st) == 0 && st.st_dev == ev->dev && st.st_ino == ev->ino)
-		unlink(ev->path);
+	rcs_unix_unlink_own(ev->path, ev->dev, ev->ino);
 	close(ev->fd);
 	/* Wake every connection thread, idle or waiting for a slow client. */
 	pthread_mutex_lock(&ev->lock);

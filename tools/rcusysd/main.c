@@ -399,14 +399,18 @@ static void log_serve_error(const char *path, int err)
 {
 	rlog(LOG_ERR, "cannot serve %s: %s%s", path, strerror(-err),
 	     err == -EADDRINUSE ? " (another rcusysd is serving this run directory)" :
-	     err == -ENAMETOOLONG ? " (a socket path is at most 107 bytes)" : "");
+	     err == -ENAMETOOLONG ?
+		     " (a socket path is at most 107 bytes, and the run directory's at most about 80)" :
+		     "");
 }
 
 /*
  * The control and events sockets: 0 or 1. Each socket gets its mode from
- * the umask as bind() creates it, so no path-based chmod has to be trusted
- * (the checked run directory keeps the control socket's own chmod from
- * being redirected). No helper runs yet, so the umask is ours to change.
+ * the umask as bind() creates it (under a temporary name: the file takes
+ * its own name only once it listens, see common/unix_listen.h), so no
+ * path-based chmod has to be trusted (the checked run directory keeps the
+ * control socket's own chmod from being redirected). No helper runs yet, so
+ * the umask is ours to change.
  */
 static int start_sockets(struct daemon *d, const struct sysctl_socket_options *sock_opts)
 {
