@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "entry_lock.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -84,10 +85,10 @@ int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 		return -ENOENT;
 	}
 	if (e->locked_reads)
-		pthread_rwlock_rdlock(&e->data_lock);
+		rcs_elock_read(e);
 	err = scratch_init(&sc, e->table, e->kind->info.flags);
 	if (e->locked_reads)
-		pthread_rwlock_unlock(&e->data_lock);
+		rcs_elock_read_unlock(e);
 	if (!err)
 		err = sc.t.proc_handler(&sc.t, 1, (void *)value, &len, &pos);
 	rcs_header_unuse(h);

@@ -23,8 +23,6 @@ void rcs_header_put(struct sysctl_table_header *h)
 {
 	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL))
 		return;
-	pthread_mutex_destroy(&h->drain_lock);
-	pthread_cond_destroy(&h->drain_cond);
 	free(h);
 }
 
@@ -32,10 +30,7 @@ static void entry_free(struct sysctl_entry *e)
 {
 	struct sysctl_table_header *h = e->header;
 
-	rcs_sysctl_entry_fini_notify(e);
 	free(e->dir);
-	pthread_rwlock_destroy(&e->data_lock);
-	pthread_mutex_destroy(&e->write_lock);
 	if (e->name != e->iname)
 		free(e->name);
 	free(e->path);
@@ -103,26 +98,11 @@ static char *join_path(const char *parent_path, const char *name)
 	return p;
 }
 
-/* A writer-preferring rwlock: a stream of readers must not starve writes. */
-static int data_lock_init(pthread_rwlock_t *lock)
-{
-	pthread_rwlockattr_t attr;
-	int err = pthread_rwlockattr_init(&attr);
-
-	if (err)
-		return -err;
-	err = pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	if (!err)
-		err = pthread_rwlock_init(lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
-	return -err;
-}
-
 /* A new node with one reference, or NULL with errno set. */
 struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *parent_path,
 				     const char *name, size_t namelen, bool is_dir)
 {
-	int levels = dir_index_skip_levels(tree), err;
+	int levels = dir_index_skip_levels(tree);
 	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
 	struct sysctl_entry *e = malloc(sizeof(*e) + (size_t)levels * sizeof(e->skip[0]));
 
@@ -139,6 +119,7 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	e->refs = 1;
 	CDS_INIT_LIST_HEAD(&e->children);
 	CDS_INIT_LIST_HEAD(&e->sibling);
+	CDS_INIT_LIST_HEAD(&e->callbacks);
 	e->namelen = (uint16_t)namelen; /* at most RCS_NAME_MAX_LEN */
 	if (namelen < sizeof(e->iname)) {
 		memcpy(e->iname, name, namelen);
@@ -155,27 +136,14 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 		if (e->dir)
 			memset(e->dir, 0, sizeof(*e->dir));
 	}
-	err = e->path && (!is_dir || e->dir) ? pthread_mutex_init(&e->write_lock, NULL) : ENOMEM;
-	if (err)
-		goto free_names;
-	err = -data_lock_init(&e->data_lock);
-	if (err)
-		goto free_write_lock;
-	err = -rcs_sysctl_entry_init_notify(e);
-	if (err)
-		goto free_data_lock;
-	return e;
-free_data_lock:
-	pthread_rwlock_destroy(&e->data_lock);
-free_write_lock:
-	pthread_mutex_destroy(&e->write_lock);
-free_names:
+	if (e->path && (!is_dir || e->dir))
+		return e;
 	free(e->dir);
 	if (e->name != e->iname)
 		free(e->name);
 	free(e->path);
 	free(e);
-	errno = err;
+	errno = ENOMEM;
 	return NULL;
 }
 

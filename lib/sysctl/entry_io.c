@@ -18,6 +18,7 @@
 #include <urcu-bp.h>
 
 #include "rcustring/sysctl.h"
+#include "entry_lock.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -64,11 +65,8 @@ static bool inflight_enter(struct sysctl_table_header *h)
 static void inflight_exit(struct sysctl_table_header *h)
 {
 	if (__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST)) {
-		pthread_mutex_lock(&h->drain_lock);
-		pthread_cond_broadcast(&h->drain_cond);
-		pthread_mutex_unlock(&h->drain_lock);
-	}
+	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST))
+		rcs_event_wake(h->tree, h);
 }
 
 bool rcs_header_use(struct sysctl_table_header *h)
@@ -105,9 +103,9 @@ int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp, off_t *pp
 	if (!e->locked_reads)
 		return rcs_sysctl_call(e, 0, buf, lenp, ppos);
 	/* The handler copies data that a writer changes in place: not meanwhile. */
-	pthread_rwlock_rdlock(&e->data_lock);
+	rcs_elock_read(e);
 	err = rcs_sysctl_call(e, 0, buf, lenp, ppos);
-	pthread_rwlock_unlock(&e->data_lock);
+	rcs_elock_read_unlock(e);
 	return err;
 }
 
@@ -236,10 +234,10 @@ static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
 	if (len > 1 && saved[len - 1] == '\n')
 		len--;
 	if (e->locked_reads)
-		pthread_rwlock_wrlock(&e->data_lock);
+		rcs_elock_data(e);
 	err = rcs_sysctl_call(e, 1, saved, &len, &pos);
 	if (e->locked_reads)
-		pthread_rwlock_unlock(&e->data_lock);
+		rcs_elock_data_unlock(e);
 	if (err)
 		rcs_sysctl_reg_error(e->tree, "", e->path, "cannot restore the value after a refused commit: %s",
 				     strerror(-err));
@@ -260,10 +258,10 @@ static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const 
 		return err;
 	e->writing = ch;
 	if (e->locked_reads)
-		pthread_rwlock_wrlock(&e->data_lock);
+		rcs_elock_data(e);
 	err = rcs_sysctl_call(e, 1, (void *)buf, lenp, ppos);
 	if (e->locked_reads)
-		pthread_rwlock_unlock(&e->data_lock);
+		rcs_elock_data_unlock(e);
 	if (!err && tree->commit) {
 		err = tree->commit(e, ch, tree->commit_arg);
 		if (err)
@@ -319,9 +317,9 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 	if (e->header->write_hook && !owner)
 		return hooked_write(e, who, buf, lenp, ppos, expected);
 	/* One writer at a time, so the recorded old/new pair belongs together. */
-	pthread_mutex_lock(&e->write_lock);
+	rcs_elock_write(e);
 	if (expected && __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) != *expected) {
-		pthread_mutex_unlock(&e->write_lock);
+		rcs_elock_write_unlock(e);
 		return -ESTALE;
 	}
 	/* No other writer now: the audit's reads need not exclude anyone. */
@@ -334,7 +332,7 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		audit_value(e, new_value);
 		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
 	}
-	pthread_mutex_unlock(&e->write_lock);
+	rcs_elock_write_unlock(e);
 	if (!err)
 		rcs_sysctl_changed(e, change);
 	return err;

@@ -28,6 +28,7 @@
 #include "dir_index.h"
 #include "entry.h"
 #include "handlers.h"
+#include "entry_lock.h"
 #include "tree.h"
 
 /* ---- tree ---- */
@@ -358,15 +359,6 @@ static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t
 	h->refs = 1;
 	h->write_hook = hook;
 	h->hook_arg = hook_arg;
-	if (pthread_mutex_init(&h->drain_lock, NULL)) {
-		free(h);
-		return NULL;
-	}
-	if (pthread_cond_init(&h->drain_cond, NULL)) {
-		pthread_mutex_destroy(&h->drain_lock);
-		free(h);
-		return NULL;
-	}
 	return h;
 }
 
@@ -522,10 +514,13 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 
 	/* No new handler call can start; wait for those running. */
 	__atomic_store_n(&h->dead, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&h->drain_lock);
-	while (__atomic_load_n(&h->inflight, __ATOMIC_SEQ_CST))
-		pthread_cond_wait(&h->drain_cond, &h->drain_lock);
-	pthread_mutex_unlock(&h->drain_lock);
+	for (;;) {
+		uint32_t ticket = rcs_event_ticket(tree, h);
+
+		if (!__atomic_load_n(&h->inflight, __ATOMIC_SEQ_CST))
+			break;
+		rcs_event_sleep(tree, h, ticket);
+	}
 	/* Waiters on the dead entries return -ENOENT; callbacks hear of it. */
 	rcs_sysctl_wake_all(tree);
 	for (size_t i = 0; i < h->count; i++) {

@@ -14,6 +14,7 @@
 #include <urcu/call-rcu.h>
 
 #include "rcustring/sysctl.h"
+#include "entry_lock.h"
 
 struct sysctl_tree {
 	/* Serializes register/unregister; lookups take no lock (RCU). */
@@ -47,6 +48,9 @@ struct sysctl_tree {
 	pthread_mutex_t audit_lock;
 	uint64_t audit_seq; /* last seq recorded */
 	struct sysctl_audit_record *audit;
+
+	/* Where threads sleep that wait for an entry's locks or a table's drain (entry_lock.h). */
+	struct rcs_wait_slot wait_slots[RCS_WAIT_SLOTS];
 };
 
 struct sysctl_table_header {
@@ -63,9 +67,7 @@ struct sysctl_table_header {
 	 * the other), like the kernel's use counts in proc_sysctl.c.
 	 */
 	long inflight;
-	int dead;
-	pthread_mutex_t drain_lock;
-	pthread_cond_t drain_cond;
+	int dead; /* unregister sleeps on the header's event (entry_lock.h) */
 
 	/* sysctl_register_table_hooked(): takes the writes, outside the locks. */
 	sysctl_write_hook *write_hook;
@@ -133,6 +135,17 @@ struct sysctl_entry {
 	char *path;                    /* dotted */
 	struct cds_list_head children; /* directories only; RCU */
 	mode_t mode;
+	/*
+	 * The writer lock, the data lock and the callback lock (entry_lock.h):
+	 * writes are serialized so that the audit's old/new pair is consistent;
+	 * handlers that change their data in place (every one but
+	 * proc_rcu_string) write under the data lock exclusive and reads
+	 * through the tree hold it shared, so no reader copies the data while
+	 * a writer changes it (writers preferred: readers cannot starve them;
+	 * proc_rcu_string readers never take it); the callback lock guards
+	 * callbacks.
+	 */
+	uint32_t lockw;
 	struct sysctl_dir *dir; /* directories only: the skip list's heads */
 
 	int skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
@@ -142,17 +155,7 @@ struct sysctl_entry {
 	char *desc; /* copied: the table may be freed after unregister */
 	long pins;  /* directories: tables registered right here (under tree->lock) */
 
-	/* Serializes writes so that the audit's old/new pair is consistent. */
-	pthread_mutex_t write_lock;
-	/*
-	 * Handlers that change their data in place (every one but
-	 * proc_rcu_string): the handler's write holds it exclusive, reads
-	 * through the tree hold it shared, so no reader copies the data while
-	 * a writer changes it. Writers are preferred, so readers cannot starve
-	 * them. proc_rcu_string readers never take it.
-	 */
-	pthread_rwlock_t data_lock;
-	bool locked_reads; /* the handler needs data_lock for reads */
+	bool locked_reads; /* the handler needs the data lock for reads */
 	/*
 	 * Resolved at registration: the row of the handler's kind (its
 	 * declared base's for a wrapper), NULL for a program's own handler.
@@ -169,11 +172,9 @@ struct sysctl_entry {
 	 * belong together. Only grows (rcs_sysctl_stamp).
 	 */
 	uint64_t stamp;
-	const struct sysctl_change *writing; /* the write in progress; under write_lock */
+	const struct sysctl_change *writing; /* the write in progress; under the writer lock */
 
-	/* Change callbacks of this entry. */
-	pthread_mutex_t cb_lock;
-	pthread_cond_t cb_cond; /* a callback stopped running */
+	/* Change callbacks of this entry (under the callback lock). */
 	struct cds_list_head callbacks;
 
 	struct rcu_head rcu;
@@ -194,8 +195,6 @@ void rcs_sysctl_stamp(struct sysctl_entry *e, uint64_t c, enum sysctl_origin ori
 /* @e was unregistered: each callback is called once with SYSCTL_ORIGIN_REMOVED. */
 void rcs_sysctl_removed(struct sysctl_entry *e);
 void rcs_sysctl_wake_all(struct sysctl_tree *tree);
-int rcs_sysctl_entry_init_notify(struct sysctl_entry *e);
-void rcs_sysctl_entry_fini_notify(struct sysctl_entry *e);
 
 /* audit.c */
 int rcs_audit_init(struct sysctl_tree *tree);

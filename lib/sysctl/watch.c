@@ -13,6 +13,7 @@
 
 #include "common/deadline.h"
 #include "rcustring/sysctl.h"
+#include "entry_lock.h"
 #include "notify.h"
 #include "tree.h"
 
@@ -71,11 +72,11 @@ int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *a
 	cb->arg = arg;
 	cb->e = e;
 	sysctl_entry_get(e);
-	pthread_mutex_lock(&e->cb_lock);
+	rcs_elock_cb(e);
 	/* Changes published before it was added are not its concern. */
 	cb->done = sysctl_entry_changes(e);
 	cds_list_add_tail(&cb->node, &e->callbacks);
-	pthread_mutex_unlock(&e->cb_lock);
+	rcs_elock_cb_unlock(e);
 	*out = cb;
 	return 0;
 }
@@ -87,13 +88,13 @@ void sysctl_callback_remove(struct sysctl_callback *cb)
 	if (!cb)
 		return;
 	e = cb->e;
-	pthread_mutex_lock(&e->cb_lock);
+	rcs_elock_cb(e);
 	cds_list_del(&cb->node);
 	cb->removed = true;
 	/* Unlinked: no new call starts; wait for the one running, if any. */
 	while (cb->running)
-		pthread_cond_wait(&e->cb_cond, &e->cb_lock);
-	pthread_mutex_unlock(&e->cb_lock);
+		rcs_elock_cb_wait(e);
+	rcs_elock_cb_unlock(e);
 	free(cb);
 	sysctl_entry_put(e);
 }

@@ -780,8 +780,8 @@ static void test_init_errors(void **state)
 		failures++;
 	}
 	assert_non_null(t);
-	/* tree lock, notify lock and cond, audit lock; the root's locks. */
-	assert_true(failures >= 6);
+	/* tree lock, notify lock and cond, audit lock (an entry's locks need no init). */
+	assert_true(failures >= 4);
 	sysctl_tree_set_log(t, capture_log, NULL);
 	failures = 0;
 	for (long nth = 1; nth < 50; nth++) {
@@ -795,7 +795,8 @@ static void test_init_errors(void **state)
 		failures++;
 	}
 	assert_int_equal(err, 0);
-	assert_true(failures >= 8);
+	/* Entries and headers keep their locks in a word (entry_lock.h): nothing to init. */
+	assert_int_equal(failures, 0);
 	assert_true(exists(t, "i1.i2.s"));
 	sysctl_unregister_table(h);
 	sysctl_tree_free(t);
