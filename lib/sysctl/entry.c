@@ -30,10 +30,6 @@ static void entry_free(struct sysctl_entry *e)
 {
 	struct sysctl_table_header *h = e->header;
 
-	free(e->dir);
-	if (e->name != e->iname)
-		free(e->name);
-	free(e->path);
 	free(e->desc);
 	free(e);
 	if (h)
@@ -82,29 +78,38 @@ char *rcs_dup_n(const char *s, size_t len)
 	return p;
 }
 
-static char *join_path(const char *parent_path, const char *name)
+/* @parent_path '.' @name (@nlen bytes) at @p, NUL-terminated. */
+static void join_path(char *p, const char *parent_path, size_t plen, const char *name, size_t nlen)
 {
-	size_t plen = parent_path ? strlen(parent_path) : 0, nlen = strlen(name), at = plen;
-	char *p = malloc(plen + 1 + nlen + 1);
+	size_t at = plen;
 
-	if (!p)
-		return NULL;
 	memcpy(p, parent_path, plen);
 	if (plen)
 		p[at++] = '.';
 	/* A '.' inside a name shows as '/', as procps prints it. */
-	for (size_t i = 0; i <= nlen; i++)
+	for (size_t i = 0; i < nlen; i++)
 		p[at + i] = name[i] == '.' ? '/' : name[i];
-	return p;
+	p[at + nlen] = '\0';
 }
 
-/* A new node with one reference, or NULL with errno set. */
+/*
+ * A new node with one reference, or NULL with errno set. One allocation
+ * holds it all: the node, its skip links, a directory's part (struct
+ * sysctl_dir, for directories alone), its dotted path, and its name when
+ * too long for iname.
+ */
 struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *parent_path,
 				     const char *name, size_t namelen, bool is_dir)
 {
 	int levels = dir_index_skip_levels(tree);
+	size_t plen = parent_path ? strlen(parent_path) : 0;
+	size_t head = sizeof(struct sysctl_entry) + (size_t)levels * sizeof(void *);
+	size_t dir_size = is_dir ? sizeof(struct sysctl_dir) : 0;
+	size_t path_size = plen + 1 + namelen + 1;
+	size_t name_size = namelen < sizeof(((struct sysctl_entry *)0)->iname) ? 0 : namelen + 1;
 	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
-	struct sysctl_entry *e = malloc(sizeof(*e) + (size_t)levels * sizeof(e->skip[0]));
+	struct sysctl_entry *e = malloc(head + dir_size + path_size + name_size);
+	char *tail = (char *)e + head;
 
 	if (!e) {
 		errno = ENOMEM;
@@ -117,34 +122,22 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	e->mode = 0555;
 	e->live = 1;
 	e->refs = 1;
-	CDS_INIT_LIST_HEAD(&e->children);
 	CDS_INIT_LIST_HEAD(&e->sibling);
 	CDS_INIT_LIST_HEAD(&e->callbacks);
+	if (is_dir) {
+		e->dir = (struct sysctl_dir *)tail;
+		memset(e->dir, 0, sizeof(*e->dir));
+		CDS_INIT_LIST_HEAD(&e->dir->children);
+		tail += dir_size;
+	}
 	e->namelen = (uint16_t)namelen; /* at most RCS_NAME_MAX_LEN */
-	if (namelen < sizeof(e->iname)) {
-		memcpy(e->iname, name, namelen);
-		e->iname[namelen] = '\0';
-		e->name = e->iname;
-	} else {
-		e->name = rcs_dup_n(name, namelen);
-	}
-	e->path = e->name ? join_path(parent_path, e->name) : NULL;
-	if (e->path)
-		e->hash = dir_index_path_hash(e->path);
-	if (e->path && is_dir) {
-		e->dir = malloc(sizeof(*e->dir));
-		if (e->dir)
-			memset(e->dir, 0, sizeof(*e->dir));
-	}
-	if (e->path && (!is_dir || e->dir))
-		return e;
-	free(e->dir);
-	if (e->name != e->iname)
-		free(e->name);
-	free(e->path);
-	free(e);
-	errno = ENOMEM;
-	return NULL;
+	e->name = name_size ? tail + path_size : e->iname;
+	memcpy(e->name, name, namelen);
+	e->name[namelen] = '\0';
+	e->path = tail;
+	join_path(e->path, parent_path, plen, name, namelen);
+	e->hash = dir_index_path_hash(e->path);
+	return e;
 }
 
 /* ---- what programs ask of an entry ---- */

@@ -452,7 +452,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	if (link_table(dir, newdirs, nnew, parent, h))
 		goto fail;
 	h->dir = parent;
-	parent->pins++;
+	parent->dir->pins++;
 	cds_list_add_tail(&h->node, &tree->headers);
 	*out = h;
 	err = 0;
@@ -502,8 +502,8 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	}
 	/* Remove directories left empty, up to (not including) the root. */
 	dir = h->dir;
-	dir->pins--;
-	while (dir != tree->root && !dir->pins && cds_list_empty(&dir->children)) {
+	dir->dir->pins--;
+	while (dir != tree->root && !dir->dir->pins && cds_list_empty(&dir->dir->children)) {
 		struct sysctl_entry *up = dir->parent;
 
 		rcs_entry_unlink(dir);
@@ -568,7 +568,7 @@ static void snap_files(struct snapshot *s, struct sysctl_entry *e, int depth)
 	}
 	if (depth > RCS_MAX_DEPTH)
 		return;
-	cds_list_for_each_entry_rcu(c, &e->children, sibling)
+	cds_list_for_each_entry_rcu(c, &e->dir->children, sibling)
 		snap_files(s, c, depth + 1);
 }
 
@@ -625,7 +625,7 @@ int sysctl_list_dir(struct sysctl_tree *tree, const char *path,
 		return -ENOTDIR;
 	}
 	rcu_read_lock();
-	cds_list_for_each_entry_rcu(c, &e->children, sibling)
+	cds_list_for_each_entry_rcu(c, &e->dir->children, sibling)
 		snap_add(&s, c);
 	rcu_read_unlock();
 	sysctl_entry_put(e);

@@ -108,7 +108,10 @@ struct sysctl_index {
 	uintptr_t slot[]; /* tagged nodes (dir_index.c); RCU */
 };
 
+/* What only a directory has (allocated with it: rcs_entry_alloc()). */
 struct sysctl_dir {
+	struct cds_list_head children; /* sorted by name; RCU */
+	long pins; /* tables registered right here (under tree->lock) */
 	struct sysctl_entry *skip_head[SYSCTL_SKIP_LEVELS]; /* under tree->lock */
 };
 
@@ -125,15 +128,14 @@ struct sysctl_entry {
 	uint8_t is_dir;
 	uint8_t live; /* atomic; 0 once unlinked */
 	long refs;    /* atomic: 1 while linked (dropped after a grace period) + users */
-	char *name;   /* iname, or allocated when longer */
+	char *name;   /* iname, or after the path when longer */
 	/* Under tree->lock while linked; read under RCU by lookups (atomic). */
 	struct sysctl_entry *parent;
 	char iname[16];
 
 	/* What a walk touches too, in the next line: the list and the path. */
-	struct cds_list_head sibling;  /* in parent->children, sorted by name; RCU */
-	char *path;                    /* dotted */
-	struct cds_list_head children; /* directories only; RCU */
+	struct cds_list_head sibling; /* in parent->dir->children, sorted by name; RCU */
+	char *path;                   /* dotted, allocated with the entry */
 	mode_t mode;
 	/*
 	 * The writer lock, the data lock and the callback lock (entry_lock.h):
@@ -146,14 +148,13 @@ struct sysctl_entry {
 	 * callbacks.
 	 */
 	uint32_t lockw;
-	struct sysctl_dir *dir; /* directories only: the skip list's heads */
+	struct sysctl_dir *dir; /* directories only (NULL for entries) */ /* directories only: the skip list's heads */
 
 	int skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
 	struct sysctl_tree *tree;
 	struct sysctl_table_header *header; /* NULL for directories */
 	const struct ctl_table *table;      /* NULL for directories */
 	char *desc; /* copied: the table may be freed after unregister */
-	long pins;  /* directories: tables registered right here (under tree->lock) */
 
 	bool locked_reads; /* the handler needs the data lock for reads */
 	/*

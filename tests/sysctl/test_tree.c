@@ -694,7 +694,8 @@ static void test_register_nomem(void **state)
 		failures++;
 	}
 	assert_int_equal(err, 0);
-	assert_true(failures >= 8);
+	/* 7 allocations to fail in turn (11 before a node held its path and directory part). */
+	assert_true(failures >= 7);
 	assert_true(exists(t, "n1.n2.a"));
 	sysctl_unregister_table(h);
 	sysctl_tree_free(t);
