@@ -68,7 +68,6 @@ static void scratch_free(struct scratch *sc)
 
 int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 {
-	struct sysctl_table_header *h;
 	struct scratch sc;
 	off_t pos = 0;
 	int err;
@@ -79,9 +78,8 @@ int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 		return -EISDIR;
 	if (!e->kind)
 		return -EOPNOTSUPP; /* a program's own handler: its data is unknown */
-	h = e->header;
-	if (!rcs_header_use(h)) {
-		rcs_header_unuse(h);
+	if (!rcs_header_use(e)) {
+		rcs_header_unuse(e);
 		return -ENOENT;
 	}
 	if (e->locked_reads)
@@ -91,7 +89,7 @@ int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 		rcs_elock_read_unlock(e);
 	if (!err)
 		err = sc.t.proc_handler(&sc.t, 1, (void *)value, &len, &pos);
-	rcs_header_unuse(h);
+	rcs_header_unuse(e);
 	scratch_free(&sc);
 	return err;
 }

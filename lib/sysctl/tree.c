@@ -346,16 +346,15 @@ static int find_existing(struct sysctl_tree *tree, const char *path, const struc
 }
 
 /* A new header for @count rows with one reference, or NULL. */
-static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t count,
-						sysctl_write_hook *hook, void *hook_arg)
+static struct sysctl_table_header *header_alloc(size_t count, sysctl_write_hook *hook,
+						void *hook_arg)
 {
 	struct sysctl_table_header *h = malloc(sizeof(*h) + count * sizeof(h->entries[0]));
 
 	if (!h)
 		return NULL;
 	memset(h, 0, sizeof(*h) + count * sizeof(h->entries[0]));
-	h->tree = tree;
-	h->count = count;
+	h->count = (uint32_t)count;
 	h->refs = 1;
 	h->write_hook = hook;
 	h->hook_arg = hook_arg;
@@ -419,7 +418,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	struct sysctl_entry *dir, *parent;
 	int n, have, nnew = 0, err;
 
-	if (!tree || !path || (!table && count) || !out)
+	if (!tree || !path || (!table && count) || !out || count > UINT32_MAX)
 		return -EINVAL;
 	slashed = rcs_slash_form(path, buf, sizeof(buf));
 	n = slashed ? rcs_split_path(slashed, comps, RCS_MAX_DEPTH - 1) : -EINVAL;
@@ -435,7 +434,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 		goto out;
 
 	err = -ENOMEM;
-	h = header_alloc(tree, count, hook, hook_arg);
+	h = header_alloc(count, hook, hook_arg);
 	if (!h)
 		goto fail;
 	/* Allocate everything first, so that linking cannot fail half way. */
@@ -449,9 +448,9 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	for (size_t i = 0; i < count; i++)
 		if (row_entry_alloc(tree, parent, h, table, i))
 			goto fail;
+	h->dir = parent; /* before any handler call can need the tree (inflight_exit()) */
 	if (link_table(dir, newdirs, nnew, parent, h))
 		goto fail;
-	h->dir = parent;
 	parent->dir->pins++;
 	cds_list_add_tail(&h->node, &tree->headers);
 	*out = h;
@@ -494,7 +493,7 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 
 	if (!h)
 		return;
-	tree = h->tree;
+	tree = h->dir->tree;
 	pthread_mutex_lock(&tree->lock);
 	for (size_t i = 0; i < h->count; i++) {
 		sysctl_entry_get(h->entries[i]); /* for the removal callbacks below */

@@ -53,10 +53,14 @@ struct sysctl_tree {
 	struct rcs_wait_slot wait_slots[RCS_WAIT_SLOTS];
 };
 
+/*
+ * 64 bytes, so that with one row's slot it takes an 80-byte chunk of the
+ * allocator (rcusysd registers one table per tunable).
+ */
 struct sysctl_table_header {
-	struct sysctl_tree *tree;
-	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
-	size_t count;
+	struct sysctl_entry *dir; /* the directory the table lives in (pinned); its tree */
+	uint32_t count;            /* rows (at most UINT32_MAX) */
+	int dead;                  /* see inflight; unregister sleeps on the header's event */
 	struct cds_list_head node; /* in tree->headers */
 	long refs;                 /* atomic: 1 for the registration + 1 per entry */
 
@@ -67,7 +71,6 @@ struct sysctl_table_header {
 	 * the other), like the kernel's use counts in proc_sysctl.c.
 	 */
 	long inflight;
-	int dead; /* unregister sleeps on the header's event (entry_lock.h) */
 
 	/* sysctl_register_table_hooked(): takes the writes, outside the locks. */
 	sysctl_write_hook *write_hook;
@@ -215,9 +218,9 @@ int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sys
 /* entry_io.c: run @e's handler with the table's in-flight count held */
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos);
 
-/* Keep @h's rows (and what they point to) while in use: true if still registered.
- * Call rcs_header_unuse() either way. */
-bool rcs_header_use(struct sysctl_table_header *h);
-void rcs_header_unuse(struct sysctl_table_header *h);
+/* Keep @e's table (its rows and what they point to) while in use: true if
+ * still registered. Call rcs_header_unuse() either way. */
+bool rcs_header_use(struct sysctl_entry *e);
+void rcs_header_unuse(struct sysctl_entry *e);
 
 #endif
