@@ -25,10 +25,10 @@ union bound {
 };
 
 struct tunable {
+	/* procname points inside path; desc is ours (NULL: none). */
 	struct ctl_table table;
 	struct sysctl_table_header *header;
 	const struct sysctl_handler_info *info;
-	const struct type *type;
 	/*
 	 * Memory counts at scale (100 000 tunables): what only some kinds
 	 * need is allocated for those alone, one value of up to a long lives
@@ -43,12 +43,10 @@ struct tunable {
 	unsigned long one;      /* the value of a single-element kind */
 	union bound min, max;
 	unsigned count;         /* elements (1 unless TYPE[N]) */
-	char *desc;             /* NULL: none */
+	unsigned line;
 	char *default_value;    /* NULL: none, or once applied */
 	char *path;             /* '/' form with a leading '/', for sysctl_set */
-	const char *name;       /* the last component, inside path */
 	char *sig;              /* what must not change across a reload */
-	unsigned line;
 	struct tunable *next;
 };
 

@@ -35,7 +35,7 @@ static void tunable_free(struct tunable *t)
 	} else if (t->data != &t->one) {
 		free(t->data);
 	}
-	free(t->desc);
+	free((char *)t->table.desc); /* ours: decl_path() */
 	free(t->default_value);
 	free(t->path);
 	free(t->sig);
@@ -103,7 +103,7 @@ static int tunable_register(struct sysctl_tree *tree, struct tunable *t, const c
 	if (conflict)
 		return (*why = conflict), -EEXIST;
 	/* The directory is needed only here: not kept per tunable. */
-	dir = strndup(t->path, (size_t)(t->name - 1 - t->path));
+	dir = strndup(t->path, (size_t)(t->table.procname - 1 - t->path));
 	if (!dir)
 		return -ENOMEM;
 	err = sysctl_register_table(tree, dir, &t->table, 1, &t->header);
