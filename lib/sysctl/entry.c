@@ -116,7 +116,7 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 		return NULL;
 	}
 	memset(e, 0, sizeof(*e));
-	e->skip_levels = levels;
+	e->skip_levels = (uint8_t)levels; /* at most SYSCTL_SKIP_LEVELS */
 	e->tree = tree;
 	e->is_dir = is_dir;
 	e->mode = 0555;

@@ -151,24 +151,24 @@ struct sysctl_entry {
 	 * callbacks.
 	 */
 	uint32_t lockw;
-	struct sysctl_dir *dir; /* directories only (NULL for entries) */ /* directories only: the skip list's heads */
+	struct sysctl_dir *dir; /* directories only (NULL for entries) */
 
-	int skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
+	/* Small fields together: at 100 000 entries every hole costs. */
+	uint8_t skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
+	bool locked_reads;   /* the handler needs the data lock for reads */
+	bool exec;           /* SYSCTL_MODE_EXEC: written by uid 0 alone */
+	/* Copied at registration: explanations need it without the table. */
+	int maxlen;
 	struct sysctl_tree *tree;
 	struct sysctl_table_header *header; /* NULL for directories */
 	const struct ctl_table *table;      /* NULL for directories */
 	char *desc; /* copied: the table may be freed after unregister */
-
-	bool locked_reads; /* the handler needs the data lock for reads */
 	/*
 	 * Resolved at registration: the row of the handler's kind (its
 	 * declared base's for a wrapper), NULL for a program's own handler.
 	 * Every question about the handler asks it.
 	 */
 	const struct rcs_handler_row *kind;
-	/* Copied at registration: explanations need it without the table. */
-	int maxlen;
-	bool exec; /* SYSCTL_MODE_EXEC: written by uid 0 alone */
 	uint64_t changes; /* atomic */
 	/*
 	 * Atomic: (number of the latest change told to callbacks << 8) | its

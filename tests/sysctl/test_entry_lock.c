@@ -31,7 +31,9 @@
 
 #define ENTRIES 4  /* entries under stress at once, each with its threads */
 #define VALUE_MAX 200
-#define SECONDS 1.0
+#define SECONDS 1.0      /* at least; longer until enough waits were seen */
+#define MAX_SECONDS 20.0  /* on a machine too loaded to see them, fail */
+#define MIN_WAITS 50
 
 static double now(void)
 {
@@ -55,7 +57,6 @@ struct guarded {
 
 struct shared {
 	struct guarded g[ENTRIES];
-	double until;
 	long reads, torn, writes, overlap, waits, stop;
 };
 
@@ -87,7 +88,7 @@ static bool whole(const char *v)
 
 static bool done(struct shared *s)
 {
-	return __atomic_load_n(&s->stop, __ATOMIC_RELAXED) || now() > s->until;
+	return __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
 }
 
 static void *reader(void *p)
@@ -124,7 +125,7 @@ static void *writer(void *p)
 {
 	struct arg *a = p;
 	struct guarded *g = a->g;
-	long writes = 0, overlap = 0;
+	long overlap = 0;
 
 	for (int i = 0; !done(a->s); i++) {
 		rcs_elock_write(&g->e);
@@ -138,9 +139,8 @@ static void *writer(void *p)
 		rcs_elock_data_unlock(&g->e);
 		__atomic_sub_fetch(&g->inside_write, 1, __ATOMIC_SEQ_CST);
 		rcs_elock_write_unlock(&g->e);
-		writes++;
+		__atomic_add_fetch(&a->s->writes, 1, __ATOMIC_RELAXED);
 	}
-	__atomic_add_fetch(&a->s->writes, writes, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&a->s->overlap, overlap, __ATOMIC_RELAXED);
 	return NULL;
 }
@@ -154,11 +154,10 @@ static struct shared *shared_new(struct sysctl_tree *t)
 		s->g[i].e.tree = t;
 		fill(s->g[i].value, 0);
 	}
-	s->until = now() + SECONDS;
 	return s;
 }
 
-static void run_threads(void *(*fns[])(void *), int nfns, struct shared *s)
+static void run_threads(void *(*fns[])(void *), int nfns, struct shared *s, long *enough)
 {
 	pthread_t th[ENTRIES * 8];
 	struct arg args[ENTRIES * 8];
@@ -170,6 +169,13 @@ static void run_threads(void *(*fns[])(void *), int nfns, struct shared *s)
 			assert_int_equal(pthread_create(&th[n], NULL, fns[f], &args[n]), 0);
 			n++;
 		}
+	/* SECONDS at least, then until *@enough reaches MIN_WAITS (or MAX_SECONDS). */
+	for (double start = now(); now() - start < MAX_SECONDS;) {
+		usleep(10000);
+		if (now() - start >= SECONDS && __atomic_load_n(enough, __ATOMIC_RELAXED) >= MIN_WAITS)
+			break;
+	}
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 }
@@ -184,11 +190,11 @@ static void test_data_and_writer_locks(void **state)
 	(void)state;
 	assert_non_null(t);
 	s = shared_new(t);
-	run_threads(fns, 5, s);
+	run_threads(fns, 5, s, &s->writes);
 	printf("entry-lock: %ld reads, %ld writes, %ld torn, %ld writers overlapping\n", s->reads,
 	       s->writes, s->torn, s->overlap);
 	assert_true(s->reads > 100);
-	assert_true(s->writes > 100);
+	assert_true(s->writes >= MIN_WAITS);
 	assert_int_equal(s->torn, 0);
 	assert_int_equal(s->overlap, 0);
 	for (int i = 0; i < ENTRIES; i++)
@@ -222,17 +228,15 @@ static void *cb_waiter(void *p)
 {
 	struct arg *a = p;
 	struct guarded *g = a->g;
-	long waits = 0;
 
 	while (!done(a->s)) {
 		rcs_elock_cb(&g->e);
 		while (g->running) {
 			rcs_elock_cb_wait(&g->e);
-			waits++;
+			__atomic_add_fetch(&a->s->waits, 1, __ATOMIC_RELAXED);
 		}
 		rcs_elock_cb_unlock(&g->e);
 	}
-	__atomic_add_fetch(&a->s->waits, waits, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -246,9 +250,9 @@ static void test_callback_condition(void **state)
 	(void)state;
 	assert_non_null(t);
 	s = shared_new(t);
-	run_threads(fns, 3, s);
+	run_threads(fns, 3, s, &s->waits);
 	printf("entry-lock: %ld callback waits\n", s->waits);
-	assert_true(s->waits > 10);
+	assert_true(s->waits >= MIN_WAITS);
 	for (int i = 0; i < ENTRIES; i++)
 		assert_int_equal(s->g[i].e.lockw, 0);
 	free(s);
@@ -256,16 +260,18 @@ static void test_callback_condition(void **state)
 }
 
 /* A handler that takes a while, so that unregister finds it running. */
-static int slow_calls;
+static int slow_calls, slow_inside;
 
 static int slow_handler(const struct ctl_table *table, int write, void *buf, size_t *lenp,
 			off_t *ppos)
 {
 	int err;
 
+	__atomic_add_fetch(&slow_inside, 1, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&slow_calls, 1, __ATOMIC_SEQ_CST);
-	usleep(200);
+	usleep(1000);
 	err = proc_dointvec(table, write, buf, lenp, ppos);
+	__atomic_sub_fetch(&slow_inside, 1, __ATOMIC_SEQ_CST);
 	return err;
 }
 
@@ -284,32 +290,45 @@ static void *drain_reader(void *p)
 	return NULL;
 }
 
-/* Unregister sleeps until the handlers running drain, hundreds of times. */
+/*
+ * Unregister sleeps until the handlers running drain: each round waits for
+ * a handler call to start, unregisters at once, and then none may be left
+ * running.
+ */
 static void test_unregister_drains(void **state)
 {
 	static int x = 5;
 	struct ctl_table tbl[] = { { "x", &x, sizeof(int), 0644, slow_handler } };
 	struct drain_arg d = { .t = sysctl_tree_new() };
 	pthread_t th[2];
-	int rounds = 0;
+	int rounds = 0, running_after = 0;
 
 	(void)state;
 	assert_non_null(d.t);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, drain_reader, &d), 0);
-	for (double until = now() + SECONDS / 2; now() < until; rounds++) {
+	for (double start = now(); now() - start < MAX_SECONDS; rounds++) {
 		struct sysctl_table_header *h;
+		int calls = __atomic_load_n(&slow_calls, __ATOMIC_SEQ_CST);
 
+		if (now() - start >= SECONDS && rounds >= MIN_WAITS)
+			break;
 		assert_int_equal(sysctl_register_table(d.t, "dr", tbl, 1, &h), 0);
-		usleep(300);
+		for (double t0 = now(); now() - t0 < 0.1;)
+			if (__atomic_load_n(&slow_calls, __ATOMIC_SEQ_CST) != calls)
+				break;
 		sysctl_unregister_table(h);
+		if (__atomic_load_n(&slow_inside, __ATOMIC_SEQ_CST))
+			running_after++;
 	}
 	__atomic_store_n(&d.stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
-	printf("entry-lock: %d unregisters, %d handler calls\n", rounds, slow_calls);
-	assert_true(rounds > 10);
-	assert_true(slow_calls > 10);
+	printf("entry-lock: %d unregisters, %d handler calls, %d left running\n", rounds, slow_calls,
+	       running_after);
+	assert_true(rounds >= MIN_WAITS);
+	assert_true(slow_calls >= MIN_WAITS);
+	assert_int_equal(running_after, 0);
 	sysctl_tree_free(d.t);
 }
 
@@ -322,6 +341,6 @@ int main(void)
 	};
 
 	/* A waiter that never wakes fails the run instead of hanging it. */
-	alarm(60);
+	alarm(90);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
