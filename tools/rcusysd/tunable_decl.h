@@ -48,6 +48,8 @@ struct tunable {
 	char *path;             /* '/' form with a leading '/', for sysctl_set */
 	char *sig;              /* what must not change across a reload */
 	struct tunable *next;
+	/* Once parsed, path and sig move here (tunables.c tunable_pack()). */
+	char tail[];
 };
 
 /*

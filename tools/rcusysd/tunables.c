@@ -37,9 +37,45 @@ static void tunable_free(struct tunable *t)
 	}
 	free((char *)t->table.desc); /* ours: decl_path() */
 	free(t->default_value);
+	if (t->path != t->tail) {
+		free(t->path);
+		free(t->sig);
+	}
+	free(t);
+}
+
+/*
+ * @t again, in one allocation with its path and signature after it (three
+ * chunks of the allocator become one: they count at 100 000 tunables), its
+ * pointers into itself moved along; @t is gone. NULL when out of memory.
+ */
+static struct tunable *tunable_pack(struct tunable *t)
+{
+	size_t plen = strlen(t->path) + 1, slen = strlen(t->sig) + 1;
+	struct tunable *p = malloc(sizeof(*p) + plen + slen);
+
+	if (!p) {
+		tunable_free(t);
+		return NULL;
+	}
+	*p = *t;
+	p->path = memcpy(p->tail, t->path, plen);
+	p->sig = memcpy(p->tail + plen, t->sig, slen);
+	p->table.procname = p->path + (t->table.procname - t->path);
+	if (t->data == &t->one)
+		p->data = &p->one;
+	if (t->table.data == &t->one)
+		p->table.data = &p->one;
+	else if (t->table.data == &t->bitmap)
+		p->table.data = &p->bitmap;
+	if (t->table.extra1 == &t->min)
+		p->table.extra1 = &p->min;
+	if (t->table.extra2 == &t->max)
+		p->table.extra2 = &p->max;
 	free(t->path);
 	free(t->sig);
 	free(t);
+	return p;
 }
 
 void tunables_free(struct tunables *ts)
@@ -161,6 +197,8 @@ static int parse_all(const char *text, size_t len, struct tunables *ts, char *er
 		if (*p && *p != '#' && *p != '\r') {
 			t = calloc(1, sizeof(*t));
 			ret = t ? tunable_parse_line(p, t, &why, buf, sizeof(buf)) : -ENOMEM;
+			if (t && !ret && !(t = tunable_pack(t)))
+				ret = -ENOMEM;
 			if (t && !ret) {
 				t->line = lineno;
 				t->next = ts->list;
