@@ -286,7 +286,7 @@ static int hooked_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 	if (*ppos != 0)
 		return -EINVAL; /* the whole value in one write */
 	if (inflight_enter(e))
-		err = h->write_hook(h->hook_arg, e, who, buf, *lenp, expected);
+		err = h->hook->fn(h->hook->arg, e, who, buf, *lenp, expected);
 	inflight_exit(e);
 	if (!err)
 		*ppos += (off_t)*lenp;
@@ -314,7 +314,7 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		return -EISDIR;
 	if (!sysctl_entry_live(e))
 		return -ENOENT;
-	if (e->header->write_hook && !owner)
+	if (e->header->hook && !owner)
 		return hooked_write(e, who, buf, lenp, ppos, expected);
 	/* One writer at a time, so the recorded old/new pair belongs together. */
 	rcs_elock_write(e);

@@ -349,15 +349,21 @@ static int find_existing(struct sysctl_tree *tree, const char *path, const struc
 static struct sysctl_table_header *header_alloc(size_t count, sysctl_write_hook *hook,
 						void *hook_arg)
 {
-	struct sysctl_table_header *h = malloc(sizeof(*h) + count * sizeof(h->entries[0]));
+	struct sysctl_table_header *h;
+	size_t size = sizeof(struct sysctl_table_header) + count * sizeof(h->entries[0]);
+	struct rcs_table_hook *tail;
 
+	h = malloc(size + (hook ? sizeof(*tail) : 0));
 	if (!h)
 		return NULL;
-	memset(h, 0, sizeof(*h) + count * sizeof(h->entries[0]));
+	memset(h, 0, size);
 	h->count = (uint32_t)count;
 	h->refs = 1;
-	h->write_hook = hook;
-	h->hook_arg = hook_arg;
+	if (hook) {
+		tail = (struct rcs_table_hook *)((char *)h + size);
+		*tail = (struct rcs_table_hook){ .fn = hook, .arg = hook_arg };
+		h->hook = tail;
+	}
 	return h;
 }
 
@@ -418,7 +424,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	struct sysctl_entry *dir, *parent;
 	int n, have, nnew = 0, err;
 
-	if (!tree || !path || (!table && count) || !out || count > UINT32_MAX)
+	if (!tree || !path || (!table && count) || !out || count > INT32_MAX)
 		return -EINVAL;
 	slashed = rcs_slash_form(path, buf, sizeof(buf));
 	n = slashed ? rcs_split_path(slashed, comps, RCS_MAX_DEPTH - 1) : -EINVAL;

@@ -53,16 +53,22 @@ struct sysctl_tree {
 	struct rcs_wait_slot wait_slots[RCS_WAIT_SLOTS];
 };
 
+/* sysctl_register_table_hooked(): takes the writes, outside the locks. */
+struct rcs_table_hook {
+	sysctl_write_hook *fn;
+	void *arg;
+};
+
 /*
- * 64 bytes, so that with one row's slot it takes an 80-byte chunk of the
+ * 48 bytes, so that with one row's slot it takes a 64-byte chunk of the
  * allocator (rcusysd registers one table per tunable).
  */
 struct sysctl_table_header {
-	struct sysctl_entry *dir; /* the directory the table lives in (pinned); its tree */
-	uint32_t count;            /* rows (at most UINT32_MAX) */
+	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
+	uint32_t count;            /* rows (at most INT32_MAX) */
 	int dead;                  /* see inflight; unregister sleeps on the header's event */
 	struct cds_list_head node; /* in tree->headers */
-	long refs;                 /* atomic: 1 for the registration + 1 per entry */
+	uint32_t refs;             /* atomic: 1 for the registration + 1 per entry */
 
 	/*
 	 * Handlers of this table running now, and whether it is unregistered.
@@ -70,11 +76,9 @@ struct sysctl_table_header {
 	 * dead then waits for inflight 0 (both seq_cst, so one of them sees
 	 * the other), like the kernel's use counts in proc_sysctl.c.
 	 */
-	long inflight;
-
-	/* sysctl_register_table_hooked(): takes the writes, outside the locks. */
-	sysctl_write_hook *write_hook;
-	void *hook_arg;
+	uint32_t inflight;
+	/* NULL, or after entries[] in the header's allocation. */
+	const struct rcs_table_hook *hook;
 
 	/* The rows' entries, allocated with the header (most tables are small). */
 	struct sysctl_entry *entries[];
