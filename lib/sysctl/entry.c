@@ -123,7 +123,6 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	e->live = 1;
 	e->refs = 1;
 	CDS_INIT_LIST_HEAD(&e->sibling);
-	CDS_INIT_LIST_HEAD(&e->callbacks);
 	if (is_dir) {
 		e->dir = (struct sysctl_dir *)tail;
 		memset(e->dir, 0, sizeof(*e->dir));

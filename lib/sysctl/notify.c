@@ -90,7 +90,7 @@ static void run_callbacks(struct sysctl_entry *e, uint64_t c)
 
 	rcs_elock_cb(e);
 again:
-	cds_list_for_each_entry(cb, &e->callbacks, node) {
+	for (cb = e->callbacks; cb; cb = cb->next) {
 		if (cb->done >= c)
 			continue;
 		if (cb->running) {
@@ -123,7 +123,7 @@ void rcs_sysctl_changed(struct sysctl_entry *e, uint64_t c)
 	if (__atomic_load_n(&tree->waiters, __ATOMIC_SEQ_CST))
 		rcs_sysctl_wake_all(tree);
 	/* Unlocked peek: a callback added during this change need not see it. */
-	if (__atomic_load_n(&e->callbacks.next, __ATOMIC_ACQUIRE) != &e->callbacks)
+	if (__atomic_load_n(&e->callbacks, __ATOMIC_ACQUIRE))
 		run_callbacks(e, c);
 }
 
@@ -161,7 +161,7 @@ void rcs_sysctl_removed(struct sysctl_entry *e)
 
 	rcs_elock_cb(e);
 again:
-	cds_list_for_each_entry(cb, &e->callbacks, node) {
+	for (cb = e->callbacks; cb; cb = cb->next) {
 		if (cb->told_gone)
 			continue;
 		if (cb->running) {

@@ -8,12 +8,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <urcu/list.h>
 
 #include "rcustring/sysctl.h"
 
 struct sysctl_callback {
-	struct cds_list_head node; /* in e->callbacks, under the entry's callback lock */
+	/* The next of e->callbacks, in the order added; under the entry's callback lock. */
+	struct sysctl_callback *next;
 	struct sysctl_entry *e;    /* referenced */
 	sysctl_change_fn *fn;
 	void *arg;

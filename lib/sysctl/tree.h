@@ -182,8 +182,8 @@ struct sysctl_entry {
 	uint64_t stamp;
 	const struct sysctl_change *writing; /* the write in progress; under the writer lock */
 
-	/* Change callbacks of this entry (under the callback lock). */
-	struct cds_list_head callbacks;
+	/* Change callbacks of this entry (notify.h; under the callback lock). */
+	struct sysctl_callback *callbacks;
 
 	struct rcu_head rcu;
 

@@ -61,7 +61,7 @@ int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms)
 int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
 			   struct sysctl_callback **out)
 {
-	struct sysctl_callback *cb;
+	struct sysctl_callback *cb, **at;
 
 	if (!e || !fn || !out || e->is_dir)
 		return -EINVAL;
@@ -75,7 +75,10 @@ int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *a
 	rcs_elock_cb(e);
 	/* Changes published before it was added are not its concern. */
 	cb->done = sysctl_entry_changes(e);
-	cds_list_add_tail(&cb->node, &e->callbacks);
+	/* Added last: callbacks run in the order they were added (few per entry). */
+	for (at = &e->callbacks; *at; at = &(*at)->next)
+		;
+	__atomic_store_n(at, cb, __ATOMIC_RELEASE); /* notify.c peeks without the lock */
 	rcs_elock_cb_unlock(e);
 	*out = cb;
 	return 0;
@@ -83,13 +86,16 @@ int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *a
 
 void sysctl_callback_remove(struct sysctl_callback *cb)
 {
+	struct sysctl_callback **at;
 	struct sysctl_entry *e;
 
 	if (!cb)
 		return;
 	e = cb->e;
 	rcs_elock_cb(e);
-	cds_list_del(&cb->node);
+	for (at = &e->callbacks; *at != cb; at = &(*at)->next)
+		;
+	__atomic_store_n(at, cb->next, __ATOMIC_RELEASE);
 	cb->removed = true;
 	/* Unlinked: no new call starts; wait for the one running, if any. */
 	while (cb->running)
