@@ -30,7 +30,6 @@ static void entry_free(struct sysctl_entry *e)
 {
 	struct sysctl_table_header *h = e->header;
 
-	free(e->desc);
 	free(e);
 	if (h)
 		rcs_header_put(h);
@@ -66,18 +65,6 @@ void rcs_entry_unlink(struct sysctl_entry *e)
 	call_rcu(&e->rcu, linked_ref_drop_rcu);
 }
 
-/* Our own copies through malloc, so that fault injection reaches them. */
-char *rcs_dup_n(const char *s, size_t len)
-{
-	char *p = malloc(len + 1);
-
-	if (p) {
-		memcpy(p, s, len);
-		p[len] = '\0';
-	}
-	return p;
-}
-
 /* @parent_path '.' @name (@nlen bytes) at @p, NUL-terminated. */
 static void join_path(char *p, const char *parent_path, size_t plen, const char *name, size_t nlen)
 {
@@ -95,11 +82,11 @@ static void join_path(char *p, const char *parent_path, size_t plen, const char 
 /*
  * A new node with one reference, or NULL with errno set. One allocation
  * holds it all: the node, its skip links, a directory's part (struct
- * sysctl_dir, for directories alone), its dotted path, and its name when
- * too long for iname.
+ * sysctl_dir, for directories alone), its dotted path, its name when too
+ * long for iname, and a copy of @desc (NULL: none).
  */
 struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *parent_path,
-				     const char *name, size_t namelen, bool is_dir)
+				     const char *name, size_t namelen, const char *desc, bool is_dir)
 {
 	int levels = dir_index_skip_levels(tree);
 	size_t plen = parent_path ? strlen(parent_path) : 0;
@@ -107,8 +94,9 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	size_t dir_size = is_dir ? sizeof(struct sysctl_dir) : 0;
 	size_t path_size = plen + 1 + namelen + 1;
 	size_t name_size = namelen < sizeof(((struct sysctl_entry *)0)->iname) ? 0 : namelen + 1;
+	size_t desc_size = desc ? strlen(desc) + 1 : 0;
 	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
-	struct sysctl_entry *e = malloc(head + dir_size + path_size + name_size);
+	struct sysctl_entry *e = malloc(head + dir_size + path_size + name_size + desc_size);
 	char *tail = (char *)e + head;
 
 	if (!e) {
@@ -136,6 +124,9 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	e->path = tail;
 	join_path(e->path, parent_path, plen, name, namelen);
 	e->hash = dir_index_path_hash(e->path);
+	e->has_desc = desc != NULL;
+	if (desc)
+		memcpy(tail + path_size + name_size, desc, desc_size);
 	return e;
 }
 
@@ -163,7 +154,13 @@ mode_t sysctl_entry_mode(const struct sysctl_entry *e)
 
 const char *sysctl_entry_desc(const struct sysctl_entry *e)
 {
-	return e ? e->desc : NULL;
+	const char *after_path;
+
+	if (!e || !e->has_desc)
+		return NULL;
+	/* After the path, and the name when it is not in iname (rcs_entry_alloc()). */
+	after_path = e->path + strlen(e->path) + 1;
+	return e->name == e->iname ? after_path : after_path + e->namelen + 1;
 }
 
 /*

@@ -77,7 +77,7 @@ struct sysctl_tree *sysctl_tree_new(void)
 	CDS_INIT_LIST_HEAD(&tree->headers);
 	tree->skip_rng = 0x9e3779b97f4a7c15ULL; /* any non-zero seed */
 	tree->log = log_stderr;
-	tree->root = rcs_entry_alloc(tree, "", "", 0, true);
+	tree->root = rcs_entry_alloc(tree, "", "", 0, NULL, true);
 	if (!tree->root) {
 		err = errno;
 		goto free_cond;
@@ -374,8 +374,9 @@ static struct sysctl_table_header *header_alloc(size_t count, sysctl_write_hook 
 static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent,
 			   struct sysctl_table_header *h, const struct ctl_table *table, size_t i)
 {
-	struct sysctl_entry *e =
-		rcs_entry_alloc(tree, parent->path, table[i].procname, strlen(table[i].procname), false);
+	/* The description is copied: the table may be freed after unregister. */
+	struct sysctl_entry *e = rcs_entry_alloc(tree, parent->path, table[i].procname,
+						 strlen(table[i].procname), table[i].desc, false);
 
 	if (!e)
 		return -ENOMEM;
@@ -388,8 +389,6 @@ static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent
 	e->maxlen = table[i].maxlen;
 	e->locked_reads = !(rcs_kind_flags(e->kind) & SYSCTL_HF_RCU);
 	e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
-	if (table[i].desc && !(e->desc = rcs_dup_n(table[i].desc, strlen(table[i].desc))))
-		return -ENOMEM;
 	return 0;
 }
 
@@ -446,7 +445,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	/* Allocate everything first, so that linking cannot fail half way. */
 	parent = dir;
 	for (int i = have; i < n; i++) {
-		newdirs[nnew] = rcs_entry_alloc(tree, parent->path, comps[i].s, comps[i].len, true);
+		newdirs[nnew] = rcs_entry_alloc(tree, parent->path, comps[i].s, comps[i].len, NULL, true);
 		if (!newdirs[nnew])
 			goto fail;
 		parent = newdirs[nnew++];

@@ -161,12 +161,12 @@ struct sysctl_entry {
 	uint8_t skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
 	bool locked_reads;   /* the handler needs the data lock for reads */
 	bool exec;           /* SYSCTL_MODE_EXEC: written by uid 0 alone */
+	bool has_desc;       /* a copy of the row's description follows the path */
 	/* Copied at registration: explanations need it without the table. */
 	int maxlen;
 	struct sysctl_tree *tree;
 	struct sysctl_table_header *header; /* NULL for directories */
 	const struct ctl_table *table;      /* NULL for directories */
-	char *desc; /* copied: the table may be freed after unregister */
 	/*
 	 * Resolved at registration: the row of the handler's kind (its
 	 * declared base's for a wrapper), NULL for a program's own handler.
