@@ -134,6 +134,7 @@ struct decl {
 	char *buf; /* where a message is written (size bufsize) */
 	size_t bufsize;
 	const struct type *t_type; /* the type's row, once known (needed while parsing only) */
+	char **path_out, **sig_out; /* tunable_parse_line()'s @path and @sig */
 };
 
 #define FAIL_BUF(d, ...) \
@@ -184,9 +185,11 @@ static int decl_path(struct decl *d, struct tunable *t, const char **why)
 		if (!p)
 			break;
 	}
-	if (asprintf(&t->path, "%s%s", *path == '/' ? "" : "/", path) < 0)
+	if (asprintf(d->path_out, "%s%s", *path == '/' ? "" : "/", path) < 0) {
+		*d->path_out = NULL;
 		return -ENOMEM;
-	t->table.procname = strrchr(t->path, '/') + 1;
+	}
+	t->table.procname = strrchr(*d->path_out, '/') + 1;
 	t->table.desc = d->desc && *d->desc ? strdup(d->desc) : NULL;
 	t->default_value = d->def ? strdup(d->def) : NULL;
 	if ((d->desc && *d->desc && !t->table.desc) || (d->def && !t->default_value))
@@ -331,21 +334,22 @@ static int decl_sig(const struct decl *d, struct tunable *t)
 	const char *size_val = d->maxlen ? d->maxlen : d->bits ? d->bits : "";
 	const char *desc = t->table.desc;
 
-	if (asprintf(&t->sig, "%s%s%.0u%s%s%s%s%s%s%s mode=%04o%s%s%s", d->t_type->name,
+	if (asprintf(d->sig_out, "%s%s%.0u%s%s%s%s%s%s%s mode=%04o%s%s%s", d->t_type->name,
 		     d->bracket ? "[" : "", d->bracket ? t->count : 0, d->bracket ? "]" : "",
 		     size_key, size_val, d->min ? " min=" : "", d->min ? d->min : "",
 		     d->max ? " max=" : "", d->max ? d->max : "", (unsigned)t->table.mode,
 		     desc ? " desc=\"" : "", desc ? desc : "", desc ? "\"" : "") < 0) {
-		t->sig = NULL;
+		*d->sig_out = NULL;
 		return -ENOMEM;
 	}
 	return 0;
 }
 
 /* What tunable.h says. */
-int tunable_parse_line(char *line, struct tunable *t, const char **why, char *buf, size_t bufsize)
+int tunable_parse_line(char *line, struct tunable *t, char **path, char **sig, const char **why,
+		       char *buf, size_t bufsize)
 {
-	struct decl d = { .buf = buf, .bufsize = bufsize };
+	struct decl d = { .buf = buf, .bufsize = bufsize, .path_out = path, .sig_out = sig };
 	int err = decl_split(line, &d, why);
 
 	if (!err)

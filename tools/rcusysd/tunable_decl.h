@@ -7,6 +7,7 @@
 #define RCUSYSD_TUNABLE_DECL_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include <rcustring/rcustring.h>
 #include <rcustring/sysctl.h>
@@ -45,19 +46,30 @@ struct tunable {
 	unsigned count;         /* elements (1 unless TYPE[N]) */
 	unsigned line;
 	char *default_value;    /* NULL: none, or once applied */
-	char *path;             /* '/' form with a leading '/', for sysctl_set */
-	char *sig;              /* what must not change across a reload */
 	struct tunable *next;
-	/* Once parsed, path and sig move here (tunables.c tunable_pack()). */
-	char tail[];
+	/*
+	 * '/' form with a leading '/', for sysctl_set; then, after its NUL,
+	 * the signature: what must not change across a reload
+	 * (tunable_sig()). Allocated with the tunable (tunables.c
+	 * tunable_pack()): no pointer to either.
+	 */
+	char path[];
 };
+
+static inline const char *tunable_sig(const struct tunable *t)
+{
+	return t->path + strlen(t->path) + 1;
+}
 
 /*
  * Parses one declaration (PATH TYPE [key=value ...]) into @t, zeroed by
- * the caller and not registered yet; tunables.c frees @t either way. @why
- * points to a static text or to @buf (size @bufsize). Return 0, -EINVAL or
- * -ENOMEM.
+ * the caller and not registered yet, and its path and signature into
+ * *@path and *@sig (malloc'd; t->table.procname points into *@path), for
+ * the caller to pack with @t (t->path has no room yet); tunables.c frees
+ * @t, *@path and *@sig either way. @why points to a static text or to
+ * @buf (size @bufsize). Return 0, -EINVAL or -ENOMEM.
  */
-int tunable_parse_line(char *line, struct tunable *t, const char **why, char *buf, size_t bufsize);
+int tunable_parse_line(char *line, struct tunable *t, char **path, char **sig, const char **why,
+		       char *buf, size_t bufsize);
 
 #endif

@@ -37,21 +37,18 @@ static void tunable_free(struct tunable *t)
 	}
 	free((char *)t->table.desc); /* ours: decl_path() */
 	free(t->default_value);
-	if (t->path != t->tail) {
-		free(t->path);
-		free(t->sig);
-	}
 	free(t);
 }
 
 /*
- * @t again, in one allocation with its path and signature after it (three
- * chunks of the allocator become one: they count at 100 000 tunables), its
- * pointers into itself moved along; @t is gone. NULL when out of memory.
+ * @t again, in one allocation with @path and @sig after it (three chunks
+ * of the allocator become one, and no pointer to them is kept: they count
+ * at 100 000 tunables), its pointers into itself moved along; @t is gone,
+ * @path and @sig stay the caller's. NULL when out of memory.
  */
-static struct tunable *tunable_pack(struct tunable *t)
+static struct tunable *tunable_pack(struct tunable *t, const char *path, const char *sig)
 {
-	size_t plen = strlen(t->path) + 1, slen = strlen(t->sig) + 1;
+	size_t plen = strlen(path) + 1, slen = strlen(sig) + 1;
 	struct tunable *p = malloc(sizeof(*p) + plen + slen);
 
 	if (!p) {
@@ -59,9 +56,9 @@ static struct tunable *tunable_pack(struct tunable *t)
 		return NULL;
 	}
 	*p = *t;
-	p->path = memcpy(p->tail, t->path, plen);
-	p->sig = memcpy(p->tail + plen, t->sig, slen);
-	p->table.procname = p->path + (t->table.procname - t->path);
+	memcpy(p->path, path, plen);
+	memcpy(p->path + plen, sig, slen);
+	p->table.procname = p->path + (t->table.procname - path);
 	if (t->data == &t->one)
 		p->data = &p->one;
 	if (t->table.data == &t->one)
@@ -72,8 +69,6 @@ static struct tunable *tunable_pack(struct tunable *t)
 		p->table.extra1 = &p->min;
 	if (t->table.extra2 == &t->max)
 		p->table.extra2 = &p->max;
-	free(t->path);
-	free(t->sig);
 	free(t);
 	return p;
 }
@@ -195,10 +190,14 @@ static int parse_all(const char *text, size_t len, struct tunables *ts, char *er
 		for (p = line; *p == ' ' || *p == '\t'; p++)
 			;
 		if (*p && *p != '#' && *p != '\r') {
+			char *path = NULL, *sig = NULL;
+
 			t = calloc(1, sizeof(*t));
-			ret = t ? tunable_parse_line(p, t, &why, buf, sizeof(buf)) : -ENOMEM;
-			if (t && !ret && !(t = tunable_pack(t)))
+			ret = t ? tunable_parse_line(p, t, &path, &sig, &why, buf, sizeof(buf)) : -ENOMEM;
+			if (t && !ret && !(t = tunable_pack(t, path, sig)))
 				ret = -ENOMEM;
+			free(path);
+			free(sig);
 			if (t && !ret) {
 				t->line = lineno;
 				t->next = ts->list;
@@ -417,11 +416,12 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 			pp = &t->next;
 			continue;
 		}
-		if (strcmp(live->sig, t->sig)) {
+		if (strcmp(tunable_sig(live), tunable_sig(t))) {
 			snprintf(msg, sizeof(msg),
 				 "%s: declared \"%s\", live as \"%s\": a live entry keeps its declaration "
 				 "(restart to change it)",
-				 sysctl_conf_dotted(t->path, name, sizeof(name)), t->sig, live->sig);
+				 sysctl_conf_dotted(t->path, name, sizeof(name)), tunable_sig(t),
+				 tunable_sig(live));
 			report(arg, t->line, msg);
 		}
 		live->next = t->next;
