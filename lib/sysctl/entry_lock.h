@@ -37,6 +37,11 @@ struct rcs_wait_slot {
 	uint32_t event_seq;
 };
 
+/*
+ * Every call below is made with a reference on @e held: an unlock reads
+ * the entry's tree after it released the word.
+ */
+
 /* The data lock, shared: no writer of the data holds it or waits for it. */
 void rcs_elock_read(struct sysctl_entry *e);
 void rcs_elock_read_unlock(struct sysctl_entry *e);
