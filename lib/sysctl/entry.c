@@ -97,12 +97,13 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	size_t desc_size = desc ? strlen(desc) + 1 : 0;
 	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
 	struct sysctl_entry *e = malloc(head + dir_size + path_size + name_size + desc_size);
-	char *tail = (char *)e + head;
+	char *tail;
 
 	if (!e) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	tail = (char *)e + head;
 	memset(e, 0, sizeof(*e));
 	e->skip_levels = (uint8_t)levels; /* at most SYSCTL_SKIP_LEVELS */
 	e->tree = tree;

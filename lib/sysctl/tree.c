@@ -27,8 +27,8 @@
 #include "rcustring/sysctl.h"
 #include "dir_index.h"
 #include "entry.h"
-#include "handlers.h"
 #include "entry_lock.h"
+#include "handlers.h"
 #include "tree.h"
 
 /* ---- tree ---- */
