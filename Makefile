@@ -114,6 +114,7 @@ kernel-check-all:
 bench: build
 	./$(BUILD)/bench/rcustring-bench --seconds $(BENCH_SECONDS)
 	./$(BUILD)/bench/rcustring-tree-bench --seconds $(BENCH_SECONDS)
+	./$(BUILD)/bench/rcustring-entry-lock-bench
 	./$(BUILD)/bench/rcustring-tree-scale-bench
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl

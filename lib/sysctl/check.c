@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "entry_lock.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -67,7 +68,6 @@ static void scratch_free(struct scratch *sc)
 
 int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 {
-	struct sysctl_table_header *h;
 	struct scratch sc;
 	off_t pos = 0;
 	int err;
@@ -78,19 +78,18 @@ int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 		return -EISDIR;
 	if (!e->kind)
 		return -EOPNOTSUPP; /* a program's own handler: its data is unknown */
-	h = e->header;
-	if (!rcs_header_use(h)) {
-		rcs_header_unuse(h);
+	if (!rcs_header_use(e)) {
+		rcs_header_unuse(e);
 		return -ENOENT;
 	}
 	if (e->locked_reads)
-		pthread_rwlock_rdlock(&e->data_lock);
+		rcs_elock_read(e);
 	err = scratch_init(&sc, e->table, e->kind->info.flags);
 	if (e->locked_reads)
-		pthread_rwlock_unlock(&e->data_lock);
+		rcs_elock_read_unlock(e);
 	if (!err)
 		err = sc.t.proc_handler(&sc.t, 1, (void *)value, &len, &pos);
-	rcs_header_unuse(h);
+	rcs_header_unuse(e);
 	scratch_free(&sc);
 	return err;
 }

@@ -247,8 +247,8 @@ static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *nam
 		pred[lvl] = p;
 	}
 	/* Level 0, the children list itself: a few steps from p on. */
-	pos = p ? &p->sibling : &dir->children;
-	for (c = cds_list_entry(pos->next, struct sysctl_entry, sibling); &c->sibling != &dir->children;
+	pos = p ? &p->sibling : &d->children;
+	for (c = cds_list_entry(pos->next, struct sysctl_entry, sibling); &c->sibling != &d->children;
 	     c = cds_list_entry(c->sibling.next, struct sysctl_entry, sibling)) {
 		if (strcmp(c->name, name) >= 0)
 			break;

@@ -23,8 +23,6 @@ void rcs_header_put(struct sysctl_table_header *h)
 {
 	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL))
 		return;
-	pthread_mutex_destroy(&h->drain_lock);
-	pthread_cond_destroy(&h->drain_cond);
 	free(h);
 }
 
@@ -32,14 +30,6 @@ static void entry_free(struct sysctl_entry *e)
 {
 	struct sysctl_table_header *h = e->header;
 
-	rcs_sysctl_entry_fini_notify(e);
-	free(e->dir);
-	pthread_rwlock_destroy(&e->data_lock);
-	pthread_mutex_destroy(&e->write_lock);
-	if (e->name != e->iname)
-		free(e->name);
-	free(e->path);
-	free(e->desc);
 	free(e);
 	if (h)
 		rcs_header_put(h);
@@ -75,108 +65,70 @@ void rcs_entry_unlink(struct sysctl_entry *e)
 	call_rcu(&e->rcu, linked_ref_drop_rcu);
 }
 
-/* Our own copies through malloc, so that fault injection reaches them. */
-char *rcs_dup_n(const char *s, size_t len)
+/* @parent_path '.' @name (@nlen bytes) at @p, NUL-terminated. */
+static void join_path(char *p, const char *parent_path, size_t plen, const char *name, size_t nlen)
 {
-	char *p = malloc(len + 1);
+	size_t at = plen;
 
-	if (p) {
-		memcpy(p, s, len);
-		p[len] = '\0';
-	}
-	return p;
-}
-
-static char *join_path(const char *parent_path, const char *name)
-{
-	size_t plen = parent_path ? strlen(parent_path) : 0, nlen = strlen(name), at = plen;
-	char *p = malloc(plen + 1 + nlen + 1);
-
-	if (!p)
-		return NULL;
 	memcpy(p, parent_path, plen);
 	if (plen)
 		p[at++] = '.';
 	/* A '.' inside a name shows as '/', as procps prints it. */
-	for (size_t i = 0; i <= nlen; i++)
+	for (size_t i = 0; i < nlen; i++)
 		p[at + i] = name[i] == '.' ? '/' : name[i];
-	return p;
+	p[at + nlen] = '\0';
 }
 
-/* A writer-preferring rwlock: a stream of readers must not starve writes. */
-static int data_lock_init(pthread_rwlock_t *lock)
-{
-	pthread_rwlockattr_t attr;
-	int err = pthread_rwlockattr_init(&attr);
-
-	if (err)
-		return -err;
-	err = pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	if (!err)
-		err = pthread_rwlock_init(lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
-	return -err;
-}
-
-/* A new node with one reference, or NULL with errno set. */
+/*
+ * A new node with one reference, or NULL with errno set. One allocation
+ * holds it all: the node, its skip links, a directory's part (struct
+ * sysctl_dir, for directories alone), its dotted path, its name when too
+ * long for iname, and a copy of @desc (NULL: none).
+ */
 struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *parent_path,
-				     const char *name, size_t namelen, bool is_dir)
+				     const char *name, size_t namelen, const char *desc, bool is_dir)
 {
-	int levels = dir_index_skip_levels(tree), err;
+	int levels = dir_index_skip_levels(tree);
+	size_t plen = parent_path ? strlen(parent_path) : 0;
+	size_t head = sizeof(struct sysctl_entry) + (size_t)levels * sizeof(void *);
+	size_t dir_size = is_dir ? sizeof(struct sysctl_dir) : 0;
+	size_t path_size = plen + 1 + namelen + 1;
+	size_t name_size = namelen < sizeof(((struct sysctl_entry *)0)->iname) ? 0 : namelen + 1;
+	size_t desc_size = desc ? strlen(desc) + 1 : 0;
 	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
-	struct sysctl_entry *e = malloc(sizeof(*e) + (size_t)levels * sizeof(e->skip[0]));
+	struct sysctl_entry *e = malloc(head + dir_size + path_size + name_size + desc_size);
+	char *tail;
 
 	if (!e) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	tail = (char *)e + head;
 	memset(e, 0, sizeof(*e));
-	e->skip_levels = levels;
+	e->skip_levels = (uint8_t)levels; /* at most SYSCTL_SKIP_LEVELS */
 	e->tree = tree;
 	e->is_dir = is_dir;
 	e->mode = 0555;
 	e->live = 1;
 	e->refs = 1;
-	CDS_INIT_LIST_HEAD(&e->children);
 	CDS_INIT_LIST_HEAD(&e->sibling);
+	if (is_dir) {
+		e->dir = (struct sysctl_dir *)tail;
+		memset(e->dir, 0, sizeof(*e->dir));
+		CDS_INIT_LIST_HEAD(&e->dir->children);
+		tail += dir_size;
+	}
 	e->namelen = (uint16_t)namelen; /* at most RCS_NAME_MAX_LEN */
-	if (namelen < sizeof(e->iname)) {
-		memcpy(e->iname, name, namelen);
-		e->iname[namelen] = '\0';
-		e->name = e->iname;
-	} else {
-		e->name = rcs_dup_n(name, namelen);
-	}
-	e->path = e->name ? join_path(parent_path, e->name) : NULL;
-	if (e->path)
-		e->hash = dir_index_path_hash(e->path);
-	if (e->path && is_dir) {
-		e->dir = malloc(sizeof(*e->dir));
-		if (e->dir)
-			memset(e->dir, 0, sizeof(*e->dir));
-	}
-	err = e->path && (!is_dir || e->dir) ? pthread_mutex_init(&e->write_lock, NULL) : ENOMEM;
-	if (err)
-		goto free_names;
-	err = -data_lock_init(&e->data_lock);
-	if (err)
-		goto free_write_lock;
-	err = -rcs_sysctl_entry_init_notify(e);
-	if (err)
-		goto free_data_lock;
+	e->name = name_size ? tail + path_size : e->iname;
+	memcpy(e->name, name, namelen);
+	e->name[namelen] = '\0';
+	e->path = tail;
+	join_path(e->path, parent_path, plen, name, namelen);
+	e->hash = dir_index_path_hash(e->path);
+	e->has_desc = desc != NULL;
+	if (desc)
+		memcpy(tail + path_size + name_size, desc, desc_size);
 	return e;
-free_data_lock:
-	pthread_rwlock_destroy(&e->data_lock);
-free_write_lock:
-	pthread_mutex_destroy(&e->write_lock);
-free_names:
-	free(e->dir);
-	if (e->name != e->iname)
-		free(e->name);
-	free(e->path);
-	free(e);
-	errno = err;
-	return NULL;
 }
 
 /* ---- what programs ask of an entry ---- */
@@ -203,7 +155,13 @@ mode_t sysctl_entry_mode(const struct sysctl_entry *e)
 
 const char *sysctl_entry_desc(const struct sysctl_entry *e)
 {
-	return e ? e->desc : NULL;
+	const char *after_path;
+
+	if (!e || !e->has_desc)
+		return NULL;
+	/* After the path, and the name when it is not in iname (rcs_entry_alloc()). */
+	after_path = e->path + strlen(e->path) + 1;
+	return e->name == e->iname ? after_path : after_path + e->namelen + 1;
 }
 
 /*

@@ -18,17 +18,16 @@
 /* entry.c */
 /*
  * A new node named @name (@namelen bytes) under the directory whose path
- * is @parent_path, with one reference and not linked; NULL with errno set.
- * Call with the tree lock held (it draws the node's skip list levels).
+ * is @parent_path, described by @desc (copied; NULL: none), with one
+ * reference and not linked; NULL with errno set. Call with the tree lock
+ * held (it draws the node's skip list levels).
  */
 struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *parent_path,
-				     const char *name, size_t namelen, bool is_dir);
+				     const char *name, size_t namelen, const char *desc, bool is_dir);
 /* Unlink @e from its parent (tree lock held); readers may still hold it. */
 void rcs_entry_unlink(struct sysctl_entry *e);
 /* Drop a reference on @h; the last one frees it. */
 void rcs_header_put(struct sysctl_table_header *h);
-/* A copy of @s's first @len bytes, NUL-terminated, through malloc; NULL if none. */
-char *rcs_dup_n(const char *s, size_t len);
 
 /* lookup.c */
 /* One component of a path: @len bytes at @s, not NUL-terminated. */

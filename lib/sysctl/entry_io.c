@@ -18,6 +18,7 @@
 #include <urcu-bp.h>
 
 #include "rcustring/sysctl.h"
+#include "entry_lock.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -51,46 +52,45 @@ int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who,
 }
 
 /*
- * Raise the in-flight count of @h: while it is raised, the table and what
- * it points to stay (unregister drains it). Return: true when the table is
- * still registered; call inflight_exit() either way.
+ * Raise the in-flight count of @e's table: while it is raised, the table
+ * and what it points to stay (unregister drains it). Return: true when the
+ * table is still registered; call inflight_exit() either way.
  */
-static bool inflight_enter(struct sysctl_table_header *h)
+static bool inflight_enter(struct sysctl_entry *e)
 {
-	__atomic_add_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST);
-	return !__atomic_load_n(&h->dead, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&e->header->inflight, 1, __ATOMIC_SEQ_CST);
+	return !__atomic_load_n(&e->header->dead, __ATOMIC_SEQ_CST);
 }
 
-static void inflight_exit(struct sysctl_table_header *h)
+/* The tree comes from the entry: the table's directory may be gone once it is dead. */
+static void inflight_exit(struct sysctl_entry *e)
 {
+	struct sysctl_table_header *h = e->header;
+
 	if (__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST)) {
-		pthread_mutex_lock(&h->drain_lock);
-		pthread_cond_broadcast(&h->drain_cond);
-		pthread_mutex_unlock(&h->drain_lock);
-	}
+	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST))
+		rcs_event_wake(e->tree, h);
 }
 
-bool rcs_header_use(struct sysctl_table_header *h)
+bool rcs_header_use(struct sysctl_entry *e)
 {
-	return inflight_enter(h);
+	return inflight_enter(e);
 }
 
-void rcs_header_unuse(struct sysctl_table_header *h)
+void rcs_header_unuse(struct sysctl_entry *e)
 {
-	inflight_exit(h);
+	inflight_exit(e);
 }
 
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos)
 {
-	struct sysctl_table_header *h = e->header;
 	int err = -ENOENT;
 
-	if (!h)
+	if (!e->header)
 		return -EISDIR;
-	if (inflight_enter(h))
+	if (inflight_enter(e))
 		err = e->table->proc_handler(e->table, write, buf, lenp, ppos);
-	inflight_exit(h);
+	inflight_exit(e);
 	return err;
 }
 
@@ -105,9 +105,9 @@ int sysctl_entry_read(struct sysctl_entry *e, char *buf, size_t *lenp, off_t *pp
 	if (!e->locked_reads)
 		return rcs_sysctl_call(e, 0, buf, lenp, ppos);
 	/* The handler copies data that a writer changes in place: not meanwhile. */
-	pthread_rwlock_rdlock(&e->data_lock);
+	rcs_elock_read(e);
 	err = rcs_sysctl_call(e, 0, buf, lenp, ppos);
-	pthread_rwlock_unlock(&e->data_lock);
+	rcs_elock_read_unlock(e);
 	return err;
 }
 
@@ -142,7 +142,6 @@ int sysctl_entry_read_whole(struct sysctl_entry *e, size_t first, size_t max, ch
 
 ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t size)
 {
-	struct sysctl_table_header *h;
 	char lo[24], hi[24];
 	int n = -1;
 
@@ -150,7 +149,6 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 		return -EINVAL;
 	if (e->is_dir)
 		return -EISDIR;
-	h = e->header;
 	if (err == -EMSGSIZE && (rcs_kind_flags(e->kind) & SYSCTL_HF_STRING))
 		n = snprintf(buf, size, "value longer than %d bytes", e->maxlen - 1);
 	else if (err == -EINVAL && (rcs_kind_flags(e->kind) & SYSCTL_HF_MINMAX)) {
@@ -159,8 +157,8 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 		const void *min = NULL, *max = NULL;
 		bool has_lo, has_hi;
 
-		if (!inflight_enter(h)) {
-			inflight_exit(h);
+		if (!inflight_enter(e)) {
+			inflight_exit(e);
 			return -ENOENT;
 		}
 		min = e->table->extra1;
@@ -169,7 +167,7 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 			row->bound_text(min, lo, sizeof(lo));
 		if (max)
 			row->bound_text(max, hi, sizeof(hi));
-		inflight_exit(h);
+		inflight_exit(e);
 		/* A NULL bound is unchecked, or the element type's limit (u8: 0, 255). */
 		if (!min && row->default_lo)
 			snprintf(lo, sizeof(lo), "%s", row->default_lo);
@@ -236,10 +234,10 @@ static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
 	if (len > 1 && saved[len - 1] == '\n')
 		len--;
 	if (e->locked_reads)
-		pthread_rwlock_wrlock(&e->data_lock);
+		rcs_elock_data(e);
 	err = rcs_sysctl_call(e, 1, saved, &len, &pos);
 	if (e->locked_reads)
-		pthread_rwlock_unlock(&e->data_lock);
+		rcs_elock_data_unlock(e);
 	if (err)
 		rcs_sysctl_reg_error(e->tree, "", e->path, "cannot restore the value after a refused commit: %s",
 				     strerror(-err));
@@ -260,10 +258,10 @@ static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const 
 		return err;
 	e->writing = ch;
 	if (e->locked_reads)
-		pthread_rwlock_wrlock(&e->data_lock);
+		rcs_elock_data(e);
 	err = rcs_sysctl_call(e, 1, (void *)buf, lenp, ppos);
 	if (e->locked_reads)
-		pthread_rwlock_unlock(&e->data_lock);
+		rcs_elock_data_unlock(e);
 	if (!err && tree->commit) {
 		err = tree->commit(e, ch, tree->commit_arg);
 		if (err)
@@ -287,9 +285,9 @@ static int hooked_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 
 	if (*ppos != 0)
 		return -EINVAL; /* the whole value in one write */
-	if (inflight_enter(h))
-		err = h->write_hook(h->hook_arg, e, who, buf, *lenp, expected);
-	inflight_exit(h);
+	if (inflight_enter(e))
+		err = h->hook->fn(h->hook->arg, e, who, buf, *lenp, expected);
+	inflight_exit(e);
 	if (!err)
 		*ppos += (off_t)*lenp;
 	return err;
@@ -316,12 +314,12 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		return -EISDIR;
 	if (!sysctl_entry_live(e))
 		return -ENOENT;
-	if (e->header->write_hook && !owner)
+	if (e->header->hook && !owner)
 		return hooked_write(e, who, buf, lenp, ppos, expected);
 	/* One writer at a time, so the recorded old/new pair belongs together. */
-	pthread_mutex_lock(&e->write_lock);
+	rcs_elock_write(e);
 	if (expected && __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) != *expected) {
-		pthread_mutex_unlock(&e->write_lock);
+		rcs_elock_write_unlock(e);
 		return -ESTALE;
 	}
 	/* No other writer now: the audit's reads need not exclude anyone. */
@@ -334,7 +332,7 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		audit_value(e, new_value);
 		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
 	}
-	pthread_mutex_unlock(&e->write_lock);
+	rcs_elock_write_unlock(e);
 	if (!err)
 		rcs_sysctl_changed(e, change);
 	return err;

@@ -33,32 +33,12 @@
 #include <urcu/list.h>
 
 #include "rcustring/sysctl.h"
+#include "entry_lock.h"
 #include "notify.h"
 #include "tree.h"
 
 /* Callbacks this thread is inside of (any entry, any tree). */
 static __thread int callback_depth;
-
-int rcs_sysctl_entry_init_notify(struct sysctl_entry *e)
-{
-	int err = pthread_mutex_init(&e->cb_lock, NULL);
-
-	if (err)
-		return -err;
-	err = pthread_cond_init(&e->cb_cond, NULL);
-	if (err) {
-		pthread_mutex_destroy(&e->cb_lock);
-		return -err;
-	}
-	CDS_INIT_LIST_HEAD(&e->callbacks);
-	return 0;
-}
-
-void rcs_sysctl_entry_fini_notify(struct sysctl_entry *e)
-{
-	pthread_cond_destroy(&e->cb_cond);
-	pthread_mutex_destroy(&e->cb_lock);
-}
 
 uint64_t sysctl_entry_changes(const struct sysctl_entry *e)
 {
@@ -73,7 +53,7 @@ void rcs_sysctl_wake_all(struct sysctl_tree *tree)
 }
 
 /*
- * Call @cb (idle, e->cb_lock held; dropped around the call) until it has
+ * Call @cb (idle, the callback lock held; dropped around the call) until it has
  * seen every change handed off to this runner.
  */
 static void run_one(struct sysctl_entry *e, struct sysctl_callback *cb)
@@ -89,18 +69,18 @@ static void run_one(struct sysctl_entry *e, struct sysctl_callback *cb)
 		uint64_t seen = stamp >> 8;
 		struct sysctl_change ch = { .seq = seen, .origin = (enum sysctl_origin)(stamp & 0xff) };
 
-		pthread_mutex_unlock(&e->cb_lock);
+		rcs_elock_cb_unlock(e);
 		callback_depth++;
 		cb->fn(e, &ch, cb->arg);
 		callback_depth--;
-		pthread_mutex_lock(&e->cb_lock);
+		rcs_elock_cb(e);
 		if (seen > cb->done)
 			cb->done = seen;
 		/* Writers waiting for this call need not wait for the next. */
-		pthread_cond_broadcast(&e->cb_cond);
+		rcs_elock_cb_broadcast(e);
 	} while (!cb->removed && cb->handoff > cb->done);
 	cb->running = false;
-	pthread_cond_broadcast(&e->cb_cond);
+	rcs_elock_cb_broadcast(e);
 }
 
 /* Make every callback of @e see change number @c (no tree lock held). */
@@ -108,9 +88,9 @@ static void run_callbacks(struct sysctl_entry *e, uint64_t c)
 {
 	struct sysctl_callback *cb;
 
-	pthread_mutex_lock(&e->cb_lock);
+	rcs_elock_cb(e);
 again:
-	cds_list_for_each_entry(cb, &e->callbacks, node) {
+	for (cb = e->callbacks; cb; cb = cb->next) {
 		if (cb->done >= c)
 			continue;
 		if (cb->running) {
@@ -121,14 +101,14 @@ again:
 				continue;
 			}
 			/* Its call, or the next one, will have seen @c. */
-			pthread_cond_wait(&e->cb_cond, &e->cb_lock);
+			rcs_elock_cb_wait(e);
 		} else {
 			run_one(e, cb);
 		}
 		/* The list may have changed while unlocked: start over. */
 		goto again;
 	}
-	pthread_mutex_unlock(&e->cb_lock);
+	rcs_elock_cb_unlock(e);
 }
 
 /*
@@ -143,7 +123,7 @@ void rcs_sysctl_changed(struct sysctl_entry *e, uint64_t c)
 	if (__atomic_load_n(&tree->waiters, __ATOMIC_SEQ_CST))
 		rcs_sysctl_wake_all(tree);
 	/* Unlocked peek: a callback added during this change need not see it. */
-	if (__atomic_load_n(&e->callbacks.next, __ATOMIC_ACQUIRE) != &e->callbacks)
+	if (__atomic_load_n(&e->callbacks, __ATOMIC_ACQUIRE))
 		run_callbacks(e, c);
 }
 
@@ -179,26 +159,26 @@ void rcs_sysctl_removed(struct sysctl_entry *e)
 	struct sysctl_change ch = { .origin = SYSCTL_ORIGIN_REMOVED };
 	struct sysctl_callback *cb;
 
-	pthread_mutex_lock(&e->cb_lock);
+	rcs_elock_cb(e);
 again:
-	cds_list_for_each_entry(cb, &e->callbacks, node) {
+	for (cb = e->callbacks; cb; cb = cb->next) {
 		if (cb->told_gone)
 			continue;
 		if (cb->running) {
-			pthread_cond_wait(&e->cb_cond, &e->cb_lock);
+			rcs_elock_cb_wait(e);
 			goto again;
 		}
 		cb->told_gone = true;
 		cb->running = true;
 		ch.seq = sysctl_entry_changes(e);
-		pthread_mutex_unlock(&e->cb_lock);
+		rcs_elock_cb_unlock(e);
 		callback_depth++;
 		cb->fn(e, &ch, cb->arg);
 		callback_depth--;
-		pthread_mutex_lock(&e->cb_lock);
+		rcs_elock_cb(e);
 		cb->running = false;
-		pthread_cond_broadcast(&e->cb_cond);
+		rcs_elock_cb_broadcast(e);
 		goto again; /* the list may have changed while unlocked */
 	}
-	pthread_mutex_unlock(&e->cb_lock);
+	rcs_elock_cb_unlock(e);
 }

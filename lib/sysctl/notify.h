@@ -8,16 +8,16 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <urcu/list.h>
 
 #include "rcustring/sysctl.h"
 
 struct sysctl_callback {
-	struct cds_list_head node; /* in e->callbacks, under e->cb_lock */
+	/* The next of e->callbacks, in the order added; under the entry's callback lock. */
+	struct sysctl_callback *next;
 	struct sysctl_entry *e;    /* referenced */
 	sysctl_change_fn *fn;
 	void *arg;
-	/* Under e->cb_lock: */
+	/* Under the entry's callback lock: */
 	uint64_t done;    /* counter passed to the last call that returned */
 	uint64_t handoff; /* latest change left to the runner by a callback's write */
 	bool running;     /* some thread is inside fn */

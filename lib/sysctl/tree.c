@@ -27,6 +27,7 @@
 #include "rcustring/sysctl.h"
 #include "dir_index.h"
 #include "entry.h"
+#include "entry_lock.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -76,7 +77,7 @@ struct sysctl_tree *sysctl_tree_new(void)
 	CDS_INIT_LIST_HEAD(&tree->headers);
 	tree->skip_rng = 0x9e3779b97f4a7c15ULL; /* any non-zero seed */
 	tree->log = log_stderr;
-	tree->root = rcs_entry_alloc(tree, "", "", 0, true);
+	tree->root = rcs_entry_alloc(tree, "", "", 0, NULL, true);
 	if (!tree->root) {
 		err = errno;
 		goto free_cond;
@@ -345,27 +346,23 @@ static int find_existing(struct sysctl_tree *tree, const char *path, const struc
 }
 
 /* A new header for @count rows with one reference, or NULL. */
-static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t count,
-						sysctl_write_hook *hook, void *hook_arg)
+static struct sysctl_table_header *header_alloc(size_t count, sysctl_write_hook *hook,
+						void *hook_arg)
 {
-	struct sysctl_table_header *h = malloc(sizeof(*h) + count * sizeof(h->entries[0]));
+	struct sysctl_table_header *h;
+	size_t size = sizeof(struct sysctl_table_header) + count * sizeof(h->entries[0]);
+	struct rcs_table_hook *tail;
 
+	h = malloc(size + (hook ? sizeof(*tail) : 0));
 	if (!h)
 		return NULL;
-	memset(h, 0, sizeof(*h) + count * sizeof(h->entries[0]));
-	h->tree = tree;
-	h->count = count;
+	memset(h, 0, size);
+	h->count = (uint32_t)count;
 	h->refs = 1;
-	h->write_hook = hook;
-	h->hook_arg = hook_arg;
-	if (pthread_mutex_init(&h->drain_lock, NULL)) {
-		free(h);
-		return NULL;
-	}
-	if (pthread_cond_init(&h->drain_cond, NULL)) {
-		pthread_mutex_destroy(&h->drain_lock);
-		free(h);
-		return NULL;
+	if (hook) {
+		tail = (struct rcs_table_hook *)((char *)h + size);
+		*tail = (struct rcs_table_hook){ .fn = hook, .arg = hook_arg };
+		h->hook = tail;
 	}
 	return h;
 }
@@ -377,8 +374,9 @@ static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t
 static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent,
 			   struct sysctl_table_header *h, const struct ctl_table *table, size_t i)
 {
-	struct sysctl_entry *e =
-		rcs_entry_alloc(tree, parent->path, table[i].procname, strlen(table[i].procname), false);
+	/* The description is copied: the table may be freed after unregister. */
+	struct sysctl_entry *e = rcs_entry_alloc(tree, parent->path, table[i].procname,
+						 strlen(table[i].procname), table[i].desc, false);
 
 	if (!e)
 		return -ENOMEM;
@@ -391,8 +389,6 @@ static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent
 	e->maxlen = table[i].maxlen;
 	e->locked_reads = !(rcs_kind_flags(e->kind) & SYSCTL_HF_RCU);
 	e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
-	if (table[i].desc && !(e->desc = rcs_dup_n(table[i].desc, strlen(table[i].desc))))
-		return -ENOMEM;
 	return 0;
 }
 
@@ -427,7 +423,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	struct sysctl_entry *dir, *parent;
 	int n, have, nnew = 0, err;
 
-	if (!tree || !path || (!table && count) || !out)
+	if (!tree || !path || (!table && count) || !out || count > INT32_MAX)
 		return -EINVAL;
 	slashed = rcs_slash_form(path, buf, sizeof(buf));
 	n = slashed ? rcs_split_path(slashed, comps, RCS_MAX_DEPTH - 1) : -EINVAL;
@@ -443,13 +439,13 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 		goto out;
 
 	err = -ENOMEM;
-	h = header_alloc(tree, count, hook, hook_arg);
+	h = header_alloc(count, hook, hook_arg);
 	if (!h)
 		goto fail;
 	/* Allocate everything first, so that linking cannot fail half way. */
 	parent = dir;
 	for (int i = have; i < n; i++) {
-		newdirs[nnew] = rcs_entry_alloc(tree, parent->path, comps[i].s, comps[i].len, true);
+		newdirs[nnew] = rcs_entry_alloc(tree, parent->path, comps[i].s, comps[i].len, NULL, true);
 		if (!newdirs[nnew])
 			goto fail;
 		parent = newdirs[nnew++];
@@ -457,10 +453,10 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	for (size_t i = 0; i < count; i++)
 		if (row_entry_alloc(tree, parent, h, table, i))
 			goto fail;
+	h->dir = parent; /* before any handler call can need the tree (inflight_exit()) */
 	if (link_table(dir, newdirs, nnew, parent, h))
 		goto fail;
-	h->dir = parent;
-	parent->pins++;
+	parent->dir->pins++;
 	cds_list_add_tail(&h->node, &tree->headers);
 	*out = h;
 	err = 0;
@@ -502,7 +498,7 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 
 	if (!h)
 		return;
-	tree = h->tree;
+	tree = h->dir->tree;
 	pthread_mutex_lock(&tree->lock);
 	for (size_t i = 0; i < h->count; i++) {
 		sysctl_entry_get(h->entries[i]); /* for the removal callbacks below */
@@ -510,8 +506,8 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	}
 	/* Remove directories left empty, up to (not including) the root. */
 	dir = h->dir;
-	dir->pins--;
-	while (dir != tree->root && !dir->pins && cds_list_empty(&dir->children)) {
+	dir->dir->pins--;
+	while (dir != tree->root && !dir->dir->pins && cds_list_empty(&dir->dir->children)) {
 		struct sysctl_entry *up = dir->parent;
 
 		rcs_entry_unlink(dir);
@@ -522,10 +518,13 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 
 	/* No new handler call can start; wait for those running. */
 	__atomic_store_n(&h->dead, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&h->drain_lock);
-	while (__atomic_load_n(&h->inflight, __ATOMIC_SEQ_CST))
-		pthread_cond_wait(&h->drain_cond, &h->drain_lock);
-	pthread_mutex_unlock(&h->drain_lock);
+	for (;;) {
+		uint32_t ticket = rcs_event_ticket(tree, h);
+
+		if (!__atomic_load_n(&h->inflight, __ATOMIC_SEQ_CST))
+			break;
+		rcs_event_sleep(tree, h, ticket);
+	}
 	/* Waiters on the dead entries return -ENOENT; callbacks hear of it. */
 	rcs_sysctl_wake_all(tree);
 	for (size_t i = 0; i < h->count; i++) {
@@ -573,7 +572,7 @@ static void snap_files(struct snapshot *s, struct sysctl_entry *e, int depth)
 	}
 	if (depth > RCS_MAX_DEPTH)
 		return;
-	cds_list_for_each_entry_rcu(c, &e->children, sibling)
+	cds_list_for_each_entry_rcu(c, &e->dir->children, sibling)
 		snap_files(s, c, depth + 1);
 }
 
@@ -630,7 +629,7 @@ int sysctl_list_dir(struct sysctl_tree *tree, const char *path,
 		return -ENOTDIR;
 	}
 	rcu_read_lock();
-	cds_list_for_each_entry_rcu(c, &e->children, sibling)
+	cds_list_for_each_entry_rcu(c, &e->dir->children, sibling)
 		snap_add(&s, c);
 	rcu_read_unlock();
 	sysctl_entry_put(e);

@@ -14,6 +14,7 @@
 #include <urcu/call-rcu.h>
 
 #include "rcustring/sysctl.h"
+#include "entry_lock.h"
 
 struct sysctl_tree {
 	/* Serializes register/unregister; lookups take no lock (RCU). */
@@ -47,14 +48,27 @@ struct sysctl_tree {
 	pthread_mutex_t audit_lock;
 	uint64_t audit_seq; /* last seq recorded */
 	struct sysctl_audit_record *audit;
+
+	/* Where threads sleep that wait for an entry's locks or a table's drain (entry_lock.h). */
+	struct rcs_wait_slot wait_slots[RCS_WAIT_SLOTS];
 };
 
+/* sysctl_register_table_hooked(): takes the writes, outside the locks. */
+struct rcs_table_hook {
+	sysctl_write_hook *fn;
+	void *arg;
+};
+
+/*
+ * 48 bytes, so that with one row's slot it takes a 64-byte chunk of the
+ * allocator (rcusysd registers one table per tunable).
+ */
 struct sysctl_table_header {
-	struct sysctl_tree *tree;
 	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
-	size_t count;
+	uint32_t count;            /* rows (at most INT32_MAX) */
+	int dead;                  /* see inflight; unregister sleeps on the header's event */
 	struct cds_list_head node; /* in tree->headers */
-	long refs;                 /* atomic: 1 for the registration + 1 per entry */
+	uint32_t refs;             /* atomic: 1 for the registration + 1 per entry */
 
 	/*
 	 * Handlers of this table running now, and whether it is unregistered.
@@ -62,14 +76,9 @@ struct sysctl_table_header {
 	 * dead then waits for inflight 0 (both seq_cst, so one of them sees
 	 * the other), like the kernel's use counts in proc_sysctl.c.
 	 */
-	long inflight;
-	int dead;
-	pthread_mutex_t drain_lock;
-	pthread_cond_t drain_cond;
-
-	/* sysctl_register_table_hooked(): takes the writes, outside the locks. */
-	sysctl_write_hook *write_hook;
-	void *hook_arg;
+	uint32_t inflight;
+	/* NULL, or after entries[] in the header's allocation. */
+	const struct rcs_table_hook *hook;
 
 	/* The rows' entries, allocated with the header (most tables are small). */
 	struct sysctl_entry *entries[];
@@ -106,7 +115,10 @@ struct sysctl_index {
 	uintptr_t slot[]; /* tagged nodes (dir_index.c); RCU */
 };
 
+/* What only a directory has (allocated with it: rcs_entry_alloc()). */
 struct sysctl_dir {
+	struct cds_list_head children; /* sorted by name; RCU */
+	long pins; /* tables registered right here (under tree->lock) */
 	struct sysctl_entry *skip_head[SYSCTL_SKIP_LEVELS]; /* under tree->lock */
 };
 
@@ -123,45 +135,44 @@ struct sysctl_entry {
 	uint8_t is_dir;
 	uint8_t live; /* atomic; 0 once unlinked */
 	long refs;    /* atomic: 1 while linked (dropped after a grace period) + users */
-	char *name;   /* iname, or allocated when longer */
+	char *name;   /* iname, or after the path when longer */
 	/* Under tree->lock while linked; read under RCU by lookups (atomic). */
 	struct sysctl_entry *parent;
 	char iname[16];
 
 	/* What a walk touches too, in the next line: the list and the path. */
-	struct cds_list_head sibling;  /* in parent->children, sorted by name; RCU */
-	char *path;                    /* dotted */
-	struct cds_list_head children; /* directories only; RCU */
+	struct cds_list_head sibling; /* in parent->dir->children, sorted by name; RCU */
+	char *path;                   /* dotted, allocated with the entry */
 	mode_t mode;
-	struct sysctl_dir *dir; /* directories only: the skip list's heads */
+	/*
+	 * The writer lock, the data lock and the callback lock (entry_lock.h):
+	 * writes are serialized so that the audit's old/new pair is consistent;
+	 * handlers that change their data in place (every one but
+	 * proc_rcu_string) write under the data lock exclusive and reads
+	 * through the tree hold it shared, so no reader copies the data while
+	 * a writer changes it (writers preferred: readers cannot starve them;
+	 * proc_rcu_string readers never take it); the callback lock guards
+	 * callbacks.
+	 */
+	uint32_t lockw;
+	struct sysctl_dir *dir; /* directories only (NULL for entries) */
 
-	int skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
+	/* Small fields together: at 100 000 entries every hole costs. */
+	uint8_t skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
+	bool locked_reads;   /* the handler needs the data lock for reads */
+	bool exec;           /* SYSCTL_MODE_EXEC: written by uid 0 alone */
+	bool has_desc;       /* a copy of the row's description follows the path */
+	/* Copied at registration: explanations need it without the table. */
+	int maxlen;
 	struct sysctl_tree *tree;
 	struct sysctl_table_header *header; /* NULL for directories */
 	const struct ctl_table *table;      /* NULL for directories */
-	char *desc; /* copied: the table may be freed after unregister */
-	long pins;  /* directories: tables registered right here (under tree->lock) */
-
-	/* Serializes writes so that the audit's old/new pair is consistent. */
-	pthread_mutex_t write_lock;
-	/*
-	 * Handlers that change their data in place (every one but
-	 * proc_rcu_string): the handler's write holds it exclusive, reads
-	 * through the tree hold it shared, so no reader copies the data while
-	 * a writer changes it. Writers are preferred, so readers cannot starve
-	 * them. proc_rcu_string readers never take it.
-	 */
-	pthread_rwlock_t data_lock;
-	bool locked_reads; /* the handler needs data_lock for reads */
 	/*
 	 * Resolved at registration: the row of the handler's kind (its
 	 * declared base's for a wrapper), NULL for a program's own handler.
 	 * Every question about the handler asks it.
 	 */
 	const struct rcs_handler_row *kind;
-	/* Copied at registration: explanations need it without the table. */
-	int maxlen;
-	bool exec; /* SYSCTL_MODE_EXEC: written by uid 0 alone */
 	uint64_t changes; /* atomic */
 	/*
 	 * Atomic: (number of the latest change told to callbacks << 8) | its
@@ -169,12 +180,10 @@ struct sysctl_entry {
 	 * belong together. Only grows (rcs_sysctl_stamp).
 	 */
 	uint64_t stamp;
-	const struct sysctl_change *writing; /* the write in progress; under write_lock */
+	const struct sysctl_change *writing; /* the write in progress; under the writer lock */
 
-	/* Change callbacks of this entry. */
-	pthread_mutex_t cb_lock;
-	pthread_cond_t cb_cond; /* a callback stopped running */
-	struct cds_list_head callbacks;
+	/* Change callbacks of this entry (notify.h; under the callback lock). */
+	struct sysctl_callback *callbacks;
 
 	struct rcu_head rcu;
 
@@ -194,8 +203,6 @@ void rcs_sysctl_stamp(struct sysctl_entry *e, uint64_t c, enum sysctl_origin ori
 /* @e was unregistered: each callback is called once with SYSCTL_ORIGIN_REMOVED. */
 void rcs_sysctl_removed(struct sysctl_entry *e);
 void rcs_sysctl_wake_all(struct sysctl_tree *tree);
-int rcs_sysctl_entry_init_notify(struct sysctl_entry *e);
-void rcs_sysctl_entry_fini_notify(struct sysctl_entry *e);
 
 /* audit.c */
 int rcs_audit_init(struct sysctl_tree *tree);
@@ -215,9 +222,9 @@ int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sys
 /* entry_io.c: run @e's handler with the table's in-flight count held */
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos);
 
-/* Keep @h's rows (and what they point to) while in use: true if still registered.
- * Call rcs_header_unuse() either way. */
-bool rcs_header_use(struct sysctl_table_header *h);
-void rcs_header_unuse(struct sysctl_table_header *h);
+/* Keep @e's table (its rows and what they point to) while in use: true if
+ * still registered. Call rcs_header_unuse() either way. */
+bool rcs_header_use(struct sysctl_entry *e);
+void rcs_header_unuse(struct sysctl_entry *e);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "common/deadline.h"
 #include "rcustring/sysctl.h"
+#include "entry_lock.h"
 #include "notify.h"
 #include "tree.h"
 
@@ -60,7 +61,7 @@ int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms)
 int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *arg,
 			   struct sysctl_callback **out)
 {
-	struct sysctl_callback *cb;
+	struct sysctl_callback *cb, **at;
 
 	if (!e || !fn || !out || e->is_dir)
 		return -EINVAL;
@@ -71,29 +72,35 @@ int sysctl_entry_on_change(struct sysctl_entry *e, sysctl_change_fn *fn, void *a
 	cb->arg = arg;
 	cb->e = e;
 	sysctl_entry_get(e);
-	pthread_mutex_lock(&e->cb_lock);
+	rcs_elock_cb(e);
 	/* Changes published before it was added are not its concern. */
 	cb->done = sysctl_entry_changes(e);
-	cds_list_add_tail(&cb->node, &e->callbacks);
-	pthread_mutex_unlock(&e->cb_lock);
+	/* Added last: callbacks run in the order they were added (few per entry). */
+	for (at = &e->callbacks; *at; at = &(*at)->next)
+		;
+	__atomic_store_n(at, cb, __ATOMIC_RELEASE); /* notify.c peeks without the lock */
+	rcs_elock_cb_unlock(e);
 	*out = cb;
 	return 0;
 }
 
 void sysctl_callback_remove(struct sysctl_callback *cb)
 {
+	struct sysctl_callback **at;
 	struct sysctl_entry *e;
 
 	if (!cb)
 		return;
 	e = cb->e;
-	pthread_mutex_lock(&e->cb_lock);
-	cds_list_del(&cb->node);
+	rcs_elock_cb(e);
+	for (at = &e->callbacks; *at != cb; at = &(*at)->next)
+		;
+	__atomic_store_n(at, cb->next, __ATOMIC_RELEASE);
 	cb->removed = true;
 	/* Unlinked: no new call starts; wait for the one running, if any. */
 	while (cb->running)
-		pthread_cond_wait(&e->cb_cond, &e->cb_lock);
-	pthread_mutex_unlock(&e->cb_lock);
+		rcs_elock_cb_wait(e);
+	rcs_elock_cb_unlock(e);
 	free(cb);
 	sysctl_entry_put(e);
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -435,6 +436,12 @@ static int start_sockets(struct daemon *d, const struct sysctl_socket_options *s
 		log_serve_error(path, err);
 		return 1;
 	}
+	/*
+	 * The start freed what parsing and applying the files took (a copy of
+	 * every line, each declaration before it was packed): hand those pages
+	 * back, from the middle of the heap too, before serving.
+	 */
+	malloc_trim(0);
 	rlog(LOG_INFO, "ready: control socket %s/control.sock, events %s", d->o.run_dir, path);
 	return 0;
 }

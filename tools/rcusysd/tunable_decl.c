@@ -133,6 +133,8 @@ struct decl {
 	char *maxlen, *bits, *mode, *min, *max, *def, *desc, *exec;
 	char *buf; /* where a message is written (size bufsize) */
 	size_t bufsize;
+	const struct type *t_type; /* the type's row, once known (needed while parsing only) */
+	char **path_out, **sig_out; /* tunable_parse_line()'s @path and @sig */
 };
 
 #define FAIL_BUF(d, ...) \
@@ -183,12 +185,14 @@ static int decl_path(struct decl *d, struct tunable *t, const char **why)
 		if (!p)
 			break;
 	}
-	if (asprintf(&t->path, "%s%s", *path == '/' ? "" : "/", path) < 0)
+	if (asprintf(d->path_out, "%s%s", *path == '/' ? "" : "/", path) < 0) {
+		*d->path_out = NULL;
 		return -ENOMEM;
-	t->name = strrchr(t->path, '/') + 1;
-	t->desc = d->desc && *d->desc ? strdup(d->desc) : NULL;
+	}
+	t->table.procname = strrchr(*d->path_out, '/') + 1;
+	t->table.desc = d->desc && *d->desc ? strdup(d->desc) : NULL;
 	t->default_value = d->def ? strdup(d->def) : NULL;
-	if ((d->desc && *d->desc && !t->desc) || (d->def && !t->default_value))
+	if ((d->desc && *d->desc && !t->table.desc) || (d->def && !t->default_value))
 		return -ENOMEM;
 	return 0;
 }
@@ -213,14 +217,14 @@ static int decl_type(struct decl *d, struct tunable *t, const char **why)
 	}
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if (!strcmp(types[i].name, d->type))
-			t->type = &types[i];
-	if (!t->type)
+			d->t_type = &types[i];
+	if (!d->t_type)
 		FAIL_BUF(d, "type \"%.32s\" unknown (expected one of " TYPE_NAMES ")", d->type);
-	t->info = pick_handler(t->type, d->min || d->max);
+	t->info = pick_handler(d->t_type, d->min || d->max);
 	if (!t->info)
-		FAIL_BUF(d, "%s takes no min/max", t->type->name);
+		FAIL_BUF(d, "%s takes no min/max", d->t_type->name);
 	if (d->bracket && (!t->info->elem_size || (t->info->flags & SYSCTL_HF_SINGLE)))
-		FAIL_BUF(d, "%s cannot be a vector", t->type->name);
+		FAIL_BUF(d, "%s cannot be a vector", d->t_type->name);
 	if (d->maxlen && !(t->info->flags & SYSCTL_HF_STRING))
 		FAIL("maxlen is for strings");
 	if (d->bits && !(t->info->flags & SYSCTL_HF_BITMAP))
@@ -233,8 +237,9 @@ static int decl_mode(struct decl *d, struct tunable *t, const char **why)
 {
 	unsigned long v;
 
-	t->table = (struct ctl_table){ .procname = t->name, .mode = 0644, .desc = t->desc,
-				       .proc_handler = t->info->handler };
+	/* procname and desc are decl_path()'s. */
+	t->table.mode = 0644;
+	t->table.proc_handler = t->info->handler;
 	if (d->mode) {
 		/* The tree takes read and write bits only, as /proc/sys. */
 		if (parse_number(d->mode, false, &v) || v > 0666 || (v & 0111))
@@ -327,22 +332,24 @@ static int decl_sig(const struct decl *d, struct tunable *t)
 {
 	const char *size_key = d->maxlen ? " maxlen=" : d->bits ? " bits=" : "";
 	const char *size_val = d->maxlen ? d->maxlen : d->bits ? d->bits : "";
+	const char *desc = t->table.desc;
 
-	if (asprintf(&t->sig, "%s%s%.0u%s%s%s%s%s%s%s mode=%04o%s%s%s", t->type->name,
+	if (asprintf(d->sig_out, "%s%s%.0u%s%s%s%s%s%s%s mode=%04o%s%s%s", d->t_type->name,
 		     d->bracket ? "[" : "", d->bracket ? t->count : 0, d->bracket ? "]" : "",
 		     size_key, size_val, d->min ? " min=" : "", d->min ? d->min : "",
 		     d->max ? " max=" : "", d->max ? d->max : "", (unsigned)t->table.mode,
-		     t->desc ? " desc=\"" : "", t->desc ? t->desc : "", t->desc ? "\"" : "") < 0) {
-		t->sig = NULL;
+		     desc ? " desc=\"" : "", desc ? desc : "", desc ? "\"" : "") < 0) {
+		*d->sig_out = NULL;
 		return -ENOMEM;
 	}
 	return 0;
 }
 
 /* What tunable.h says. */
-int tunable_parse_line(char *line, struct tunable *t, const char **why, char *buf, size_t bufsize)
+int tunable_parse_line(char *line, struct tunable *t, char **path, char **sig, const char **why,
+		       char *buf, size_t bufsize)
 {
-	struct decl d = { .buf = buf, .bufsize = bufsize };
+	struct decl d = { .buf = buf, .bufsize = bufsize, .path_out = path, .sig_out = sig };
 	int err = decl_split(line, &d, why);
 
 	if (!err)

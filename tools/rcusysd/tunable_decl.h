@@ -7,6 +7,7 @@
 #define RCUSYSD_TUNABLE_DECL_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include <rcustring/rcustring.h>
 #include <rcustring/sysctl.h>
@@ -25,10 +26,10 @@ union bound {
 };
 
 struct tunable {
+	/* procname points inside path; desc is ours (NULL: none). */
 	struct ctl_table table;
 	struct sysctl_table_header *header;
 	const struct sysctl_handler_info *info;
-	const struct type *type;
 	/*
 	 * Memory counts at scale (100 000 tunables): what only some kinds
 	 * need is allocated for those alone, one value of up to a long lives
@@ -43,21 +44,32 @@ struct tunable {
 	unsigned long one;      /* the value of a single-element kind */
 	union bound min, max;
 	unsigned count;         /* elements (1 unless TYPE[N]) */
-	char *desc;             /* NULL: none */
-	char *default_value;    /* NULL: none, or once applied */
-	char *path;             /* '/' form with a leading '/', for sysctl_set */
-	const char *name;       /* the last component, inside path */
-	char *sig;              /* what must not change across a reload */
 	unsigned line;
+	char *default_value;    /* NULL: none, or once applied */
 	struct tunable *next;
+	/*
+	 * '/' form with a leading '/', for sysctl_set; then, after its NUL,
+	 * the signature: what must not change across a reload
+	 * (tunable_sig()). Allocated with the tunable (tunables.c
+	 * tunable_pack()): no pointer to either.
+	 */
+	char path[];
 };
+
+static inline const char *tunable_sig(const struct tunable *t)
+{
+	return t->path + strlen(t->path) + 1;
+}
 
 /*
  * Parses one declaration (PATH TYPE [key=value ...]) into @t, zeroed by
- * the caller and not registered yet; tunables.c frees @t either way. @why
- * points to a static text or to @buf (size @bufsize). Return 0, -EINVAL or
- * -ENOMEM.
+ * the caller and not registered yet, and its path and signature into
+ * *@path and *@sig (malloc'd; t->table.procname points into *@path), for
+ * the caller to pack with @t (t->path has no room yet); tunables.c frees
+ * @t, *@path and *@sig either way. @why points to a static text or to
+ * @buf (size @bufsize). Return 0, -EINVAL or -ENOMEM.
  */
-int tunable_parse_line(char *line, struct tunable *t, const char **why, char *buf, size_t bufsize);
+int tunable_parse_line(char *line, struct tunable *t, char **path, char **sig, const char **why,
+		       char *buf, size_t bufsize);
 
 #endif

@@ -35,11 +35,42 @@ static void tunable_free(struct tunable *t)
 	} else if (t->data != &t->one) {
 		free(t->data);
 	}
-	free(t->desc);
+	free((char *)t->table.desc); /* ours: decl_path() */
 	free(t->default_value);
-	free(t->path);
-	free(t->sig);
 	free(t);
+}
+
+/*
+ * @t again, in one allocation with @path and @sig after it (three chunks
+ * of the allocator become one, and no pointer to them is kept: they count
+ * at 100 000 tunables), its pointers into itself moved along; @t is gone,
+ * @path and @sig stay the caller's. NULL when out of memory.
+ */
+static struct tunable *tunable_pack(struct tunable *t, const char *path, const char *sig)
+{
+	size_t plen = strlen(path) + 1, slen = strlen(sig) + 1;
+	struct tunable *p = malloc(sizeof(*p) + plen + slen);
+
+	if (!p) {
+		tunable_free(t);
+		return NULL;
+	}
+	*p = *t;
+	memcpy(p->path, path, plen);
+	memcpy(p->path + plen, sig, slen);
+	p->table.procname = p->path + (t->table.procname - path);
+	if (t->data == &t->one)
+		p->data = &p->one;
+	if (t->table.data == &t->one)
+		p->table.data = &p->one;
+	else if (t->table.data == &t->bitmap)
+		p->table.data = &p->bitmap;
+	if (t->table.extra1 == &t->min)
+		p->table.extra1 = &p->min;
+	if (t->table.extra2 == &t->max)
+		p->table.extra2 = &p->max;
+	free(t);
+	return p;
 }
 
 void tunables_free(struct tunables *ts)
@@ -103,7 +134,7 @@ static int tunable_register(struct sysctl_tree *tree, struct tunable *t, const c
 	if (conflict)
 		return (*why = conflict), -EEXIST;
 	/* The directory is needed only here: not kept per tunable. */
-	dir = strndup(t->path, (size_t)(t->name - 1 - t->path));
+	dir = strndup(t->path, (size_t)(t->table.procname - 1 - t->path));
 	if (!dir)
 		return -ENOMEM;
 	err = sysctl_register_table(tree, dir, &t->table, 1, &t->header);
@@ -159,8 +190,14 @@ static int parse_all(const char *text, size_t len, struct tunables *ts, char *er
 		for (p = line; *p == ' ' || *p == '\t'; p++)
 			;
 		if (*p && *p != '#' && *p != '\r') {
+			char *path = NULL, *sig = NULL;
+
 			t = calloc(1, sizeof(*t));
-			ret = t ? tunable_parse_line(p, t, &why, buf, sizeof(buf)) : -ENOMEM;
+			ret = t ? tunable_parse_line(p, t, &path, &sig, &why, buf, sizeof(buf)) : -ENOMEM;
+			if (t && !ret && !(t = tunable_pack(t, path, sig)))
+				ret = -ENOMEM;
+			free(path);
+			free(sig);
 			if (t && !ret) {
 				t->line = lineno;
 				t->next = ts->list;
@@ -379,11 +416,12 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 			pp = &t->next;
 			continue;
 		}
-		if (strcmp(live->sig, t->sig)) {
+		if (strcmp(tunable_sig(live), tunable_sig(t))) {
 			snprintf(msg, sizeof(msg),
 				 "%s: declared \"%s\", live as \"%s\": a live entry keeps its declaration "
 				 "(restart to change it)",
-				 sysctl_conf_dotted(t->path, name, sizeof(name)), t->sig, live->sig);
+				 sysctl_conf_dotted(t->path, name, sizeof(name)), tunable_sig(t),
+				 tunable_sig(live));
 			report(arg, t->line, msg);
 		}
 		live->next = t->next;
