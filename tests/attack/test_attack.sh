@@ -73,6 +73,9 @@ ready() { wait_for 20 ready_or_gone "$@" && alive "$1" && said_ready "$@"; }
 start() {
 	local run=$1
 	shift
+	# Emptied here, not by the daemon's redirection: that one runs in the
+	# child, after ready() may have read an earlier daemon's "ready:" line.
+	: > "$run.log"
 	"$rcusysd" -d "$run" --no-persist "$@" 2> "$run.log" &
 	pid=$!
 	daemons+=("$pid")
@@ -302,6 +305,7 @@ signals)
 
 	# SIGCHLD ignored by whoever started us.
 	run=$dir/c
+	: > "$run.log"
 	"$helper" exec -i 17 -- "$rcusysd" -d "$run" --no-fuse --no-persist 2> "$run.log" &
 	pid=$!
 	daemons+=("$pid")
@@ -319,6 +323,7 @@ signals)
 
 	# What a supervised program inherits: started with stray descriptors open.
 	run=$dir/k
+	: > "$run.log"
 	"$rcusysd" -d "$run" --no-fuse --no-persist 2> "$run.log" 8< /dev/null 9> "$dir/stray" &
 	pid=$!
 	daemons+=("$pid")
@@ -373,6 +378,7 @@ fds)
 
 	# Out of descriptors: a pending events connection must not make the acceptor spin.
 	run=$dir/m
+	: > "$run.log"
 	(ulimit -n 24 && exec "$rcusysd" -d "$run" --no-fuse --no-persist 2> "$run.log") &
 	pid=$!
 	daemons+=("$pid")
