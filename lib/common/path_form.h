@@ -13,19 +13,23 @@
 
 #include <string.h>
 
+/*
+ * Swap every '.' and '/' of @s in place: one form to the other, both ways
+ * (how the dotted form is written from a '/' key, and read back).
+ */
+static inline void rcs_path_swap_separators(char *s)
+{
+	for (; *s; s++)
+		*s = *s == '.' ? '/' : *s == '/' ? '.' : *s;
+}
+
 /* Rewrite @path in place to its '/' form (unchanged when already in it). */
 static inline void rcs_path_to_slash(char *path)
 {
 	char *first = strpbrk(path, "./");
 
-	if (!first || *first == '/')
-		return;
-	for (char *p = first; *p; p++) {
-		if (*p == '.')
-			*p = '/';
-		else if (*p == '/')
-			*p = '.';
-	}
+	if (first && *first == '.')
+		rcs_path_swap_separators(first);
 }
 
 #endif

@@ -42,8 +42,7 @@ const char *sysctl_conf_dotted(const char *key, char *buf, size_t size)
 		return buf;
 	}
 	snprintf(buf, size, "%s", key);
-	for (char *p = buf; *p; p++)
-		*p = *p == '/' ? '.' : *p == '.' ? '/' : *p;
+	rcs_path_swap_separators(buf);
 	return buf;
 }
 

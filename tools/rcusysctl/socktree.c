@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/path_form.h"
 #include "socket_client.h"
 #include "socktree.h"
 
@@ -200,8 +201,7 @@ int socktree_describe(const char *key, char *buf, size_t size)
  */
 void socktree_listed_key(char *p)
 {
-	for (; *p; p++)
-		*p = *p == '.' ? '/' : *p == '/' ? '.' : *p;
+	rcs_path_swap_separators(p);
 }
 
 /* "VALUE <path> <value>" or "FAILED <path> <errno> <NAME>" into @w. */
