@@ -30,21 +30,36 @@
  *       counts reads that are neither. printk_devkmsg refused: a writer
  *       alternates "ratelimit" with a word the handler refuses; a reader
  *       counts reads that are not "ratelimit" (a refused word, or a mix).
+ *       The handler takes a word only with one character after it (the
+ *       newline of "echo"): every value is written with its newline.
  *   mptcp_path_manager procsys  a writer flips "kernel" and "userspace"
  *       (word-sized copies on both sides: a torn read is unlikely, KCSAN
- *       is the evidence). mptcp_path_manager pair: FU_CALLS rounds in
- *       which two threads write at once, one path_manager by name, the
- *       other pm_type as the other one; after each round the two files
- *       must name the same path manager (disagree counts those that do
- *       not: pm_type is what the kernel uses).
+ *       is the evidence). mptcp_path_manager pm_type and consumer: the
+ *       same writer (each write also sets pm_type) while a reader of
+ *       pm_type's file and a thread creating MPTCP sockets, which read
+ *       pm_type (mptcp_get_pm_type()), run on the other CPU; failed
+ *       counts sockets that could not be created. mptcp_path_manager
+ *       pair: FU_CALLS rounds in which two threads write at once, one
+ *       path_manager by name, the other pm_type as the other one; after
+ *       each round the two files must name the same path manager
+ *       (disagree counts those that do not: pm_type is what the kernel
+ *       uses).
+ *
+ * Every writer prints "writer KERNEL TUNABLE LABEL writes=N" (writes that
+ * succeeded), with refused=N for one that also writes a refused word and
+ * error=E when a write failed otherwise: a writer whose writes all fail
+ * leaves the readers nothing to see, and the boot test fails it.
  *
  * KCSAN reports are copied to the console by kmsg.c; boot-test places
  * them (followups-kcsan-places). Kernel log lines of the KUnit run that
  * name rcustring are printed first, as "kunit " lines.
  *
  * Environment (from the kernel command line): RT_KERNEL (name printed on
- * every line), FU_READS (reads or sockets per line, default 20000),
- * FU_CALLS (firmware loads and path-manager rounds, default 2000).
+ * every line), FU_READS (reads or sockets per line, default 10000),
+ * FU_CALLS (firmware loads and path-manager rounds, default 2000),
+ * FU_KCSAN_SKIP_WATCH and FU_KCSAN_UDELAY_TASK (written to KCSAN's
+ * skip_watch and udelay_task before the lines, for a sharper pass:
+ * watchpoints more often and held longer; boot runs with the defaults).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,7 +91,7 @@
 #define FWTRIGGER_PATH "/sys/devices/virtual/misc/test_firmware/trigger_request"
 
 const char *kname = "unknown";	/* kmsg.c prints it too */
-static long reads_per_line = 20000;
+static long reads_per_line = 10000;
 static long calls_per_line = 2000;
 static int cpus;
 
@@ -110,7 +125,7 @@ struct flipper {
 	const char *val[2];
 	bool refusable;		/* val[1] is refused (EINVAL) by the handler */
 	atomic_bool stop, first;
-	long writes, refused;
+	long tries, writes, refused;	/* writes: those that succeeded */
 	int err;
 	pthread_t thread;
 };
@@ -126,11 +141,10 @@ static void *flip(void *arg)
 		return NULL;
 	}
 	while (!atomic_load(&f->stop)) {
-		const char *v = f->val[f->writes & 1];
+		const char *v = f->val[f->tries++ & 1];
 
 		if (pwrite(fd, v, strlen(v), 0) < 0) {
-			if (f->refusable && errno == EINVAL && (f->writes & 1)) {
-				f->writes++;
+			if (f->refusable && errno == EINVAL && !(f->tries & 1)) {
 				f->refused++;
 				continue;
 			}
@@ -160,10 +174,24 @@ static void flip_start(struct flipper *f, const char *path, const char *a,
 		usleep(100);
 }
 
-static void flip_stop(struct flipper *f)
+/* One "writer" line: what the writer wrote (see the top of the file). */
+static void writer_line(const char *tunable, const char *label, long writes,
+			const long *refused, int err)
+{
+	printf("writer %s %s %s writes=%ld", kname, tunable, label, writes);
+	if (refused)
+		printf(" refused=%ld", *refused);
+	if (err)
+		printf(" error=%s", strerror(err));
+	printf("\n");
+	fflush(stdout);
+}
+
+static void flip_stop(struct flipper *f, const char *tunable, const char *label)
 {
 	atomic_store(&f->stop, true);
 	pthread_join(f->thread, NULL);
+	writer_line(tunable, label, f->writes, f->refusable ? &f->refused : NULL, f->err);
 }
 
 /* Readers: each compares its reads with the whole values it may see. */
@@ -307,10 +335,7 @@ static void line_ftrace(void)
 
 	flip_start(&f, FTRACE_PATH, a, b, false);
 	readers_line("ftrace_dump_on_oops", "procsys", FTRACE_PATH, an, bn, 1, 1, -1);
-	flip_stop(&f);
-	if (f.err)
-		printf("note %s ftrace_dump_on_oops writer: %s\n", kname, strerror(f.err));
-	printf("note %s ftrace_dump_on_oops writes=%ld\n", kname, f.writes);
+	flip_stop(&f, "ftrace_dump_on_oops", "procsys");
 	write_restore(FTRACE_PATH, "0");
 }
 
@@ -382,13 +407,10 @@ static void line_firmware(void)
 			err = errno;
 		}
 	}
-	flip_stop(&f);
+	flip_stop(&f, "firmware_path", "consumer");
 	close(fd);
 	printf("race %s firmware_path consumer calls=%ld torn=%ld errors=%ld%s%s\n",
 	       kname, calls, torn, errors, err ? " error=" : "", err ? strerror(err) : "");
-	if (f.err)
-		printf("note %s firmware_path writer: %s\n", kname, strerror(f.err));
-	printf("note %s firmware_path writes=%ld\n", kname, f.writes);
 	fflush(stdout);
 }
 
@@ -422,41 +444,35 @@ static void line_mptcp(void)
 		if (s[i].err)
 			err = s[i].err;
 	}
-	flip_stop(&f);
+	flip_stop(&f, "mptcp_scheduler", "procsys");
 	printf("race %s mptcp_scheduler consumer calls=%ld failed=%ld%s%s\n", kname,
 	       calls, failed, err ? " error=" : "", err ? strerror(err) : "");
-	if (f.err)
-		printf("note %s mptcp_scheduler writer: %s\n", kname, strerror(f.err));
-	printf("note %s mptcp_scheduler writes=%ld\n", kname, f.writes);
 	fflush(stdout);
 }
 
 /*
  * printk_devkmsg: a writer flips "ratelimit" and "on" (they differ in
  * every byte "on" has); then a writer alternates "ratelimit" with a word
- * the handler refuses, and readers must only ever see "ratelimit".
+ * the handler refuses, and readers must only ever see "ratelimit". The
+ * handler refuses a word without exactly one character after it
+ * (devkmsg_sysctl_set_loglvl(): "err + 1 != *lenp"), so each value is
+ * written with its newline, as echo writes it.
  */
 static void line_printk(void)
 {
 	struct flipper f;
 
-	flip_start(&f, DEVKMSG_PATH, "ratelimit", "on", false);
+	flip_start(&f, DEVKMSG_PATH, "ratelimit\n", "on\n", false);
 	readers_line("printk_devkmsg", "procsys", DEVKMSG_PATH, "ratelimit\n", "on\n",
 		     1, 1, -1);
-	flip_stop(&f);
-	if (f.err)
-		printf("note %s printk_devkmsg writer: %s\n", kname, strerror(f.err));
-	write_restore(DEVKMSG_PATH, "ratelimit");
+	flip_stop(&f, "printk_devkmsg", "procsys");
+	write_restore(DEVKMSG_PATH, "ratelimit\n");
 
-	flip_start(&f, DEVKMSG_PATH, "ratelimit", "refused9", true);
+	flip_start(&f, DEVKMSG_PATH, "ratelimit\n", "refused9\n", true);
 	readers_line("printk_devkmsg", "refused", DEVKMSG_PATH, "ratelimit\n", NULL,
 		     1, 1, -1);
-	flip_stop(&f);
-	if (f.err)
-		printf("note %s printk_devkmsg refused writer: %s\n", kname, strerror(f.err));
-	printf("note %s printk_devkmsg writes=%ld refused=%ld\n", kname, f.writes,
-	       f.refused);
-	write_restore(DEVKMSG_PATH, "ratelimit");
+	flip_stop(&f, "printk_devkmsg", "refused");
+	write_restore(DEVKMSG_PATH, "ratelimit\n");
 	fflush(stdout);
 }
 
@@ -471,6 +487,7 @@ struct pm_writer {
 	const char *path;
 	const char *val[2];
 	int cpu, err;
+	long writes;
 	pthread_t thread;
 };
 
@@ -489,6 +506,8 @@ static void *pm_write_loop(void *arg)
 		pthread_barrier_wait(w->start);
 		if (fd >= 0 && pwrite(fd, v, strlen(v), 0) < 0)
 			w->err = errno;
+		else if (fd >= 0)
+			w->writes++;
 		pthread_barrier_wait(w->done);
 	}
 	if (fd >= 0)
@@ -505,15 +524,27 @@ static void line_path_manager(void)
 		{ .path = PM_TYPE_PATH, .val = { "1", "0" }, .cpu = 1 },
 	};
 	struct flipper f;
+	struct sockets s;
 	long i, disagree = 0;
 	int nfd, tfd, k, err = 0;
 
 	flip_start(&f, PM_PATH, "kernel", "userspace", false);
 	readers_line("mptcp_path_manager", "procsys", PM_PATH, "kernel\n", "userspace\n",
 		     1, 1, -1);
-	flip_stop(&f);
-	if (f.err)
-		printf("note %s mptcp_path_manager writer: %s\n", kname, strerror(f.err));
+	flip_stop(&f, "mptcp_path_manager", "procsys");
+
+	/* The consumers of pm_type, which each write of the name sets: its
+	 * file, and socket creation. */
+	flip_start(&f, PM_PATH, "kernel", "userspace", false);
+	memset(&s, 0, sizeof(s));
+	s.cpu = 1;
+	if (pthread_create(&s.thread, NULL, socket_loop, &s))
+		die("pthread_create");
+	readers_line("mptcp_path_manager", "pm_type", PM_TYPE_PATH, "0\n", "1\n", 1, 1, -1);
+	pthread_join(s.thread, NULL);
+	flip_stop(&f, "mptcp_path_manager", "consumer");
+	printf("race %s mptcp_path_manager consumer calls=%ld failed=%ld%s%s\n", kname,
+	       s.calls, s.failed, s.err ? " error=" : "", s.err ? strerror(s.err) : "");
 
 	nfd = open(PM_PATH, O_RDONLY | O_CLOEXEC);
 	tfd = open(PM_TYPE_PATH, O_RDONLY | O_CLOEXEC);
@@ -544,6 +575,8 @@ static void line_path_manager(void)
 	}
 	for (k = 0; k < 2; k++) {
 		pthread_join(w[k].thread, NULL);
+		writer_line("mptcp_path_manager", k ? "pair-type" : "pair-name", w[k].writes,
+			    NULL, w[k].err);
 		if (w[k].err)
 			err = w[k].err;
 	}
@@ -553,6 +586,38 @@ static void line_path_manager(void)
 	       i, disagree, err ? " error=" : "", err ? strerror(err) : "");
 	write_restore(PM_PATH, "kernel");
 	fflush(stdout);
+}
+
+/*
+ * KCSAN's watchpoint settings for a sharper pass, from FU_KCSAN_SKIP_WATCH
+ * and FU_KCSAN_UDELAY_TASK; printed as read back ("note KERNEL kcsan ...").
+ */
+static void kcsan_settings(void)
+{
+	static const char *const param[] = { "skip_watch", "udelay_task" };
+	static const char *const env[] = { "FU_KCSAN_SKIP_WATCH", "FU_KCSAN_UDELAY_TASK" };
+	char path[96], val[32];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const char *v = getenv(env[i]);
+		int fd;
+
+		if (!v)
+			continue;
+		snprintf(path, sizeof(path), "/sys/module/kcsan/parameters/%s", param[i]);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0 || pwrite(fd, v, strlen(v), 0) < 0 ||
+		    pread_all(fd, val, sizeof(val)) <= 0) {
+			printf("note %s kcsan cannot set %s: %s\n", kname, param[i],
+			       strerror(errno));
+		} else {
+			val[strcspn(val, "\n")] = '\0';
+			printf("note %s kcsan %s=%s\n", kname, param[i], val);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 int main(void)
@@ -576,7 +641,9 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("note %s cpus=%d\n", kname, cpus);
 	printf("note %s reads_per_line=%ld\n", kname, reads_per_line);
+	printf("note %s calls_per_line=%ld\n", kname, calls_per_line);
 	kunit_results();
+	kcsan_settings();
 	kmsg_watch_start();
 	line_ftrace();
 	line_cdrom();
