@@ -56,7 +56,7 @@ static uintptr_t slot_make(struct sysctl_entry *e)
 /* Names are short: a loop costs less than a call to memcmp(). */
 static inline bool same_name(const struct sysctl_entry *e, const char *s, size_t len, int slash_dot)
 {
-	const char *n = e->name;
+	const char *n = rcs_entry_name(e);
 
 	if (e->namelen != len)
 		return false;
@@ -233,14 +233,14 @@ int dir_index_skip_levels(struct sysctl_tree *tree)
 static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *name,
 				       struct sysctl_entry **pred)
 {
-	struct sysctl_dir *d = dir->dir;
+	struct sysctl_dir *d = rcs_entry_dir(dir);
 	struct sysctl_entry *p = NULL, *c;
 	struct cds_list_head *pos;
 
 	for (int lvl = SYSCTL_SKIP_LEVELS - 1; lvl >= 0; lvl--) {
 		struct sysctl_entry *next = p ? p->skip[lvl] : d->skip_head[lvl];
 
-		while (next && strcmp(next->name, name) < 0) {
+		while (next && strcmp(rcs_entry_name(next), name) < 0) {
 			p = next;
 			next = p->skip[lvl];
 		}
@@ -250,7 +250,7 @@ static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *nam
 	pos = p ? &p->sibling : &d->children;
 	for (c = cds_list_entry(pos->next, struct sysctl_entry, sibling); &c->sibling != &d->children;
 	     c = cds_list_entry(c->sibling.next, struct sysctl_entry, sibling)) {
-		if (strcmp(c->name, name) >= 0)
+		if (strcmp(rcs_entry_name(c), name) >= 0)
 			break;
 		pos = &c->sibling;
 	}
@@ -264,7 +264,7 @@ static struct cds_list_head *skip_find(struct sysctl_entry *dir, const char *nam
 void dir_index_link(struct sysctl_entry *dir, struct sysctl_entry *child)
 {
 	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS];
-	struct cds_list_head *pos = skip_find(dir, child->name, pred);
+	struct cds_list_head *pos = skip_find(dir, rcs_entry_name(child), pred);
 	struct sysctl_tree *tree = dir->tree;
 
 	CMM_STORE_SHARED(child->parent, dir);
@@ -272,7 +272,7 @@ void dir_index_link(struct sysctl_entry *dir, struct sysctl_entry *child)
 	cds_list_add_rcu(&child->sibling, pos);
 	for (int lvl = 0; lvl < child->skip_levels; lvl++) {
 		struct sysctl_entry **at = pred[lvl] ? &pred[lvl]->skip[lvl] :
-						       &dir->dir->skip_head[lvl];
+						       &rcs_entry_dir(dir)->skip_head[lvl];
 
 		child->skip[lvl] = *at;
 		*at = child;
@@ -294,9 +294,9 @@ void dir_index_unlink(struct sysctl_entry *dir, struct sysctl_entry *e)
 	struct sysctl_index *ht = tree->index;
 	size_t i = dir_index_hash_end(e->hash) & ht->mask;
 
-	skip_find(dir, e->name, pred);
+	skip_find(dir, rcs_entry_name(e), pred);
 	for (int lvl = 0; lvl < e->skip_levels; lvl++)
-		*(pred[lvl] ? &pred[lvl]->skip[lvl] : &dir->dir->skip_head[lvl]) = e->skip[lvl];
+		*(pred[lvl] ? &pred[lvl]->skip[lvl] : &rcs_entry_dir(dir)->skip_head[lvl]) = e->skip[lvl];
 	while (slot_entry(ht->slot[i]) != e)
 		i = (i + 1) & ht->mask;
 	if (ht->slot[(i + 1) & ht->mask]) {

@@ -92,7 +92,7 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	size_t plen = parent_path ? strlen(parent_path) : 0;
 	size_t head = sizeof(struct sysctl_entry) + (size_t)levels * sizeof(void *);
 	size_t dir_size = is_dir ? sizeof(struct sysctl_dir) : 0;
-	size_t path_size = plen + 1 + namelen + 1;
+	size_t path_size = plen + (plen ? 1 : 0) + namelen + 1; /* as join_path() writes it */
 	size_t name_size = namelen < sizeof(((struct sysctl_entry *)0)->iname) ? 0 : namelen + 1;
 	size_t desc_size = desc ? strlen(desc) + 1 : 0;
 	/* malloc, not calloc: tests fail it on purpose through --wrap=malloc. */
@@ -113,18 +113,17 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	e->refs = 1;
 	CDS_INIT_LIST_HEAD(&e->sibling);
 	if (is_dir) {
-		e->dir = (struct sysctl_dir *)tail;
-		memset(e->dir, 0, sizeof(*e->dir));
-		CDS_INIT_LIST_HEAD(&e->dir->children);
+		struct sysctl_dir *d = (struct sysctl_dir *)tail;
+
+		memset(d, 0, sizeof(*d));
+		CDS_INIT_LIST_HEAD(&d->children);
 		tail += dir_size;
 	}
 	e->namelen = (uint16_t)namelen; /* at most RCS_NAME_MAX_LEN */
-	e->name = name_size ? tail + path_size : e->iname;
-	memcpy(e->name, name, namelen);
-	e->name[namelen] = '\0';
-	e->path = tail;
-	join_path(e->path, parent_path, plen, name, namelen);
-	e->hash = dir_index_path_hash(e->path);
+	join_path(tail, parent_path, plen, name, namelen);
+	e->hash = dir_index_path_hash(tail);
+	memcpy(name_size ? tail + path_size : e->iname, name, namelen);
+	(name_size ? tail + path_size : e->iname)[namelen] = '\0';
 	e->has_desc = desc != NULL;
 	if (desc)
 		memcpy(tail + path_size + name_size, desc, desc_size);
@@ -140,12 +139,12 @@ int sysctl_entry_is_dir(const struct sysctl_entry *e)
 
 const char *sysctl_entry_name(const struct sysctl_entry *e)
 {
-	return e ? e->name : NULL;
+	return e ? rcs_entry_name(e) : NULL;
 }
 
 const char *sysctl_entry_path(const struct sysctl_entry *e)
 {
-	return e ? e->path : NULL;
+	return e ? rcs_entry_path(e) : NULL;
 }
 
 mode_t sysctl_entry_mode(const struct sysctl_entry *e)
@@ -160,8 +159,8 @@ const char *sysctl_entry_desc(const struct sysctl_entry *e)
 	if (!e || !e->has_desc)
 		return NULL;
 	/* After the path, and the name when it is not in iname (rcs_entry_alloc()). */
-	after_path = e->path + strlen(e->path) + 1;
-	return e->name == e->iname ? after_path : after_path + e->namelen + 1;
+	after_path = rcs_entry_path(e) + strlen(rcs_entry_path(e)) + 1;
+	return e->namelen < sizeof(e->iname) ? after_path : after_path + e->namelen + 1;
 }
 
 /*

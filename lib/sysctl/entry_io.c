@@ -239,7 +239,7 @@ static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
 	if (e->locked_reads)
 		rcs_elock_data_unlock(e);
 	if (err)
-		rcs_sysctl_reg_error(e->tree, "", e->path, "cannot restore the value after a refused commit: %s",
+		rcs_sysctl_reg_error(e->tree, "", rcs_entry_path(e), "cannot restore the value after a refused commit: %s",
 				     strerror(-err));
 }
 
@@ -330,7 +330,7 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		change = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
 		rcs_sysctl_stamp(e, change, origin);
 		audit_value(e, new_value);
-		rcs_audit_record(e->tree, who, e->path, old_value, new_value);
+		rcs_audit_record(e->tree, who, rcs_entry_path(e), old_value, new_value);
 	}
 	rcs_elock_write_unlock(e);
 	if (!err)

@@ -337,7 +337,7 @@ static int find_existing(struct sysctl_tree *tree, const char *path, const struc
 		if (!c)
 			break;
 		if (!c->is_dir) {
-			rcs_sysctl_reg_error(tree, path, NULL, "%s is an entry, not a directory", c->path);
+			rcs_sysctl_reg_error(tree, path, NULL, "%s is an entry, not a directory", rcs_entry_path(c));
 			return -EEXIST;
 		}
 		*dir = c;
@@ -375,7 +375,7 @@ static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent
 			   struct sysctl_table_header *h, const struct ctl_table *table, size_t i)
 {
 	/* The description is copied: the table may be freed after unregister. */
-	struct sysctl_entry *e = rcs_entry_alloc(tree, parent->path, table[i].procname,
+	struct sysctl_entry *e = rcs_entry_alloc(tree, rcs_entry_path(parent), table[i].procname,
 						 strlen(table[i].procname), table[i].desc, false);
 
 	if (!e)
@@ -445,7 +445,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	/* Allocate everything first, so that linking cannot fail half way. */
 	parent = dir;
 	for (int i = have; i < n; i++) {
-		newdirs[nnew] = rcs_entry_alloc(tree, parent->path, comps[i].s, comps[i].len, NULL, true);
+		newdirs[nnew] = rcs_entry_alloc(tree, rcs_entry_path(parent), comps[i].s, comps[i].len, NULL, true);
 		if (!newdirs[nnew])
 			goto fail;
 		parent = newdirs[nnew++];
@@ -456,7 +456,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	h->dir = parent; /* before any handler call can need the tree (inflight_exit()) */
 	if (link_table(dir, newdirs, nnew, parent, h))
 		goto fail;
-	parent->dir->pins++;
+	rcs_entry_dir(parent)->pins++;
 	cds_list_add_tail(&h->node, &tree->headers);
 	*out = h;
 	err = 0;
@@ -506,8 +506,8 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	}
 	/* Remove directories left empty, up to (not including) the root. */
 	dir = h->dir;
-	dir->dir->pins--;
-	while (dir != tree->root && !dir->dir->pins && cds_list_empty(&dir->dir->children)) {
+	rcs_entry_dir(dir)->pins--;
+	while (dir != tree->root && !rcs_entry_dir(dir)->pins && cds_list_empty(&rcs_entry_dir(dir)->children)) {
 		struct sysctl_entry *up = dir->parent;
 
 		rcs_entry_unlink(dir);
@@ -572,7 +572,7 @@ static void snap_files(struct snapshot *s, struct sysctl_entry *e, int depth)
 	}
 	if (depth > RCS_MAX_DEPTH)
 		return;
-	cds_list_for_each_entry_rcu(c, &e->dir->children, sibling)
+	cds_list_for_each_entry_rcu(c, &rcs_entry_dir(e)->children, sibling)
 		snap_files(s, c, depth + 1);
 }
 
@@ -629,7 +629,7 @@ int sysctl_list_dir(struct sysctl_tree *tree, const char *path,
 		return -ENOTDIR;
 	}
 	rcu_read_lock();
-	cds_list_for_each_entry_rcu(c, &e->dir->children, sibling)
+	cds_list_for_each_entry_rcu(c, &rcs_entry_dir(e)->children, sibling)
 		snap_add(&s, c);
 	rcu_read_unlock();
 	sysctl_entry_put(e);

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <urcu/list.h>
 #include <urcu/call-rcu.h>
 
@@ -135,14 +136,12 @@ struct sysctl_entry {
 	uint8_t is_dir;
 	uint8_t live; /* atomic; 0 once unlinked */
 	long refs;    /* atomic: 1 while linked (dropped after a grace period) + users */
-	char *name;   /* iname, or after the path when longer */
 	/* Under tree->lock while linked; read under RCU by lookups (atomic). */
 	struct sysctl_entry *parent;
-	char iname[16];
+	char iname[16]; /* the name when shorter; else after the path (rcs_entry_name()) */
 
 	/* What a walk touches too, in the next line: the list and the path. */
-	struct cds_list_head sibling; /* in parent->dir->children, sorted by name; RCU */
-	char *path;                   /* dotted, allocated with the entry */
+	struct cds_list_head sibling; /* in the parent's children, sorted by name; RCU */
 	mode_t mode;
 	/*
 	 * The writer lock, the data lock and the callback lock (entry_lock.h):
@@ -155,7 +154,6 @@ struct sysctl_entry {
 	 * callbacks.
 	 */
 	uint32_t lockw;
-	struct sysctl_dir *dir; /* directories only (NULL for entries) */
 
 	/* Small fields together: at 100 000 entries every hole costs. */
 	uint8_t skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
@@ -194,6 +192,39 @@ struct sysctl_entry {
 	 */
 	struct sysctl_entry *skip[];
 };
+
+/*
+ * What follows the node in its allocation (rcs_entry_alloc()), found from
+ * the node: its skip links, a directory's part, the dotted path, a name
+ * too long for iname, the description. No pointers to them are kept: at
+ * 100 000 entries each costs 800 kB.
+ */
+static inline char *rcs_entry_tail(const struct sysctl_entry *e)
+{
+	return (char *)e + sizeof(*e) + e->skip_levels * sizeof(e->skip[0]);
+}
+
+/* A directory's part; NULL for an entry. */
+static inline struct sysctl_dir *rcs_entry_dir(const struct sysctl_entry *e)
+{
+	return e->is_dir ? (struct sysctl_dir *)rcs_entry_tail(e) : NULL;
+}
+
+/* The dotted path. */
+static inline char *rcs_entry_path(const struct sysctl_entry *e)
+{
+	return rcs_entry_tail(e) + (e->is_dir ? sizeof(struct sysctl_dir) : 0);
+}
+
+static inline const char *rcs_entry_name(const struct sysctl_entry *e)
+{
+	const char *path;
+
+	if (e->namelen < sizeof(e->iname))
+		return e->iname;
+	path = rcs_entry_path(e);
+	return path + strlen(path) + 1;
+}
 
 /* notify.c */
 /* Change number @c of @e is published; tell waiters and run callbacks. */

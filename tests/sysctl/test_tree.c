@@ -710,6 +710,18 @@ static void test_long_name_and_desc(void **state)
 	assert_null(sysctl_entry_desc(e));
 	sysctl_entry_put(e);
 	sysctl_unregister_table(h);
+	/* At the top of the tree the path has no separator: the name and desc follow it alike. */
+	assert_int_equal(sysctl_register_table(t, "", tbl, 2, &h), 0);
+	e = sysctl_lookup(t, "/a_name_longer_than_sixteen.x");
+	assert_non_null(e);
+	assert_string_equal(sysctl_entry_name(e), "a_name_longer_than_sixteen.x");
+	assert_string_equal(sysctl_entry_desc(e), "the long one");
+	sysctl_entry_put(e);
+	e = sysctl_lookup(t, "short");
+	assert_non_null(e);
+	assert_string_equal(sysctl_entry_desc(e), "the short one");
+	sysctl_entry_put(e);
+	sysctl_unregister_table(h);
 	sysctl_tree_free(t);
 	rcustring_barrier();
 }
