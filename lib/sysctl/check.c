@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "entry_lock.h"
+#include "entry.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -78,10 +79,8 @@ int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 		return -EISDIR;
 	if (!e->kind)
 		return -EOPNOTSUPP; /* a program's own handler: its data is unknown */
-	if (!rcs_header_use(e)) {
-		rcs_header_unuse(e);
+	if (!rcs_entry_use(e))
 		return -ENOENT;
-	}
 	if (e->locked_reads)
 		rcs_elock_read(e);
 	err = scratch_init(&sc, e->table, e->kind->info.flags);
@@ -89,7 +88,7 @@ int sysctl_entry_check(struct sysctl_entry *e, const char *value, size_t len)
 		rcs_elock_read_unlock(e);
 	if (!err)
 		err = sc.t.proc_handler(&sc.t, 1, (void *)value, &len, &pos);
-	rcs_header_unuse(e);
+	rcs_entry_unuse(e);
 	scratch_free(&sc);
 	return err;
 }

@@ -16,6 +16,7 @@
 
 #include "rcustring/sysctl.h"
 #include "dir_index.h"
+#include "entry_lock.h"
 #include "entry.h"
 #include "tree.h"
 
@@ -63,6 +64,41 @@ void rcs_entry_unlink(struct sysctl_entry *e)
 	dir_index_unlink(e->parent, e);
 	CMM_STORE_SHARED(e->parent, NULL); /* lookups read it under RCU */
 	call_rcu(&e->rcu, linked_ref_drop_rcu);
+}
+
+/*
+ * Raise @e's in-flight count: while it is raised, the row and what it
+ * points to stay (unregister drains it). False, with nothing held, once
+ * the entry is unregistered: a call on a dead entry does not touch the
+ * count, so a drain waits only for calls that started before it.
+ */
+bool rcs_entry_use(struct sysctl_entry *e)
+{
+	if (!__atomic_load_n(&e->live, __ATOMIC_SEQ_CST))
+		return false;
+	__atomic_add_fetch(&e->inflight, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&e->live, __ATOMIC_SEQ_CST))
+		return true;
+	rcs_entry_unuse(e);
+	return false;
+}
+
+void rcs_entry_unuse(struct sysctl_entry *e)
+{
+	if (__atomic_sub_fetch(&e->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    !__atomic_load_n(&e->live, __ATOMIC_SEQ_CST))
+		rcs_event_wake(e->tree, e);
+}
+
+void rcs_entry_drain(struct sysctl_entry *e)
+{
+	for (;;) {
+		uint32_t ticket = rcs_event_ticket(e->tree, e);
+
+		if (!__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST))
+			return;
+		rcs_event_sleep(e->tree, e, ticket);
+	}
 }
 
 /* @parent_path '.' @name (@nlen bytes) at @p, NUL-terminated. */

@@ -26,6 +26,12 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 				     const char *name, size_t namelen, const char *desc, bool is_dir);
 /* Unlink @e from its parent (tree lock held); readers may still hold it. */
 void rcs_entry_unlink(struct sysctl_entry *e);
+/* Keep @e's row (and what it points to) while in use: true if still
+ * registered, and then call rcs_entry_unuse() when done. */
+bool rcs_entry_use(struct sysctl_entry *e);
+void rcs_entry_unuse(struct sysctl_entry *e);
+/* Wait until no call on @e runs; @e is unlinked (unregister). */
+void rcs_entry_drain(struct sysctl_entry *e);
 /* Drop a reference on @h; the last one frees it. */
 void rcs_header_put(struct sysctl_table_header *h);
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Reads and writes of one entry: permission, the table's in-flight count
- * around each handler call, the entry's locks, the audit record and the
+ * Reads and writes of one entry: permission, its in-flight count around
+ * each handler call, the entry's locks, the audit record and the
  * notification of each change, and the by-path forms (sysctl_get/set).
  * Handlers run outside every RCU section (they may sleep) with their
- * table's in-flight count raised, which unregister drains.
+ * entry's in-flight count raised, which unregister drains.
  */
 #define _LGPL_SOURCE
 #include <errno.h>
@@ -19,6 +19,7 @@
 
 #include "rcustring/sysctl.h"
 #include "entry_lock.h"
+#include "entry.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -51,46 +52,16 @@ int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who,
 	return -EACCES;
 }
 
-/*
- * Raise the in-flight count of @e's table: while it is raised, the table
- * and what it points to stay (unregister drains it). Return: true when the
- * table is still registered; call inflight_exit() either way.
- */
-static bool inflight_enter(struct sysctl_entry *e)
-{
-	__atomic_add_fetch(&e->header->inflight, 1, __ATOMIC_SEQ_CST);
-	return !__atomic_load_n(&e->header->dead, __ATOMIC_SEQ_CST);
-}
-
-/* The tree comes from the entry: the table's directory may be gone once it is dead. */
-static void inflight_exit(struct sysctl_entry *e)
-{
-	struct sysctl_table_header *h = e->header;
-
-	if (__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&h->dead, __ATOMIC_SEQ_CST))
-		rcs_event_wake(e->tree, h);
-}
-
-bool rcs_header_use(struct sysctl_entry *e)
-{
-	return inflight_enter(e);
-}
-
-void rcs_header_unuse(struct sysctl_entry *e)
-{
-	inflight_exit(e);
-}
-
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos)
 {
 	int err = -ENOENT;
 
 	if (!e->header)
 		return -EISDIR;
-	if (inflight_enter(e))
+	if (rcs_entry_use(e)) {
 		err = e->table->proc_handler(e->table, write, buf, lenp, ppos);
-	inflight_exit(e);
+		rcs_entry_unuse(e);
+	}
 	return err;
 }
 
@@ -157,17 +128,15 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
 		const void *min = NULL, *max = NULL;
 		bool has_lo, has_hi;
 
-		if (!inflight_enter(e)) {
-			inflight_exit(e);
+		if (!rcs_entry_use(e))
 			return -ENOENT;
-		}
 		min = e->table->extra1;
 		max = e->table->extra2;
 		if (min)
 			row->bound_text(min, lo, sizeof(lo));
 		if (max)
 			row->bound_text(max, hi, sizeof(hi));
-		inflight_exit(e);
+		rcs_entry_unuse(e);
 		/* A NULL bound is unchecked, or the element type's limit (u8: 0, 255). */
 		if (!min && row->default_lo)
 			snprintf(lo, sizeof(lo), "%s", row->default_lo);
@@ -285,9 +254,10 @@ static int hooked_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 
 	if (*ppos != 0)
 		return -EINVAL; /* the whole value in one write */
-	if (inflight_enter(e))
+	if (rcs_entry_use(e)) {
 		err = h->hook->fn(h->hook->arg, e, who, buf, *lenp, expected);
-	inflight_exit(e);
+		rcs_entry_unuse(e);
+	}
 	if (!err)
 		*ppos += (off_t)*lenp;
 	return err;

@@ -10,7 +10,7 @@
  * O(log n) per entry however large a directory grows. Lookups run under
  * rcu_read_lock and take a reference; register/unregister are serialized
  * by the tree mutex. Handlers run outside every RCU section (they may
- * sleep) with their table's in-flight count raised, which unregister
+ * sleep) with their entry's in-flight count raised, which unregister
  * drains.
  */
 #define _LGPL_SOURCE
@@ -453,7 +453,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	for (size_t i = 0; i < count; i++)
 		if (row_entry_alloc(tree, parent, h, table, i))
 			goto fail;
-	h->dir = parent; /* before any handler call can need the tree (inflight_exit()) */
+	h->dir = parent;
 	if (link_table(dir, newdirs, nnew, parent, h))
 		goto fail;
 	rcs_entry_dir(parent)->pins++;
@@ -516,15 +516,9 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	cds_list_del(&h->node);
 	pthread_mutex_unlock(&tree->lock);
 
-	/* No new handler call can start; wait for those running. */
-	__atomic_store_n(&h->dead, 1, __ATOMIC_SEQ_CST);
-	for (;;) {
-		uint32_t ticket = rcs_event_ticket(tree, h);
-
-		if (!__atomic_load_n(&h->inflight, __ATOMIC_SEQ_CST))
-			break;
-		rcs_event_sleep(tree, h, ticket);
-	}
+	/* The entries are unlinked, so no new handler call starts; wait for those running. */
+	for (size_t i = 0; i < h->count; i++)
+		rcs_entry_drain(h->entries[i]);
 	/* Waiters on the dead entries return -ENOENT; callbacks hear of it. */
 	rcs_sysctl_wake_all(tree);
 	for (size_t i = 0; i < h->count; i++) {

@@ -67,17 +67,8 @@ struct rcs_table_hook {
 struct sysctl_table_header {
 	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
 	uint32_t count;            /* rows (at most INT32_MAX) */
-	int dead;                  /* see inflight; unregister sleeps on the header's event */
-	struct cds_list_head node; /* in tree->headers */
 	uint32_t refs;             /* atomic: 1 for the registration + 1 per entry */
-
-	/*
-	 * Handlers of this table running now, and whether it is unregistered.
-	 * A handler call raises inflight then checks dead; unregister sets
-	 * dead then waits for inflight 0 (both seq_cst, so one of them sees
-	 * the other), like the kernel's use counts in proc_sysctl.c.
-	 */
-	uint32_t inflight;
+	struct cds_list_head node; /* in tree->headers */
 	/* NULL, or after entries[] in the header's allocation. */
 	const struct rcs_table_hook *hook;
 
@@ -154,6 +145,14 @@ struct sysctl_entry {
 	 * callbacks.
 	 */
 	uint32_t lockw;
+	/*
+	 * Calls of the row's handler (and reads of its row) running now: a
+	 * call raises it and then checks live; unregister clears live and
+	 * then waits for 0 (both seq_cst, so one of them sees the other), like
+	 * the kernel's use counts in proc_sysctl.c. Per entry, so removing one
+	 * row waits for that row's calls alone.
+	 */
+	uint32_t inflight;
 
 	/* Small fields together: at 100 000 entries every hole costs. */
 	uint8_t skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
@@ -250,12 +249,7 @@ void rcs_sysctl_reg_error(struct sysctl_tree *tree, const char *dir, const char 
 /* lookup.c: look @path up under RCU and take a reference: 0 or -errno. */
 int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out);
 
-/* entry_io.c: run @e's handler with the table's in-flight count held */
+/* entry_io.c: run @e's handler with its in-flight count held */
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos);
-
-/* Keep @e's table (its rows and what they point to) while in use: true if
- * still registered. Call rcs_header_unuse() either way. */
-bool rcs_header_use(struct sysctl_entry *e);
-void rcs_header_unuse(struct sysctl_entry *e);
 
 #endif
