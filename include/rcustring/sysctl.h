@@ -221,6 +221,21 @@ RCUSTRING_API int sysctl_register_table(struct sysctl_tree *tree, const char *pa
 					struct sysctl_table_header **out);
 
 /**
+ * sysctl_register_rows - sysctl_register_table() for rows that are not one
+ * array: @rows holds @count pointers to rows that live where the program
+ * keeps them (one in each of its objects, say); each row and what it
+ * points to must outlive the row's registration.
+ *
+ * One table header serves every row, so a program of many tunables in a
+ * few directories pays for one header per directory, not per tunable;
+ * sysctl_unregister_row() removes one row. Checked and refused as
+ * sysctl_register_table() (a NULL pointer in @rows: -EINVAL).
+ */
+RCUSTRING_API int sysctl_register_rows(struct sysctl_tree *tree, const char *path,
+				       struct ctl_table *const rows[], size_t count,
+				       struct sysctl_table_header **out);
+
+/**
  * sysctl_tree_wrap_handler - declare @wrapper, a program's handler, a
  * wrapper of the library's handler @base in @tree
  *
@@ -303,6 +318,22 @@ RCUSTRING_API int sysctl_entry_check(struct sysctl_entry *e, const char *value, 
  * one of its entries (either would wait for itself).
  */
 RCUSTRING_API void sysctl_unregister_table(struct sysctl_table_header *header);
+
+/**
+ * sysctl_unregister_row - remove the entry of @row, one row of @header
+ * (the pointer sysctl_register_rows() was given, or &table[i])
+ *
+ * As sysctl_unregister_table() for that entry alone: it waits for the
+ * calls of that entry's handler, not of the other rows, which stay.
+ * Removing the last row that remains unregisters the table: @header is
+ * gone then.
+ * Context: as sysctl_unregister_table(); calls for one header are made one
+ * at a time, never beside sysctl_unregister_table() of it.
+ * Return: 0, -ENOENT when @row is not a remaining row of @header, -EINVAL
+ * for NULL.
+ */
+RCUSTRING_API int sysctl_unregister_row(struct sysctl_table_header *header,
+					const struct ctl_table *row);
 
 /**
  * sysctl_tree_set_owner - the owner of every entry of @tree

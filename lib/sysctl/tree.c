@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The sysctl tree: its lifetime, registration and walks (one node's
- * lifetime: entry.c; lookup by path: lookup.c; reads and writes:
- * entry_io.c).
+ * The sysctl tree: its lifetime and registration (one node's lifetime:
+ * entry.c; lookup by path: lookup.c; reads and writes: entry_io.c;
+ * walks: walk.c).
  *
  * Nodes (entries and directories) hang in sorted RCU lists; the tree also
  * indexes every node by its path and each directory its sorted children
@@ -250,6 +250,17 @@ static int check_row(struct sysctl_tree *tree, const char *dir, const struct ctl
 	return 0;
 }
 
+/* The rows of a registration: an array (sysctl_register_table) or pointers (_rows). */
+struct rows {
+	struct ctl_table *array;
+	struct ctl_table *const *ptrs;
+};
+
+static inline struct ctl_table *row_at(const struct rows *r, size_t i)
+{
+	return r->ptrs ? r->ptrs[i] : &r->array[i];
+}
+
 struct named_row {
 	const char *name;
 	size_t index;
@@ -270,7 +281,7 @@ static int named_row_cmp(const void *a, const void *b)
  * none: sorted by name, in O(n log n) rather than comparing every pair.
  * Return: 0 or -ENOMEM.
  */
-static int first_duplicate(const struct ctl_table *table, size_t count, size_t *out)
+static int first_duplicate(const struct rows *table, size_t count, size_t *out)
 {
 	struct named_row *rows;
 
@@ -281,7 +292,7 @@ static int first_duplicate(const struct ctl_table *table, size_t count, size_t *
 	if (!rows)
 		return -ENOMEM;
 	for (size_t i = 0; i < count; i++)
-		rows[i] = (struct named_row){ table[i].procname, i };
+		rows[i] = (struct named_row){ row_at(table, i)->procname, i };
 	qsort(rows, count, sizeof(*rows), named_row_cmp);
 	for (size_t i = 1; i < count; i++)
 		if (!strcmp(rows[i - 1].name, rows[i].name) && rows[i].index < *out)
@@ -291,14 +302,14 @@ static int first_duplicate(const struct ctl_table *table, size_t count, size_t *
 }
 
 static int check_table(struct sysctl_tree *tree, const char *dir, struct sysctl_entry *existing,
-		       const struct ctl_table *table, size_t count)
+		       const struct rows *table, size_t count)
 {
 	size_t dup;
 	int err;
 
 	/* Names first: check_row() reads them. */
 	for (size_t i = 0; i < count; i++) {
-		err = check_row(tree, dir, &table[i]);
+		err = check_row(tree, dir, row_at(table, i));
 		if (err)
 			return err;
 	}
@@ -307,13 +318,14 @@ static int check_table(struct sysctl_tree *tree, const char *dir, struct sysctl_
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < count; i++) {
+		const char *name = row_at(table, i)->procname;
+
 		if (i == dup) {
-			rcs_sysctl_reg_error(tree, dir, table[i].procname, "duplicate name in the table");
+			rcs_sysctl_reg_error(tree, dir, name, "duplicate name in the table");
 			return -EEXIST;
 		}
-		if (existing &&
-		    dir_index_find(existing, table[i].procname, strlen(table[i].procname))) {
-			rcs_sysctl_reg_error(tree, dir, table[i].procname, "name already registered");
+		if (existing && dir_index_find(existing, name, strlen(name))) {
+			rcs_sysctl_reg_error(tree, dir, name, "name already registered");
 			return -EEXIST;
 		}
 	}
@@ -358,6 +370,7 @@ static struct sysctl_table_header *header_alloc(size_t count, sysctl_write_hook 
 		return NULL;
 	memset(h, 0, size);
 	h->count = (uint32_t)count;
+	h->rows_left = (uint32_t)count;
 	h->refs = 1;
 	if (hook) {
 		tail = (struct rcs_table_hook *)((char *)h + size);
@@ -372,23 +385,24 @@ static struct sysctl_table_header *header_alloc(size_t count, sysctl_write_hook 
  * for the caller to drop even when a later step fails): 0 or -ENOMEM.
  */
 static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent,
-			   struct sysctl_table_header *h, const struct ctl_table *table, size_t i)
+			   struct sysctl_table_header *h, const struct rows *table, size_t i)
 {
+	struct ctl_table *row = row_at(table, i);
 	/* The description is copied: the table may be freed after unregister. */
-	struct sysctl_entry *e = rcs_entry_alloc(tree, rcs_entry_path(parent), table[i].procname,
-						 strlen(table[i].procname), table[i].desc, false);
+	struct sysctl_entry *e = rcs_entry_alloc(tree, rcs_entry_path(parent), row->procname,
+						 strlen(row->procname), row->desc, false);
 
 	if (!e)
 		return -ENOMEM;
 	h->entries[i] = e;
 	e->header = h;
 	h->refs++;
-	e->table = &table[i];
-	e->mode = table[i].mode & 0666;
-	e->kind = rcs_tree_handler_row(tree, table[i].proc_handler);
-	e->maxlen = table[i].maxlen;
+	e->table = row;
+	e->mode = row->mode & 0666;
+	e->kind = rcs_tree_handler_row(tree, row->proc_handler);
+	e->maxlen = row->maxlen;
 	e->locked_reads = !(rcs_kind_flags(e->kind) & SYSCTL_HF_RCU);
-	e->exec = !!(table[i].mode & SYSCTL_MODE_EXEC);
+	e->exec = !!(row->mode & SYSCTL_MODE_EXEC);
 	return 0;
 }
 
@@ -411,7 +425,7 @@ static int link_table(struct sysctl_entry *dir, struct sysctl_entry **newdirs, i
 	return 0;
 }
 
-static int register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
+static int register_table(struct sysctl_tree *tree, const char *path, const struct rows *table,
 			  size_t count, sysctl_write_hook *hook, void *hook_arg,
 			  struct sysctl_table_header **out)
 {
@@ -423,8 +437,11 @@ static int register_table(struct sysctl_tree *tree, const char *path, struct ctl
 	struct sysctl_entry *dir, *parent;
 	int n, have, nnew = 0, err;
 
-	if (!tree || !path || (!table && count) || !out || count > INT32_MAX)
+	if (!tree || !path || !out || count > INT32_MAX)
 		return -EINVAL;
+	for (size_t i = 0; i < count; i++)
+		if (!row_at(table, i))
+			return -EINVAL;
 	slashed = rcs_slash_form(path, buf, sizeof(buf));
 	n = slashed ? rcs_split_path(slashed, comps, RCS_MAX_DEPTH - 1) : -EINVAL;
 	pthread_mutex_lock(&tree->lock);
@@ -479,16 +496,46 @@ out:
 int sysctl_register_table(struct sysctl_tree *tree, const char *path, struct ctl_table *table,
 			  size_t count, struct sysctl_table_header **out)
 {
-	return register_table(tree, path, table, count, NULL, NULL, out);
+	struct rows rows = { .array = table };
+
+	if (!table && count)
+		return -EINVAL;
+	return register_table(tree, path, &rows, count, NULL, NULL, out);
+}
+
+int sysctl_register_rows(struct sysctl_tree *tree, const char *path, struct ctl_table *const rows[],
+			 size_t count, struct sysctl_table_header **out)
+{
+	struct rows r = { .ptrs = rows };
+
+	if (!rows && count)
+		return -EINVAL;
+	return register_table(tree, path, &r, count, NULL, NULL, out);
 }
 
 int sysctl_register_table_hooked(struct sysctl_tree *tree, const char *path,
 				 struct ctl_table *table, size_t count, sysctl_write_hook *hook,
 				 void *arg, struct sysctl_table_header **out)
 {
-	if (!hook)
+	struct rows rows = { .array = table };
+
+	if (!hook || (!table && count))
 		return -EINVAL;
-	return register_table(tree, path, table, count, hook, arg, out);
+	return register_table(tree, path, &rows, count, hook, arg, out);
+}
+
+/*
+ * The end of a removal, with the tree lock no longer held: wait for the
+ * handler calls on @e that began before it was unlinked, wake waiters
+ * (they return -ENOENT), tell its callbacks, drop the reference taken for
+ * them.
+ */
+static void finish_removal(struct sysctl_entry *e)
+{
+	rcs_entry_drain(e);
+	rcs_sysctl_wake_all(e->tree);
+	rcs_sysctl_removed(e);
+	sysctl_entry_put(e);
 }
 
 void sysctl_unregister_table(struct sysctl_table_header *h)
@@ -501,13 +548,16 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	tree = h->dir->tree;
 	pthread_mutex_lock(&tree->lock);
 	for (size_t i = 0; i < h->count; i++) {
+		if (!h->entries[i])
+			continue; /* removed alone (sysctl_unregister_row) */
 		sysctl_entry_get(h->entries[i]); /* for the removal callbacks below */
 		rcs_entry_unlink(h->entries[i]);
 	}
 	/* Remove directories left empty, up to (not including) the root. */
 	dir = h->dir;
 	rcs_entry_dir(dir)->pins--;
-	while (dir != tree->root && !rcs_entry_dir(dir)->pins && cds_list_empty(&rcs_entry_dir(dir)->children)) {
+	while (dir != tree->root && !rcs_entry_dir(dir)->pins &&
+	       cds_list_empty(&rcs_entry_dir(dir)->children)) {
 		struct sysctl_entry *up = dir->parent;
 
 		rcs_entry_unlink(dir);
@@ -516,116 +566,40 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	cds_list_del(&h->node);
 	pthread_mutex_unlock(&tree->lock);
 
-	/* The entries are unlinked, so no new handler call starts; wait for those running. */
 	for (size_t i = 0; i < h->count; i++)
-		rcs_entry_drain(h->entries[i]);
-	/* Waiters on the dead entries return -ENOENT; callbacks hear of it. */
-	rcs_sysctl_wake_all(tree);
-	for (size_t i = 0; i < h->count; i++) {
-		rcs_sysctl_removed(h->entries[i]);
-		sysctl_entry_put(h->entries[i]);
-	}
+		if (h->entries[i])
+			finish_removal(h->entries[i]);
 	rcs_header_put(h);
 }
 
-/* ---- walks ---- */
-
-struct snapshot {
-	struct sysctl_entry **v;
-	size_t n, cap;
-	int err;
-};
-
-/* Reference @e into @s (inside an RCU section: no sleeping, just malloc). */
-static void snap_add(struct snapshot *s, struct sysctl_entry *e)
+int sysctl_unregister_row(struct sysctl_table_header *h, const struct ctl_table *row)
 {
-	if (s->err)
-		return;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		struct sysctl_entry **v = realloc(s->v, cap * sizeof(*v));
+	struct sysctl_tree *tree;
+	struct sysctl_entry *e = NULL;
+	bool last = false;
 
-		if (!v) {
-			s->err = -ENOMEM;
-			return;
-		}
-		s->v = v;
-		s->cap = cap;
-	}
-	sysctl_entry_get(e);
-	s->v[s->n++] = e;
-}
-
-static void snap_files(struct snapshot *s, struct sysctl_entry *e, int depth)
-{
-	struct sysctl_entry *c;
-
-	if (!e->is_dir) {
-		snap_add(s, e);
-		return;
-	}
-	if (depth > RCS_MAX_DEPTH)
-		return;
-	cds_list_for_each_entry_rcu(c, &rcs_entry_dir(e)->children, sibling)
-		snap_files(s, c, depth + 1);
-}
-
-/*
- * Callbacks run on a snapshot of referenced entries taken under RCU, not
- * inside the read-side section: they may sleep, write, or even unregister.
- */
-static int snap_run(struct snapshot *s, int (*fn)(struct sysctl_entry *e, void *arg), void *arg)
-{
-	int ret = s->err;
-
-	for (size_t i = 0; i < s->n; i++) {
-		if (!ret && sysctl_entry_live(s->v[i]))
-			ret = fn(s->v[i], arg);
-		sysctl_entry_put(s->v[i]);
-	}
-	free(s->v);
-	return ret;
-}
-
-int sysctl_walk(struct sysctl_tree *tree, const char *prefix,
-		int (*fn)(struct sysctl_entry *e, void *arg), void *arg)
-{
-	struct snapshot s = { 0 };
-	struct sysctl_entry *e;
-	int err;
-
-	if (!fn)
+	if (!h || !row)
 		return -EINVAL;
-	err = rcs_sysctl_lookup_ref(tree, prefix, &e);
-	if (err)
-		return err;
-	rcu_read_lock();
-	snap_files(&s, e, 0);
-	rcu_read_unlock();
-	sysctl_entry_put(e);
-	return snap_run(&s, fn, arg);
-}
-
-int sysctl_list_dir(struct sysctl_tree *tree, const char *path,
-		    int (*fn)(struct sysctl_entry *child, void *arg), void *arg)
-{
-	struct snapshot s = { 0 };
-	struct sysctl_entry *e, *c;
-	int err;
-
-	if (!fn)
-		return -EINVAL;
-	err = rcs_sysctl_lookup_ref(tree, path, &e);
-	if (err)
-		return err;
-	if (!e->is_dir) {
-		sysctl_entry_put(e);
-		return -ENOTDIR;
+	tree = h->dir->tree;
+	pthread_mutex_lock(&tree->lock);
+	for (size_t i = 0; i < h->count && !e; i++) {
+		if (!h->entries[i] || h->entries[i]->table != row)
+			continue;
+		e = h->entries[i];
+		last = h->rows_left == 1;
+		if (last)
+			break; /* the whole table goes, its directories with it */
+		h->entries[i] = NULL;
+		h->rows_left--;
+		sysctl_entry_get(e); /* for the removal callbacks */
+		rcs_entry_unlink(e);
 	}
-	rcu_read_lock();
-	cds_list_for_each_entry_rcu(c, &rcs_entry_dir(e)->children, sibling)
-		snap_add(&s, c);
-	rcu_read_unlock();
-	sysctl_entry_put(e);
-	return snap_run(&s, fn, arg);
+	pthread_mutex_unlock(&tree->lock);
+	if (!e)
+		return -ENOENT;
+	if (last)
+		sysctl_unregister_table(h);
+	else
+		finish_removal(e);
+	return 0;
 }

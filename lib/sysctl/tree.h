@@ -67,12 +67,14 @@ struct rcs_table_hook {
 struct sysctl_table_header {
 	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
 	uint32_t count;            /* rows (at most INT32_MAX) */
+	uint32_t rows_left;        /* not removed by sysctl_unregister_row() (tree->lock) */
 	uint32_t refs;             /* atomic: 1 for the registration + 1 per entry */
 	struct cds_list_head node; /* in tree->headers */
 	/* NULL, or after entries[] in the header's allocation. */
 	const struct rcs_table_hook *hook;
 
-	/* The rows' entries, allocated with the header (most tables are small). */
+	/* The rows' entries, allocated with the header (most tables are small);
+	 * NULL for a row removed alone. */
 	struct sysctl_entry *entries[];
 };
 

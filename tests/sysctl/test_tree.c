@@ -492,6 +492,101 @@ static void test_unregister_waits(void **state)
 	rcustring_barrier();
 }
 
+/* Rows by pointer share one header; one row goes alone, the last takes the table along. */
+static void test_rows(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct ctl_table a = { "a", &int_a, sizeof(int), 0644, proc_dointvec };
+	struct ctl_table b = { "b", &int_b, sizeof(int), 0644, proc_dointvec };
+	struct ctl_table c = { "c", &int_c, sizeof(int), 0644, proc_dointvec };
+	struct ctl_table *rows[] = { &a, &b, &c }, *with_null[] = { &a, NULL }, *twice[] = { &a, &a };
+	char buf[16];
+
+	(void)state;
+	assert_int_equal(sysctl_register_rows(t, "r", with_null, 2, &h), -EINVAL);
+	assert_int_equal(sysctl_register_rows(t, "r", twice, 2, &h), -EEXIST);
+	assert_int_equal(sysctl_register_rows(t, "r.d", rows, 3, &h), 0);
+	assert_int_equal(sysctl_get(t, "r.d.b", buf, sizeof(buf)), 2);
+	assert_memory_equal(buf, "2\n", 2);
+	assert_int_equal(sysctl_unregister_row(h, &b), 0);
+	assert_false(exists(t, "r.d.b"));
+	assert_true(exists(t, "r.d.a"));
+	assert_true(exists(t, "r.d.c"));
+	assert_int_equal(sysctl_unregister_row(h, &b), -ENOENT);
+	assert_int_equal(sysctl_unregister_row(h, NULL), -EINVAL);
+	/* The name is free again: another table may take it. */
+	{
+		struct sysctl_table_header *h2;
+
+		assert_int_equal(sysctl_register_table(t, "r.d", &b, 1, &h2), 0);
+		assert_true(exists(t, "r.d.b"));
+		sysctl_unregister_table(h2);
+	}
+	assert_int_equal(sysctl_unregister_row(h, &a), 0);
+	assert_true(exists(t, "r.d"));
+	assert_int_equal(sysctl_unregister_row(h, &c), 0); /* the last: table and directories go */
+	assert_false(exists(t, "r.d.c"));
+	assert_false(exists(t, "r"));
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
+static void *unregister_row_thread(void *arg)
+{
+	struct ctl_table **rows = arg;
+
+	return (void *)(long)sysctl_unregister_row((struct sysctl_table_header *)rows[0], rows[1]);
+}
+
+/* Removing a row waits for its own handler's calls, not for another row's. */
+static void test_unregister_row_waits_for_its_row(void **state)
+{
+	struct sysctl_tree *t = new_tree();
+	struct sysctl_table_header *h;
+	struct ctl_table slow = { "slow", &int_a, sizeof(int), 0644, slow_handler };
+	struct ctl_table other = { "other", &int_b, sizeof(int), 0644, proc_dointvec };
+	struct ctl_table keep = { "keep", &int_c, sizeof(int), 0644, proc_dointvec };
+	struct ctl_table *rows[] = { &slow, &other, &keep }, *arg[2];
+	struct sysctl_entry *e;
+	pthread_t rd, un;
+	void *ret;
+
+	(void)state;
+	__atomic_store_n(&slow_entered, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&slow_release, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&slow_left, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(sysctl_register_rows(t, "w", rows, 3, &h), 0);
+	e = sysctl_lookup(t, "w.slow");
+	assert_non_null(e);
+	assert_int_equal(pthread_create(&rd, NULL, slow_reader, e), 0);
+	while (!__atomic_load_n(&slow_entered, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	/* The other row goes at once while the slow one's call is held. */
+	assert_int_equal(sysctl_unregister_row(h, &other), 0);
+	assert_false(exists(t, "w.other"));
+	assert_false(__atomic_load_n(&slow_left, __ATOMIC_SEQ_CST));
+	/* The slow row's removal (not the last row's) waits for its call. */
+	arg[0] = (struct ctl_table *)h;
+	arg[1] = &slow;
+	assert_int_equal(pthread_create(&un, NULL, unregister_row_thread, arg), 0);
+	while (exists(t, "w.slow"))
+		usleep(1000);
+	usleep(20000);
+	assert_false(__atomic_load_n(&slow_left, __ATOMIC_SEQ_CST));
+	__atomic_store_n(&slow_release, 1, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_join(un, &ret), 0);
+	assert_int_equal((long)ret, 0);
+	assert_true(__atomic_load_n(&slow_left, __ATOMIC_SEQ_CST));
+	assert_int_equal(pthread_join(rd, &ret), 0);
+	assert_int_equal((long)ret, 0);
+	assert_true(exists(t, "w.keep"));
+	sysctl_entry_put(e);
+	assert_int_equal(sysctl_unregister_row(h, &keep), 0);
+	sysctl_tree_free(t);
+	rcustring_barrier();
+}
+
 static void test_access(void **state)
 {
 	struct sysctl_tree *t = new_tree();
@@ -1161,6 +1256,8 @@ int main(void)
 		cmocka_unit_test(test_walk_and_list),
 		cmocka_unit_test(test_dead_entry),
 		cmocka_unit_test(test_unregister_waits),
+		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_unregister_row_waits_for_its_row),
 		cmocka_unit_test(test_access),
 		cmocka_unit_test(test_owner),
 		cmocka_unit_test(test_get_set),
