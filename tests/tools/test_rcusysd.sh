@@ -55,6 +55,15 @@ bad "the clash at the earliest line is the one reported" 'a.b.c int
 q int
 q int
 a.b int' "3: already declared on line 2"
+# A directory's tunables register as one table: the refusal still names the earliest line.
+bad "the earliest refused default, across directories" 'b.x int min=0 max=5 default=9
+a.y int min=0 max=5 default=1
+a.z int min=0 max=5 default=7' '1: default="9": invalid value (integers 0..5)'
+bad "the earliest refused default, in directory order too" 'a.x int min=0 max=5 default=9
+b.y int min=0 max=5 default=7' '1: default="9": invalid value (integers 0..5)'
+bad "a clash among good rows of one directory" 'kernel.a int
+kernel.modprobe int
+kernel.b int' "2: kernel.modprobe: already registered (by rcusysd or another tunables file)"
 bad "clash with a subsystem, with its path" 'kernel.modprobe int' \
 	"1: kernel.modprobe: already registered (by rcusysd or another tunables file)"
 

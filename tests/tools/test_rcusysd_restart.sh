@@ -69,9 +69,20 @@ check "reload: a changed type is refused, the entry kept" "6" "$("$cli" "${S[@]}
 check "reload: the refusal names the line and why" \
 	"err rcusysd: $dir/tunables.conf:3: app.typed: declared \"string maxlen=8 mode=0644\", live as \"int mode=0644\": a live entry keeps its declaration (restart to change it)" \
 	"$(grep "live entry" "$dir/log" | untime)"
-printf 'app.kept int default=1\napp..bad int\n' > "$dir/tunables.conf"
+# New tunables of one directory: one with a refused default is left out, its neighbours stay.
+printf 'app.kept int default=1\napp.new string maxlen=8 default=fresh\napp.typed string maxlen=8\nnd.a int default=3\nnd.b int min=0 max=5 default=9\nnd.c int default=4\n' \
+	> "$dir/tunables.conf"
 kill -HUP "$pid"
 for _ in $(seq 200); do [ "$(grep -c "reloaded" "$dir/log")" = 2 ] && break; sleep 0.05; done
+check "reload: new neighbours of a refused tunable are registered" "3 4" \
+	"$("$cli" "${S[@]}" -n nd.a) $("$cli" "${S[@]}" -n nd.c)"
+check "reload: the refused one is left out" "1" "$("$cli" "${S[@]}" -n nd.b >/dev/null 2>&1; echo $?)"
+check "reload: and its line is named" \
+	"err rcusysd: $dir/tunables.conf:5: default=\"9\": invalid value (integers 0..5)" \
+	"$(grep 'tunables.conf:5' "$dir/log" | untime)"
+printf 'app.kept int default=1\napp..bad int\n' > "$dir/tunables.conf"
+kill -HUP "$pid"
+for _ in $(seq 200); do [ "$(grep -c "reloaded" "$dir/log")" = 3 ] && break; sleep 0.05; done
 check "reload: a bad file changes nothing" "newer" "$("$cli" "${S[@]}" -n app.new)"
 check "reload: and says where" "err rcusysd: reload: $dir/tunables.conf:2: empty path component (its tunables are kept)" \
 	"$(grep "reload: " "$dir/log" | untime)"

@@ -15,6 +15,7 @@
 
 #include "sysctl_conf.h"
 #include "tunable_decl.h"
+#include "tunable_register.h"
 #include "tunables.h"
 
 struct tunables {
@@ -23,8 +24,7 @@ struct tunables {
 
 static void tunable_free(struct tunable *t)
 {
-	if (t->header)
-		sysctl_unregister_table(t->header);
+	tunable_unregister(t);
 	/* The union is set only once info is (tunable_parse_line), so NULL before. */
 	if (t->info && (t->info->flags & SYSCTL_HF_STRING)) {
 		if (t->str)
@@ -84,89 +84,6 @@ void tunables_free(struct tunables *ts)
 		tunable_free(t);
 	}
 	free(ts);
-}
-
-/* A path's name is a directory of @tree, or one of its directories an entry? */
-static const char *tree_conflict(struct sysctl_tree *tree, const struct tunable *t, char *buf,
-				 size_t bufsize)
-{
-	struct sysctl_entry *e = sysctl_lookup(tree, t->path);
-	char *prefix, name[2048];
-
-	if (e) {
-		bool dir = sysctl_entry_is_dir(e);
-
-		sysctl_entry_put(e);
-		snprintf(buf, bufsize, "%s: %s", sysctl_conf_dotted(t->path, name, sizeof(name)),
-			 dir ? "a directory of the tree already has this name" :
-			       "already registered (by rcusysd or another tunables file)");
-		return buf;
-	}
-	prefix = strdup(t->path);
-	if (!prefix)
-		return "out of memory";
-	for (char *s = strchr(prefix + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		e = sysctl_lookup(tree, prefix);
-		if (e && !sysctl_entry_is_dir(e)) {
-			snprintf(buf, bufsize, "%s is an entry, so it cannot be a directory too",
-				 sysctl_entry_path(e));
-			sysctl_entry_put(e);
-			free(prefix);
-			return buf;
-		}
-		if (e)
-			sysctl_entry_put(e);
-		*s = '/';
-	}
-	free(prefix);
-	return NULL;
-}
-
-/* Registers @t and writes its default through the handler. */
-static int tunable_register(struct sysctl_tree *tree, struct tunable *t, const char **why, char *buf,
-			    size_t bufsize)
-{
-	const char *conflict = tree_conflict(tree, t, buf, bufsize);
-	char *dir;
-	int err;
-
-	if (conflict)
-		return (*why = conflict), -EEXIST;
-	/* The directory is needed only here: not kept per tunable. */
-	dir = strndup(t->path, (size_t)(t->table.procname - 1 - t->path));
-	if (!dir)
-		return -ENOMEM;
-	err = sysctl_register_table(tree, dir, &t->table, 1, &t->header);
-	free(dir);
-	if (err) {
-		t->header = NULL;
-		char name[2048];
-
-		snprintf(buf, bufsize, "%s: %s", sysctl_conf_dotted(t->path, name, sizeof(name)),
-			 err == -EEXIST ? "already registered" : "refused by the tree (see log)");
-		*why = buf;
-		return err;
-	}
-	if (t->default_value) {
-		err = sysctl_set(tree, t->path, t->default_value, strlen(t->default_value), NULL);
-		if (err) {
-			struct sysctl_entry *e = sysctl_lookup(tree, t->path);
-			char reason[160];
-
-			if (!e || sysctl_entry_explain(e, err, reason, sizeof(reason)) < 0)
-				snprintf(reason, sizeof(reason), "%s", strerror(-err));
-			if (e)
-				sysctl_entry_put(e);
-			snprintf(buf, bufsize, "default=\"%s\": %s", t->default_value, reason);
-			*why = buf;
-			return err;
-		}
-		/* Applied: a reload keeps the live value, so the text is not needed again. */
-		free(t->default_value);
-		t->default_value = NULL;
-	}
-	return 0;
 }
 
 /* Parses every declaration of @text into @ts (backwards); stops at the first error. */
@@ -304,10 +221,50 @@ static void reverse(struct tunables *ts)
 	ts->list = prev;
 }
 
+/* The tunables of @ts not registered yet, as an array (NULL: out of memory; *@n set). */
+static struct tunable **unregistered(struct tunables *ts, size_t *n)
+{
+	struct tunable **v, *t;
+	size_t k = 0;
+
+	for (t = ts->list; t; t = t->next)
+		k += !t->header;
+	v = malloc((k ? k : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	*n = 0;
+	for (t = ts->list; t; t = t->next)
+		if (!t->header)
+			v[(*n)++] = t;
+	return v;
+}
+
+/* tunables_load(): the failure at the earliest line becomes the error. */
+struct first_failure {
+	unsigned line;
+	int err;
+	char *msg;
+	size_t size;
+};
+
+static void keep_first(void *arg, struct tunable *t, int err, const char *why)
+{
+	struct first_failure *f = arg;
+
+	if (f->err && f->line <= t->line)
+		return;
+	f->line = t->line;
+	f->err = err;
+	snprintf(f->msg, f->size, "%u: %s", t->line, why);
+}
+
 int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct tunables **out,
 		  char *err, size_t errsize)
 {
 	struct tunables *ts = calloc(1, sizeof(*ts));
+	struct first_failure first = { .msg = err, .size = errsize };
+	struct tunable **v;
+	size_t n;
 	int ret;
 
 	if (!ts)
@@ -316,13 +273,15 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
 	reverse(ts);
 	if (!ret)
 		ret = check_overlap(ts, err, errsize);
-	for (struct tunable *t = ts->list; t && !ret; t = t->next) {
-		const char *why = "out of memory";
-		char buf[512];
-
-		ret = tunable_register(tree, t, &why, buf, sizeof(buf));
-		if (ret)
-			snprintf(err, errsize, "%u: %s", t->line, why);
+	if (!ret) {
+		v = unregistered(ts, &n);
+		if (!v) {
+			snprintf(err, errsize, "out of memory registering the tunables");
+			ret = -ENOMEM;
+		} else if (tunables_register(tree, v, n, keep_first, &first)) {
+			ret = first.err;
+		}
+		free(v);
 	}
 	if (ret) {
 		tunables_free(ts);
@@ -382,14 +341,29 @@ static struct tunable **take_live(struct tunables *ts, struct tunables *old)
 	return live;
 }
 
+/* tunables_reload(): each failure goes to the caller's report. */
+struct reporter {
+	void (*report)(void *arg, unsigned line, const char *msg);
+	void *arg;
+};
+
+static void report_failure(void *arg, struct tunable *t, int err, const char *why)
+{
+	struct reporter *r = arg;
+
+	(void)err;
+	r->report(r->arg, t->line, why);
+}
+
 int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *text, size_t len,
 		    struct tunables **out, void (*report)(void *arg, unsigned line, const char *msg),
 		    void *arg, char *err, size_t errsize)
 {
 	struct tunables *ts = calloc(1, sizeof(*ts));
-	struct tunable **pp, *t, **live_of;
+	struct tunable **pp, *t, **live_of, **v;
+	struct reporter rep = { report, arg };
 	char msg[512], name[4096];
-	size_t i;
+	size_t i, n;
 	int ret;
 
 	if (!ts)
@@ -435,21 +409,19 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 	/* Gone from the file: unregistered. */
 	tunables_free(old);
 	/* New: registered with their defaults; one that fails is reported and left out. */
+	v = unregistered(ts, &n);
+	if (v)
+		tunables_register(tree, v, n, report_failure, &rep);
+	free(v);
 	for (pp = &ts->list; (t = *pp);) {
-		const char *why = "out of memory";
-		char buf[512];
-
 		if (t->header) {
 			pp = &t->next;
 			continue;
 		}
-		if (tunable_register(tree, t, &why, buf, sizeof(buf))) {
-			report(arg, t->line, why);
-			*pp = t->next;
-			tunable_free(t);
-			continue;
-		}
-		pp = &t->next;
+		if (!v)
+			report(arg, t->line, "out of memory");
+		*pp = t->next;
+		tunable_free(t);
 	}
 	*out = ts;
 	return 0;
