@@ -46,7 +46,7 @@ struct record {
 
 struct values {
 	struct record **v;
-	size_t n, cap; /* cap: 0 or a power of two, at most half full */
+	size_t n, cap; /* cap: 0 or a power of two, at most 7/8 full */
 };
 
 struct config {
@@ -295,7 +295,7 @@ static struct record *values_put(struct values *vs, const char *path, const char
 {
 	struct record **slot, *r;
 
-	if ((vs->n + 1) * 2 > vs->cap && !values_grow(vs))
+	if ((vs->n + 1) * 8 > vs->cap * 7 && !values_grow(vs))
 		return NULL;
 	slot = values_slot(vs, path);
 	r = record_new(path, def, applied);
