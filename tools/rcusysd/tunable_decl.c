@@ -99,23 +99,24 @@ static const struct sysctl_handler_info *pick_handler(const struct type *type, b
 }
 
 /* Parses a bound into the handler's bound type; ms bounds become jiffies as the handler stores them. */
-static int parse_bound(const struct tunable *t, const char *s, union bound *b, long double *cmp)
+static int parse_bound(const struct sysctl_handler_info *info, const char *s, union bound *b,
+		       long double *cmp)
 {
-	bool is_signed = t->info->flags & SYSCTL_HF_SIGNED;
+	bool is_signed = info->flags & SYSCTL_HF_SIGNED;
 	unsigned long v;
 
 	if (parse_number(s, is_signed, &v))
 		return -EINVAL;
 	*cmp = is_signed ? (long double)(long)v : (long double)v;
-	if (t->info->bound_size == sizeof(int) && is_signed) {
+	if (info->bound_size == sizeof(int) && is_signed) {
 		if ((long)v < INT_MIN || (long)v > INT_MAX)
 			return -ERANGE;
 		b->i = (int)(long)v;
-	} else if (t->info->bound_size == sizeof(unsigned int)) {
-		if (v > (t->info->elem_size == 1 ? 255UL : UINT_MAX))
+	} else if (info->bound_size == sizeof(unsigned int)) {
+		if (v > (info->elem_size == 1 ? 255UL : UINT_MAX))
 			return -ERANGE;
 		b->u = (unsigned int)v;
-	} else if (!strcmp(t->info->unit, "ms")) {
+	} else if (!strcmp(info->unit, "ms")) {
 		if (v > ULONG_MAX / SYSCTL_HZ)
 			return -ERANGE;
 		b->ul = v * SYSCTL_HZ / 1000;
@@ -134,7 +135,9 @@ struct decl {
 	char *buf; /* where a message is written (size bufsize) */
 	size_t bufsize;
 	const struct type *t_type; /* the type's row, once known (needed while parsing only) */
+	const struct sysctl_handler_info *info; /* its handler's kind, once known */
 	char **path_out, **sig_out; /* tunable_parse_line()'s @path and @sig */
+	union bound *bounds;        /* and its @bounds: min, max */
 };
 
 #define FAIL_BUF(d, ...) \
@@ -220,14 +223,14 @@ static int decl_type(struct decl *d, struct tunable *t, const char **why)
 			d->t_type = &types[i];
 	if (!d->t_type)
 		FAIL_BUF(d, "type \"%.32s\" unknown (expected one of " TYPE_NAMES ")", d->type);
-	t->info = pick_handler(d->t_type, d->min || d->max);
-	if (!t->info)
+	d->info = pick_handler(d->t_type, d->min || d->max);
+	if (!d->info)
 		FAIL_BUF(d, "%s takes no min/max", d->t_type->name);
-	if (d->bracket && (!t->info->elem_size || (t->info->flags & SYSCTL_HF_SINGLE)))
+	if (d->bracket && (!d->info->elem_size || (d->info->flags & SYSCTL_HF_SINGLE)))
 		FAIL_BUF(d, "%s cannot be a vector", d->t_type->name);
-	if (d->maxlen && !(t->info->flags & SYSCTL_HF_STRING))
+	if (d->maxlen && !(d->info->flags & SYSCTL_HF_STRING))
 		FAIL("maxlen is for strings");
-	if (d->bits && !(t->info->flags & SYSCTL_HF_BITMAP))
+	if (d->bits && !(d->info->flags & SYSCTL_HF_BITMAP))
 		FAIL("bits is for bitmaps");
 	return 0;
 }
@@ -239,7 +242,7 @@ static int decl_mode(struct decl *d, struct tunable *t, const char **why)
 
 	/* procname and desc are decl_path()'s. */
 	t->table.mode = 0644;
-	t->table.proc_handler = t->info->handler;
+	t->table.proc_handler = d->info->handler;
 	if (d->mode) {
 		/* The tree takes read and write bits only, as /proc/sys. */
 		if (parse_number(d->mode, false, &v) || v > 0666 || (v & 0111))
@@ -268,7 +271,7 @@ static int decl_data(struct decl *d, struct tunable *t, const char **why)
 	unsigned long v;
 	size_t size;
 
-	if (t->info->flags & SYSCTL_HF_STRING) {
+	if (d->info->flags & SYSCTL_HF_STRING) {
 		if (!d->maxlen || parse_number(d->maxlen, false, &v) || v < 1 || v > 65536)
 			FAIL("string needs maxlen=1..65536");
 		t->str = malloc(sizeof(*t->str));
@@ -279,7 +282,7 @@ static int decl_data(struct decl *d, struct tunable *t, const char **why)
 		}
 		t->table.data = t->str;
 		t->table.maxlen = (int)v;
-	} else if (t->info->flags & SYSCTL_HF_BITMAP) {
+	} else if (d->info->flags & SYSCTL_HF_BITMAP) {
 		if (!d->bits || parse_number(d->bits, false, &v) || v < 1 || v > 65536)
 			FAIL("bitmap needs bits=1..65536");
 		t->bitmap = calloc((v + 8 * sizeof(long) - 1) / (8 * sizeof(long)), sizeof(long));
@@ -288,7 +291,7 @@ static int decl_data(struct decl *d, struct tunable *t, const char **why)
 		t->table.data = &t->bitmap;
 		t->table.maxlen = (int)v;
 	} else {
-		size = t->info->elem_size * t->count;
+		size = d->info->elem_size * t->count;
 		t->data = size <= sizeof(t->one) ? &t->one : calloc(1, size);
 		if (!t->data)
 			return -ENOMEM;
@@ -304,26 +307,26 @@ static int decl_bounds(struct decl *d, struct tunable *t, const char **why)
 	long double lo = 0, hi = 0;
 	int err = 0;
 
-	if ((d->min || d->max) && (t->info->flags & SYSCTL_HF_ONE_BOUND) && (!d->min || !d->max))
+	if ((d->min || d->max) && (d->info->flags & SYSCTL_HF_ONE_BOUND) && (!d->min || !d->max))
 		FAIL("give both min= and max=");
 	if (!d->min && !d->max) {
-		if (t->info->flags & SYSCTL_HF_ONE_BOUND) {
+		if (d->info->flags & SYSCTL_HF_ONE_BOUND) {
 			/* ulong has only a minmax handler: 0 is no bound at all. */
-			t->min.ul = 0;
-			t->table.extra1 = &t->min;
+			d->bounds[0].ul = 0;
+			t->table.extra1 = &d->bounds[0];
 		}
 		return 0;
 	}
-	if (d->min && (err = parse_bound(t, d->min, &t->min, &lo)))
+	if (d->min && (err = parse_bound(d->info, d->min, &d->bounds[0], &lo)))
 		FAIL_BUF(d, "min=%s: %s", d->min,
 			 err == -ERANGE ? "out of the type's range" : "not a number of this type");
-	if (d->max && (err = parse_bound(t, d->max, &t->max, &hi)))
+	if (d->max && (err = parse_bound(d->info, d->max, &d->bounds[1], &hi)))
 		FAIL_BUF(d, "max=%s: %s", d->max,
 			 err == -ERANGE ? "out of the type's range" : "not a number of this type");
 	if (d->min && d->max && lo > hi)
 		FAIL_BUF(d, "min=%s is above max=%s: no value could be written", d->min, d->max);
-	t->table.extra1 = d->min ? &t->min : NULL;
-	t->table.extra2 = d->max ? &t->max : NULL;
+	t->table.extra1 = d->min ? &d->bounds[0] : NULL;
+	t->table.extra2 = d->max ? &d->bounds[1] : NULL;
 	return 0;
 }
 
@@ -346,10 +349,11 @@ static int decl_sig(const struct decl *d, struct tunable *t)
 }
 
 /* What tunable.h says. */
-int tunable_parse_line(char *line, struct tunable *t, char **path, char **sig, const char **why,
-		       char *buf, size_t bufsize)
+int tunable_parse_line(char *line, struct tunable *t, char **path, char **sig,
+		       union bound bounds[2], const char **why, char *buf, size_t bufsize)
 {
-	struct decl d = { .buf = buf, .bufsize = bufsize, .path_out = path, .sig_out = sig };
+	struct decl d = { .buf = buf, .bufsize = bufsize, .path_out = path, .sig_out = sig,
+			  .bounds = bounds };
 	int err = decl_split(line, &d, why);
 
 	if (!err)

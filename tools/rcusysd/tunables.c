@@ -24,13 +24,15 @@ struct tunables {
 
 static void tunable_free(struct tunable *t)
 {
+	const struct sysctl_handler_info *info = tunable_info(t);
+
 	tunable_unregister(t);
-	/* The union is set only once info is (tunable_parse_line), so NULL before. */
-	if (t->info && (t->info->flags & SYSCTL_HF_STRING)) {
+	/* The union is set only once the handler is (tunable_parse_line), so NULL before. */
+	if (info && (info->flags & SYSCTL_HF_STRING)) {
 		if (t->str)
 			rcustring_destroy(t->str);
 		free(t->str);
-	} else if (t->info && (t->info->flags & SYSCTL_HF_BITMAP)) {
+	} else if (info && (info->flags & SYSCTL_HF_BITMAP)) {
 		free(t->bitmap);
 	} else if (t->data != &t->one) {
 		free(t->data);
@@ -41,15 +43,20 @@ static void tunable_free(struct tunable *t)
 }
 
 /*
- * @t again, in one allocation with @path and @sig after it (three chunks
- * of the allocator become one, and no pointer to them is kept: they count
- * at 100 000 tunables), its pointers into itself moved along; @t is gone,
- * @path and @sig stay the caller's. NULL when out of memory.
+ * @t again, in one allocation with @path, @sig and the bounds its row
+ * points to after it (four chunks of the allocator become one, and no
+ * pointer to them is kept: they count at 100 000 tunables), its pointers
+ * into itself moved along; @t is gone, @path and @sig stay the caller's.
+ * NULL when out of memory.
  */
 static struct tunable *tunable_pack(struct tunable *t, const char *path, const char *sig)
 {
 	size_t plen = strlen(path) + 1, slen = strlen(sig) + 1;
-	struct tunable *p = malloc(sizeof(*p) + plen + slen);
+	/* The bounds, aligned, after the two strings; only where the row has them. */
+	size_t at = (sizeof(*t) + plen + slen + sizeof(union bound) - 1) / sizeof(union bound);
+	size_t nb = t->table.extra2 ? 2 : t->table.extra1 ? 1 : 0;
+	union bound *b;
+	struct tunable *p = malloc(nb ? (at + nb) * sizeof(union bound) : sizeof(*p) + plen + slen);
 
 	if (!p) {
 		tunable_free(t);
@@ -65,10 +72,15 @@ static struct tunable *tunable_pack(struct tunable *t, const char *path, const c
 		p->table.data = &p->one;
 	else if (t->table.data == &t->bitmap)
 		p->table.data = &p->bitmap;
-	if (t->table.extra1 == &t->min)
-		p->table.extra1 = &p->min;
-	if (t->table.extra2 == &t->max)
-		p->table.extra2 = &p->max;
+	b = nb ? (union bound *)p + at : NULL;
+	if (t->table.extra1) {
+		b[0] = *(const union bound *)t->table.extra1;
+		p->table.extra1 = &b[0];
+	}
+	if (t->table.extra2) {
+		b[1] = *(const union bound *)t->table.extra2;
+		p->table.extra2 = &b[1];
+	}
 	free(t);
 	return p;
 }
@@ -108,9 +120,11 @@ static int parse_all(const char *text, size_t len, struct tunables *ts, char *er
 			;
 		if (*p && *p != '#' && *p != '\r') {
 			char *path = NULL, *sig = NULL;
+			union bound bounds[2];
 
 			t = calloc(1, sizeof(*t));
-			ret = t ? tunable_parse_line(p, t, &path, &sig, &why, buf, sizeof(buf)) : -ENOMEM;
+			ret = t ? tunable_parse_line(p, t, &path, &sig, bounds, &why, buf, sizeof(buf)) :
+				  -ENOMEM;
 			if (t && !ret && !(t = tunable_pack(t, path, sig)))
 				ret = -ENOMEM;
 			free(path);
