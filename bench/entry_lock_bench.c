@@ -117,8 +117,9 @@ int main(int argc, char **argv)
 	pthread_rwlockattr_init(&attr);
 	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&rwlock, &attr);
-	entry.tree = sysctl_tree_new();
-	if (!entry.tree)
+	/* A leaf's tree is its table header's. */
+	entry.header = calloc(1, sizeof(*entry.header));
+	if (!entry.header || !(entry.header->tree = sysctl_tree_new()))
 		return 1;
 	for (int rep = 0; rep < reps; rep++) {
 		for (int t = 0; t < 2; t++) {
@@ -141,7 +142,8 @@ int main(int argc, char **argv)
 	       median(ratio[0], reps), reps);
 	printf("summary entry_lock_read_vs_rwlock_%dt %.2f # the same, %d threads on one entry\n", ncpu,
 	       median(ratio[1], reps), ncpu);
-	sysctl_tree_free(entry.tree);
+	sysctl_tree_free(entry.header->tree);
+	free(entry.header);
 	pthread_rwlock_destroy(&rwlock);
 	return 0;
 }

@@ -146,7 +146,7 @@ struct sysctl_entry *dir_index_find(struct sysctl_entry *dir, const char *name, 
 
 	for (size_t i = 0; i < len; i++)
 		h = dir_index_hash_step(h, name[i] == '.' ? '/' : (unsigned char)name[i]);
-	return probe(dir->tree, h, child_match, &k);
+	return probe(rcs_entry_dir(dir)->tree, h, child_match, &k);
 }
 
 /* Put @c in the first free slot of its probe sequence in @ht (tree lock held). */
@@ -265,7 +265,7 @@ void dir_index_link(struct sysctl_entry *dir, struct sysctl_entry *child)
 {
 	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS];
 	struct cds_list_head *pos = skip_find(dir, rcs_entry_name(child), pred);
-	struct sysctl_tree *tree = dir->tree;
+	struct sysctl_tree *tree = rcs_entry_dir(dir)->tree;
 
 	CMM_STORE_SHARED(child->parent, dir);
 	/* Publishes child's fields (rcu_assign_pointer inside). */
@@ -290,7 +290,7 @@ void dir_index_link(struct sysctl_entry *dir, struct sysctl_entry *child)
 void dir_index_unlink(struct sysctl_entry *dir, struct sysctl_entry *e)
 {
 	struct sysctl_entry *pred[SYSCTL_SKIP_LEVELS];
-	struct sysctl_tree *tree = dir->tree;
+	struct sysctl_tree *tree = rcs_entry_dir(dir)->tree;
 	struct sysctl_index *ht = tree->index;
 	size_t i = dir_index_hash_end(e->hash) & ht->mask;
 

@@ -87,17 +87,17 @@ void rcs_entry_unuse(struct sysctl_entry *e)
 {
 	if (__atomic_sub_fetch(&e->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
 	    !__atomic_load_n(&e->live, __ATOMIC_SEQ_CST))
-		rcs_event_wake(e->tree, e);
+		rcs_event_wake(rcs_entry_tree(e), e);
 }
 
 void rcs_entry_drain(struct sysctl_entry *e)
 {
 	for (;;) {
-		uint32_t ticket = rcs_event_ticket(e->tree, e);
+		uint32_t ticket = rcs_event_ticket(rcs_entry_tree(e), e);
 
 		if (!__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST))
 			return;
-		rcs_event_sleep(e->tree, e, ticket);
+		rcs_event_sleep(rcs_entry_tree(e), e, ticket);
 	}
 }
 
@@ -142,7 +142,6 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	tail = (char *)e + head;
 	memset(e, 0, sizeof(*e));
 	e->skip_levels = (uint8_t)levels; /* at most SYSCTL_SKIP_LEVELS */
-	e->tree = tree;
 	e->is_dir = is_dir;
 	e->mode = 0555;
 	e->live = 1;
@@ -152,6 +151,7 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 		struct sysctl_dir *d = (struct sysctl_dir *)tail;
 
 		memset(d, 0, sizeof(*d));
+		d->tree = tree;
 		CDS_INIT_LIST_HEAD(&d->children);
 		tail += dir_size;
 	}

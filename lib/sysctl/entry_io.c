@@ -39,7 +39,7 @@ int sysctl_access(const struct sysctl_entry *e, const struct sysctl_caller *who,
 	if (!e || !who)
 		return -EINVAL;
 	mode = (unsigned int)e->mode;
-	sysctl_tree_get_owner(e->tree, &owner_uid, &owner_gid);
+	sysctl_tree_get_owner(rcs_entry_tree(e), &owner_uid, &owner_gid);
 	/* The owner is never delegated what root executes (the kernel never delegates it). */
 	if (e->exec)
 		owner_uid = 0, owner_gid = 0;
@@ -208,7 +208,7 @@ static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
 	if (e->locked_reads)
 		rcs_elock_data_unlock(e);
 	if (err)
-		rcs_sysctl_reg_error(e->tree, "", rcs_entry_path(e), "cannot restore the value after a refused commit: %s",
+		rcs_sysctl_reg_error(rcs_entry_tree(e), "", rcs_entry_path(e), "cannot restore the value after a refused commit: %s",
 				     strerror(-err));
 }
 
@@ -216,7 +216,7 @@ static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
 static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const char *buf,
 			size_t *lenp, off_t *ppos)
 {
-	struct sysctl_tree *tree = e->tree;
+	struct sysctl_tree *tree = rcs_entry_tree(e);
 	char *saved = NULL;
 	size_t saved_len = 0;
 	int err = 0;
@@ -300,7 +300,7 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		change = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
 		rcs_sysctl_stamp(e, change, origin);
 		audit_value(e, new_value);
-		rcs_audit_record(e->tree, who, rcs_entry_path(e), old_value, new_value);
+		rcs_audit_record(rcs_entry_tree(e), who, rcs_entry_path(e), old_value, new_value);
 	}
 	rcs_elock_write_unlock(e);
 	if (!err)

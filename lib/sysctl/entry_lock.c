@@ -80,7 +80,7 @@ static int cas(struct sysctl_entry *e, uint32_t old, uint32_t new)
  */
 static void acquire(struct sysctl_entry *e, uint32_t busy, uint32_t add)
 {
-	struct rcs_wait_slot *slot = slot_of(e->tree, e);
+	struct rcs_wait_slot *slot = slot_of(rcs_entry_tree(e), e);
 
 	for (;;) {
 		uint32_t ticket = __atomic_load_n(&slot->lock_seq, __ATOMIC_SEQ_CST);
@@ -103,7 +103,7 @@ static void release(struct sysctl_entry *e, uint32_t bits)
 	uint32_t old = __atomic_fetch_and(&e->lockw, ~(bits | W_LOCK), __ATOMIC_SEQ_CST);
 
 	if (old & W_LOCK)
-		futex_wake_all(&slot_of(e->tree, e)->lock_seq);
+		futex_wake_all(&slot_of(rcs_entry_tree(e), e)->lock_seq);
 }
 
 void rcs_elock_read(struct sysctl_entry *e)
@@ -154,7 +154,7 @@ void rcs_elock_cb_unlock(struct sysctl_entry *e)
 
 void rcs_elock_cb_wait(struct sysctl_entry *e)
 {
-	struct rcs_wait_slot *slot = slot_of(e->tree, e);
+	struct rcs_wait_slot *slot = slot_of(rcs_entry_tree(e), e);
 	uint32_t ticket = __atomic_load_n(&slot->event_seq, __ATOMIC_SEQ_CST);
 
 	/* Set while the lock is held: a broadcast needs the lock, so it sees it. */
@@ -167,7 +167,7 @@ void rcs_elock_cb_wait(struct sysctl_entry *e)
 void rcs_elock_cb_broadcast(struct sysctl_entry *e)
 {
 	if (__atomic_fetch_and(&e->lockw, ~W_COND, __ATOMIC_SEQ_CST) & W_COND)
-		futex_wake_all(&slot_of(e->tree, e)->event_seq);
+		futex_wake_all(&slot_of(rcs_entry_tree(e), e)->event_seq);
 }
 
 uint32_t rcs_event_ticket(struct sysctl_tree *tree, const void *key)

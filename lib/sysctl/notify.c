@@ -117,7 +117,7 @@ again:
  */
 void rcs_sysctl_changed(struct sysctl_entry *e, uint64_t c)
 {
-	struct sysctl_tree *tree = e->tree;
+	struct sysctl_tree *tree = rcs_entry_tree(e);
 
 	/* Pairs with the waiter's increment before it reads the counter. */
 	if (__atomic_load_n(&tree->waiters, __ATOMIC_SEQ_CST))

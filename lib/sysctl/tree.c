@@ -358,8 +358,8 @@ static int find_existing(struct sysctl_tree *tree, const char *path, const struc
 }
 
 /* A new header for @count rows with one reference, or NULL. */
-static struct sysctl_table_header *header_alloc(size_t count, sysctl_write_hook *hook,
-						void *hook_arg)
+static struct sysctl_table_header *header_alloc(struct sysctl_tree *tree, size_t count,
+						sysctl_write_hook *hook, void *hook_arg)
 {
 	struct sysctl_table_header *h;
 	size_t size = sizeof(struct sysctl_table_header) + count * sizeof(h->entries[0]);
@@ -369,6 +369,7 @@ static struct sysctl_table_header *header_alloc(size_t count, sysctl_write_hook 
 	if (!h)
 		return NULL;
 	memset(h, 0, size);
+	h->tree = tree;
 	h->count = (uint32_t)count;
 	h->rows_left = (uint32_t)count;
 	h->refs = 1;
@@ -416,7 +417,7 @@ static int row_entry_alloc(struct sysctl_tree *tree, struct sysctl_entry *parent
 static int link_table(struct sysctl_entry *dir, struct sysctl_entry **newdirs, int nnew,
 		      struct sysctl_entry *parent, struct sysctl_table_header *h)
 {
-	if (dir_index_reserve(parent->tree, h->count + (size_t)nnew))
+	if (dir_index_reserve(rcs_entry_tree(parent), h->count + (size_t)nnew))
 		return -ENOMEM;
 	for (size_t i = 0; i < h->count; i++)
 		dir_index_link(parent, h->entries[i]);
@@ -456,7 +457,7 @@ static int register_table(struct sysctl_tree *tree, const char *path, const stru
 		goto out;
 
 	err = -ENOMEM;
-	h = header_alloc(count, hook, hook_arg);
+	h = header_alloc(tree, count, hook, hook_arg);
 	if (!h)
 		goto fail;
 	/* Allocate everything first, so that linking cannot fail half way. */
@@ -533,7 +534,7 @@ int sysctl_register_table_hooked(struct sysctl_tree *tree, const char *path,
 static void finish_removal(struct sysctl_entry *e)
 {
 	rcs_entry_drain(e);
-	rcs_sysctl_wake_all(e->tree);
+	rcs_sysctl_wake_all(rcs_entry_tree(e));
 	rcs_sysctl_removed(e);
 	sysctl_entry_put(e);
 }
@@ -545,7 +546,7 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 
 	if (!h)
 		return;
-	tree = h->dir->tree;
+	tree = h->tree;
 	pthread_mutex_lock(&tree->lock);
 	for (size_t i = 0; i < h->count; i++) {
 		if (!h->entries[i])
@@ -580,7 +581,7 @@ int sysctl_unregister_row(struct sysctl_table_header *h, const struct ctl_table 
 
 	if (!h || !row)
 		return -EINVAL;
-	tree = h->dir->tree;
+	tree = h->tree;
 	pthread_mutex_lock(&tree->lock);
 	for (size_t i = 0; i < h->count && !e; i++) {
 		if (!h->entries[i] || h->entries[i]->table != row)

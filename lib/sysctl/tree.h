@@ -66,6 +66,7 @@ struct rcs_table_hook {
  */
 struct sysctl_table_header {
 	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
+	struct sysctl_tree *tree; /* its entries' (rcs_entry_tree()): the directory may go first */
 	uint32_t count;            /* rows (at most INT32_MAX) */
 	uint32_t rows_left;        /* not removed by sysctl_unregister_row() (tree->lock) */
 	uint32_t refs;             /* atomic: 1 for the registration + 1 per entry */
@@ -111,6 +112,7 @@ struct sysctl_index {
 
 /* What only a directory has (allocated with it: rcs_entry_alloc()). */
 struct sysctl_dir {
+	struct sysctl_tree *tree;
 	struct cds_list_head children; /* sorted by name; RCU */
 	long pins; /* tables registered right here (under tree->lock) */
 	struct sysctl_entry *skip_head[SYSCTL_SKIP_LEVELS]; /* under tree->lock */
@@ -135,7 +137,11 @@ struct sysctl_entry {
 
 	/* What a walk touches too, in the next line: the list and the path. */
 	struct cds_list_head sibling; /* in the parent's children, sorted by name; RCU */
-	mode_t mode;
+	uint16_t mode;       /* read and write bits (0666), 0555 for a directory */
+	uint8_t skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
+	bool locked_reads : 1; /* the handler needs the data lock for reads */
+	bool exec : 1;         /* SYSCTL_MODE_EXEC: written by uid 0 alone */
+	bool has_desc : 1;     /* a copy of the row's description follows the path */
 	/*
 	 * The writer lock, the data lock and the callback lock (entry_lock.h):
 	 * writes are serialized so that the audit's old/new pair is consistent;
@@ -155,15 +161,12 @@ struct sysctl_entry {
 	 * row waits for that row's calls alone.
 	 */
 	uint32_t inflight;
-
-	/* Small fields together: at 100 000 entries every hole costs. */
-	uint8_t skip_levels; /* how many levels of the parent's skip list it is in (skip[]) */
-	bool locked_reads;   /* the handler needs the data lock for reads */
-	bool exec;           /* SYSCTL_MODE_EXEC: written by uid 0 alone */
-	bool has_desc;       /* a copy of the row's description follows the path */
 	/* Copied at registration: explanations need it without the table. */
 	int maxlen;
-	struct sysctl_tree *tree;
+	/*
+	 * Small fields share words above: at 100 000 entries every hole
+	 * costs. The tree is the header's or the directory's (rcs_entry_tree()).
+	 */
 	struct sysctl_table_header *header; /* NULL for directories */
 	const struct ctl_table *table;      /* NULL for directories */
 	/*
@@ -209,6 +212,11 @@ static inline char *rcs_entry_tail(const struct sysctl_entry *e)
 static inline struct sysctl_dir *rcs_entry_dir(const struct sysctl_entry *e)
 {
 	return e->is_dir ? (struct sysctl_dir *)rcs_entry_tail(e) : NULL;
+}
+
+static inline struct sysctl_tree *rcs_entry_tree(const struct sysctl_entry *e)
+{
+	return e->is_dir ? rcs_entry_dir(e)->tree : e->header->tree;
 }
 
 /* The dotted path. */

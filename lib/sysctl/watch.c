@@ -25,7 +25,7 @@ int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, int timeout_ms)
 
 	if (!e)
 		return -EINVAL;
-	tree = e->tree;
+	tree = rcs_entry_tree(e);
 	deadline = rcs_deadline_after_ms(timeout_ms > 0 ? timeout_ms : 0);
 	pthread_mutex_lock(&tree->notify_lock);
 	__atomic_add_fetch(&tree->waiters, 1, __ATOMIC_SEQ_CST);

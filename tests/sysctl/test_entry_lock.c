@@ -56,6 +56,7 @@ struct guarded {
 };
 
 struct shared {
+	struct sysctl_table_header *header; /* the entries' (their tree is its) */
 	struct guarded g[ENTRIES];
 	long reads, torn, writes, overlap, waits, stop;
 };
@@ -150,8 +151,12 @@ static struct shared *shared_new(struct sysctl_tree *t)
 	struct shared *s = calloc(1, sizeof(*s));
 
 	assert_non_null(s);
+	/* A leaf's tree is its table header's. */
+	s->header = calloc(1, sizeof(*s->header));
+	assert_non_null(s->header);
+	s->header->tree = t;
 	for (int i = 0; i < ENTRIES; i++) {
-		s->g[i].e.tree = t;
+		s->g[i].e.header = s->header;
 		fill(s->g[i].value, 0);
 	}
 	return s;
@@ -199,6 +204,7 @@ static void test_data_and_writer_locks(void **state)
 	assert_int_equal(s->overlap, 0);
 	for (int i = 0; i < ENTRIES; i++)
 		assert_int_equal(s->g[i].e.lockw, 0); /* every lock and waiter bit released */
+	free(s->header);
 	free(s);
 	sysctl_tree_free(t);
 }
@@ -255,6 +261,7 @@ static void test_callback_condition(void **state)
 	assert_true(s->waits >= MIN_WAITS);
 	for (int i = 0; i < ENTRIES; i++)
 		assert_int_equal(s->g[i].e.lockw, 0);
+	free(s->header);
 	free(s);
 	sysctl_tree_free(t);
 }
