@@ -526,17 +526,23 @@ int sysctl_register_table_hooked(struct sysctl_tree *tree, const char *path,
 }
 
 /*
- * The end of a removal, with the tree lock no longer held: wait for the
- * handler calls on @e that began before it was unlinked, wake waiters
- * (they return -ENOENT), tell its callbacks, drop the reference taken for
- * them.
+ * The end of a removal of @n unlinked entries @v (NULL ones skipped), with
+ * the tree lock no longer held: wait for the handler calls on each that
+ * began before it was unlinked, wake waiters once (they return -ENOENT),
+ * tell each one's callbacks, drop the references taken for them.
  */
-static void finish_removal(struct sysctl_entry *e)
+static void finish_removal(struct sysctl_tree *tree, struct sysctl_entry *const *v, size_t n)
 {
-	rcs_entry_drain(e);
-	rcs_sysctl_wake_all(rcs_entry_tree(e));
-	rcs_sysctl_removed(e);
-	sysctl_entry_put(e);
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			rcs_entry_drain(v[i]);
+	rcs_sysctl_wake_all(tree);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i]) {
+			rcs_sysctl_removed(v[i]);
+			sysctl_entry_put(v[i]);
+		}
+	}
 }
 
 void sysctl_unregister_table(struct sysctl_table_header *h)
@@ -567,9 +573,7 @@ void sysctl_unregister_table(struct sysctl_table_header *h)
 	cds_list_del(&h->node);
 	pthread_mutex_unlock(&tree->lock);
 
-	for (size_t i = 0; i < h->count; i++)
-		if (h->entries[i])
-			finish_removal(h->entries[i]);
+	finish_removal(tree, h->entries, h->count);
 	rcs_header_put(h);
 }
 
@@ -601,6 +605,6 @@ int sysctl_unregister_row(struct sysctl_table_header *h, const struct ctl_table 
 	if (last)
 		sysctl_unregister_table(h);
 	else
-		finish_removal(e);
+		finish_removal(tree, &e, 1);
 	return 0;
 }
