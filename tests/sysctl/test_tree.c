@@ -532,11 +532,16 @@ static void test_rows(void **state)
 	rcustring_barrier();
 }
 
+struct row_of {
+	struct sysctl_table_header *h;
+	const struct ctl_table *row;
+};
+
 static void *unregister_row_thread(void *arg)
 {
-	struct ctl_table **rows = arg;
+	struct row_of *r = arg;
 
-	return (void *)(long)sysctl_unregister_row((struct sysctl_table_header *)rows[0], rows[1]);
+	return (void *)(long)sysctl_unregister_row(r->h, r->row);
 }
 
 /* Removing a row waits for its own handler's calls, not for another row's. */
@@ -547,7 +552,8 @@ static void test_unregister_row_waits_for_its_row(void **state)
 	struct ctl_table slow = { "slow", &int_a, sizeof(int), 0644, slow_handler };
 	struct ctl_table other = { "other", &int_b, sizeof(int), 0644, proc_dointvec };
 	struct ctl_table keep = { "keep", &int_c, sizeof(int), 0644, proc_dointvec };
-	struct ctl_table *rows[] = { &slow, &other, &keep }, *arg[2];
+	struct ctl_table *rows[] = { &slow, &other, &keep };
+	struct row_of arg;
 	struct sysctl_entry *e;
 	pthread_t rd, un;
 	void *ret;
@@ -567,9 +573,8 @@ static void test_unregister_row_waits_for_its_row(void **state)
 	assert_false(exists(t, "w.other"));
 	assert_false(__atomic_load_n(&slow_left, __ATOMIC_SEQ_CST));
 	/* The slow row's removal (not the last row's) waits for its call. */
-	arg[0] = (struct ctl_table *)h;
-	arg[1] = &slow;
-	assert_int_equal(pthread_create(&un, NULL, unregister_row_thread, arg), 0);
+	arg = (struct row_of){ h, &slow };
+	assert_int_equal(pthread_create(&un, NULL, unregister_row_thread, &arg), 0);
 	while (exists(t, "w.slow"))
 		usleep(1000);
 	usleep(20000);
