@@ -236,6 +236,18 @@ done
 loop_files=("$cat_file" /proc/sys/kernel/pid_max)
 [ -n "$lxcfs_file" ] && loop_files+=("$lxcfs_file")
 "$file_loop" "$loop_count" "$loop_rounds" "${loop_files[@]}" >"$work/loop" || die "file loop failed"
+# The same loop once more per FUSE file, traced by the kernel (every
+# server counted alike, lxcfs included): requests and send-to-reply us by
+# opcode. After the timed loop, so that tracing does not slow it.
+trace_of() { # FILE NAME
+	local f=$work/trace.$2
+	"$(dirname "$0")/fuse_request_trace.sh" "$file_loop" "$cats" "$1" >"$f" 2>"$work/trace.err" || {
+		echo "fuse-bench: request trace of $2 skipped: $(cat "$work/trace.err")"
+		rm -f "$f"
+	}
+}
+trace_of "$cat_file" ours
+[ -n "$lxcfs_file" ] && trace_of "$lxcfs_file" lxcfs
 load_end=$(load)
 
 col() { awk -v c="$1" '{ print $c }' "$work/series" | median; }
@@ -289,4 +301,29 @@ if [ -n "$lxcfs_file" ]; then
 	echo "summary fuse_vs_lxcfs_per_file $m # open+fstat+read+close, our entry / lxcfs proc/loadavg; median of $loop_rounds rounds, min $lo max $hi; target <= 0.35"
 else
 	echo "summary fuse_vs_lxcfs_per_file skipped # lxcfs not available"
+fi
+# Where the time of a request goes (the floor of the per-file ratio).
+for who in ours lxcfs; do
+	[ -s "$work/trace.$who" ] || continue
+	echo "  requests per file traced by the kernel, $who ($cats files; opcode per-file send-to-reply-us):" \
+		"$(awk '$1 == "op" { printf "%s %s %s, ", $2, $3, $4 }' "$work/trace.$who" | sed 's/, $//')"
+	read -r w wus < <(awk '$1 == "waited" { print $2, $3 }' "$work/trace.$who")
+	echo "summary fuse_traced_requests_per_file_$who $w # waited for (all but RELEASE, FORGET), counted by the kernel's fuse tracepoints; send-to-reply $wus us per file"
+done
+if [ -s "$work/trace.ours" ] && [ -s "$work/trace.lxcfs" ]; then
+	# The cheapest request kind either server answers is the round trip
+	# with next to no work in it. Our file's time in the traced loop if
+	# each of our waited requests took only that, all else (the reader's
+	# system calls, the wake-up after each reply) as measured, over
+	# lxcfs's time in its traced loop.
+	awk '
+		$1 == "op" && $2 != "RELEASE" && $2 != "FORGET" && (min == "" || $4 < min) { min = $4; what = FILENAME ":" $2 }
+		$1 == "waited" && FILENAME ~ /ours$/ { n = $2; wus = $3 }
+		$1 == "wall" { if (FILENAME ~ /ours$/) ours = $2; else lx = $2 }
+		END {
+			sub(/.*trace\./, "", what)
+			printf "summary fuse_round_trip_floor_us %.1f # the cheapest request kind, send to reply (%s)\n", min, what
+			printf "summary fuse_vs_lxcfs_floor %.3f # traced loops: our file if each of our %s waited requests took %.1f us (the rest as measured: %.0f of %.0f ns), over lxcfs %.0f ns\n",
+				(ours - wus * 1000 + n * min * 1000) / lx, n, min, ours - wus * 1000, ours, lx
+		}' "$work/trace.ours" "$work/trace.lxcfs"
 fi
