@@ -302,11 +302,6 @@ static void summary_ratio(const char *name, const group_t *group, unsigned reps,
 	summary_line(name, sp.median, decimals, where, comment);
 }
 
-/*
- * @num over the best (least CPU per read) of the @nden liburcu schemes
- * @dens, the best taken within each repetition: rcustring against the
- * flavor a user would pick for this very read, measured moments apart.
- */
 /* The median over the repetitions of @s's CPU ns in @group. */
 static double median_cpu(const group_t *group, unsigned reps, const struct scheme *s)
 {
@@ -318,8 +313,9 @@ static double median_cpu(const group_t *group, unsigned reps, const struct schem
 }
 
 /*
- * @num against the best of @dens: the one with the lowest median over the
- * repetitions, the ratio taken within each repetition as for every ratio.
+ * @num against the best of the @nden liburcu schemes @dens (the flavor a
+ * user would pick for this very read): the one with the lowest median over
+ * the repetitions, the ratio taken within each repetition as for every ratio.
  * Not the cheapest of @dens in each repetition: the least of three noisy
  * samples is lower than one sample of the same thing, so that ratio leans
  * against @num by the noise alone; it is printed beside, as NAME_per_rep_min.
