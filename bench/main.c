@@ -409,6 +409,21 @@ static void print_summary(const group_t *main_group, const group_t *busy, unsign
 		      3, where, "urcu memb copy / urcu bp copy");
 	summary_ratio("memb_auto_vs_bp_cpu_ns", main_group, reps, &scheme_memb_auto_copy,
 		      &scheme_bp_copy, F_CPU, 3, where, "urcu memb auto copy / urcu bp copy");
+	/*
+	 * Against the best flavor (below), split in two: rcustring against
+	 * urcu bp, the library's flavor (the call's cost, the same code), and
+	 * the flavors against each other.
+	 */
+	summary_ratio("copy_vs_urcu_bp_copy", main_group, reps, &scheme_rcu_copy, &scheme_bp_copy,
+		      F_CPU, 3, where, "rcustring copy / urcu bp copy: the exported call's cost");
+	summary_ratio("copy_inline_vs_urcu_bp_copy", main_group, reps, &scheme_rcu_copy_inline,
+		      &scheme_bp_copy, F_CPU, 3, where,
+		      "rcustring_copy_inline() / urcu bp copy: the same code on the same flavor");
+	summary_ratio("inplace_inline_vs_urcu_bp_inplace", main_group, reps,
+		      &scheme_rcu_inplace_inline, &scheme_bp_inplace, F_CPU, 3, where,
+		      "rcustring in-place inline / urcu bp in-place: the same code on the same flavor");
+	summary_ratio("memb_vs_bp_inplace_cpu_ns", main_group, reps, &scheme_memb_inplace,
+		      &scheme_bp_inplace, F_CPU, 3, where, "urcu memb in-place / urcu bp in-place");
 	summary_vs_best("copy_vs_urcu_best_copy", main_group, reps, &scheme_rcu_copy,
 			(const struct scheme *const[]){ &scheme_bp_copy, &scheme_memb_copy,
 							&scheme_memb_auto_copy }, 3, where,
