@@ -52,10 +52,17 @@ host_get() { "$cli" --socket "$tmp/$1.sock" -n "${@:2}" 2>&1; }
 # host_wait NAME KEY VALUE LABEL: wait until host NAME's KEY reads VALUE, then check it.
 host_wait() { wait_output "$3" "$4 ($1 $2)" host_get "$1" "$2"; }
 
+# A port nothing listens on, below the kernel's range for outgoing
+# connections: the members dial each other as they start, and a port from
+# that range could be taken by one of those connections between this check
+# and the bind (seen: a member died on "address already in use" and the
+# health wait ran on for minutes).
 free_port() {
-	local p
+	local p lo
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
+	[ "$lo" -gt 12000 ] || lo=62000 # an odd range: the old choice, 10000-61999
 	while :; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((10000 + RANDOM % (lo - 10000)))
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
 }
@@ -134,13 +141,33 @@ run_member() { # I [new|existing]
 	member_pid[$i]=$!
 }
 start_cluster() {
-	for i in 1 2 3; do
-		member_url[$i]=http://127.0.0.1:$(free_port)
-		member_peer[$i]=$(free_port)
+	for _ in 1 2 3; do # a port may still be taken between the check and the bind
+		for i in 1 2 3; do
+			member_url[$i]=http://127.0.0.1:$(free_port)
+			member_peer[$i]=$(free_port)
+		done
+		cluster="${member_url[1]},${member_url[2]},${member_url[3]}"
+		rm -rf "$tmp/m1" "$tmp/m2" "$tmp/m3"
+		for i in 1 2 3; do run_member "$i" new; done
+		members_healthy 1 2 3 && return 0
+		stop_members
 	done
-	cluster="${member_url[1]},${member_url[2]},${member_url[3]}"
-	for i in 1 2 3; do run_member "$i" new; done
-	until_true mctl "$cluster" endpoint health >/dev/null 2>&1
+	return 1
+}
+# members_healthy I...: 0 once each member I answers; 1 as soon as one of
+# them has exited (it will not answer: waiting on would only run out the
+# guard, at seconds an attempt) or when the guard runs out.
+members_healthy() {
+	local i eps=""
+	for i in "$@"; do eps+="${eps:+,}${member_url[$i]}"; done
+	for _ in $(seq $guard); do
+		for i in "$@"; do
+			kill -0 "${member_pid[$i]}" 2>/dev/null || return 1
+		done
+		mctl "$eps" endpoint health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
 }
 # The member (1..3) whose client URL is $1, or nothing.
 member_of() { for i in 1 2 3; do [ "${member_url[$i]}" == "$1" ] && echo "$i"; done; }

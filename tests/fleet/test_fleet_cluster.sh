@@ -88,7 +88,7 @@ for h in a b c; do
 	host_wait $h kernel.modprobe /sbin/after-leader "converged after the leader was killed"
 done
 run_member "$leader" existing
-until_true mctl "${member_url[$leader]}" endpoint health >/dev/null 2>&1
+check "the killed member restarted on its ports" 0 "$(members_healthy "$leader"; echo $?)"
 check "the killed member rejoined" 0 "$(put_via "${member_url[$leader]}" kernel/core_pattern rejoined; echo $?)"
 for h in a b c; do host_wait $h kernel.core_pattern rejoined "put through the rejoined member"; done
 
