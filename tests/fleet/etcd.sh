@@ -60,7 +60,7 @@ host_wait() { wait_output "$3" "$4 ($1 $2)" host_get "$1" "$2"; }
 free_port() {
 	local p lo
 	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
-	[ "$lo" -gt 12000 ] || lo=62000 # an odd range: the old choice, 10000-61999
+	[ "$lo" -gt 12000 ] || lo=62000 # a range that starts this low: any port of 10000-61999
 	while :; do
 		p=$((10000 + RANDOM % (lo - 10000)))
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
