@@ -67,7 +67,29 @@ free_port() {
 	done
 }
 
-ctl() { ETCDCTL_API=3 etcdctl --endpoints "$url" --dial-timeout=2s --command-timeout=5s "$@"; }
+# mctl URLS ARGS: etcdctl against URLS; ctl ARGS: against the single etcd.
+mctl() {
+	local eps=$1
+	shift
+	ETCDCTL_API=3 etcdctl --endpoints "$eps" --dial-timeout=2s --command-timeout=5s "$@"
+}
+ctl() { mctl "$url" "$@"; }
+
+# etcd_healthy URLS PID...: 0 once URLS answer; 1 as soon as one of the
+# etcd processes PID has exited (it will never answer: waiting on would only
+# run out the guard, at seconds an attempt) or when the guard runs out.
+etcd_healthy() {
+	local eps=$1 p
+	shift
+	for _ in $(seq $guard); do
+		for p in "$@"; do
+			kill -0 "$p" 2>/dev/null || return 1
+		done
+		mctl "$eps" endpoint health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # Start (or restart, same ports and data dir) etcd; 0 once it answers.
 run_etcd() {
@@ -77,11 +99,7 @@ run_etcd() {
 		--initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
 		--initial-cluster "fleet=http://127.0.0.1:$peer_port" >>"$tmp/etcd.log" 2>&1 &
 	etcd_pid=$!
-	for _ in $(seq $guard); do
-		ctl endpoint health >/dev/null 2>&1 && return 0
-		kill -0 "$etcd_pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	etcd_healthy "$url" "$etcd_pid" && return 0
 	kill "$etcd_pid" 2>/dev/null
 	wait "$etcd_pid" 2>/dev/null
 	etcd_pid=
@@ -119,15 +137,10 @@ fi
 # start_cluster: three members, m1..m3, one cluster on their own free
 # loopback ports, data in $tmp/m1..3, logs in $tmp/m1..3.log. Sets
 # member_url[1..3], member_pid[1..3] and $cluster (the three client URLs,
-# comma-separated); run_member I restarts member I from its data dir; mctl
-# URLS ARGS runs etcdctl against URLS; put_via URLS KEY VALUE puts $prefix/KEY;
+# comma-separated); run_member I restarts member I from its data dir;
+# put_via URLS KEY VALUE puts $prefix/KEY;
 # find_leader sets $leader (1..3, or empty after $guard tenths of a second).
 # Returns 1 when the cluster does not answer within $guard tenths of a second.
-mctl() {
-	local eps=$1
-	shift
-	ETCDCTL_API=3 etcdctl --endpoints "$eps" --dial-timeout=2s --command-timeout=5s "$@"
-}
 declare -a member_url member_peer member_pid
 run_member() { # I [new|existing]
 	local i=$1 initial=""
@@ -154,20 +167,14 @@ start_cluster() {
 	done
 	return 1
 }
-# members_healthy I...: 0 once each member I answers; 1 as soon as one of
-# them has exited (it will not answer: waiting on would only run out the
-# guard, at seconds an attempt) or when the guard runs out.
+# members_healthy I...: etcd_healthy for the members I.
 members_healthy() {
-	local i eps=""
-	for i in "$@"; do eps+="${eps:+,}${member_url[$i]}"; done
-	for _ in $(seq $guard); do
-		for i in "$@"; do
-			kill -0 "${member_pid[$i]}" 2>/dev/null || return 1
-		done
-		mctl "$eps" endpoint health >/dev/null 2>&1 && return 0
-		sleep 0.1
+	local i eps="" pids=()
+	for i in "$@"; do
+		eps+="${eps:+,}${member_url[$i]}"
+		pids+=("${member_pid[$i]}")
 	done
-	return 1
+	etcd_healthy "$eps" "${pids[@]}"
 }
 # The member (1..3) whose client URL is $1, or nothing.
 member_of() { for i in 1 2 3; do [ "${member_url[$i]}" == "$1" ] && echo "$i"; done; }
