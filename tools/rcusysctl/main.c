@@ -21,6 +21,7 @@
 #include "etcdcli.h"
 #endif
 #include "settings.h"
+#include "ttysafe.h"
 #include "socktree.h"
 #include "stream.h"
 
@@ -378,6 +379,8 @@ int main(int argc, char **argv)
 	code = parse_options(&c, argc, argv);
 	if (code >= 0)
 		return code;
+	/* -b asks for the raw value; everything else printed to a terminal is escaped. */
+	ttysafe_install(opts.binary);
 	if (c.etcd)
 		return run_etcd(&c, argc, argv);
 	if (opts.json && !json_supported()) {
