@@ -53,7 +53,7 @@ int trusted_file_openat(int dirfd, const char *name, struct stat *st, char *why,
 
 	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) != 0) {
 		err = -errno;
-		snprintf(why, why_size, "cannot inspect it: %s", strerror(-err));
+		snprintf(why, why_size, "%s%s", err == -ENOENT ? "" : "cannot inspect it: ", strerror(-err));
 		return err;
 	}
 	if (S_ISLNK(st->st_mode))
