@@ -31,8 +31,8 @@ static int mode_allows(const struct sysctl_entry *e, const struct sysctl_caller 
 	if (!sysctl_access(e, who, W_OK))
 		return 0;
 	if (!(sysctl_entry_mode(e) & 0200))
-		snprintf(why, size, "read-only entry (mode %04o): %s cannot set it", (unsigned)sysctl_entry_mode(e),
-			 origin_name(origin));
+		snprintf(why, size, "read-only entry (mode %04o): %s cannot set it",
+			 (unsigned)sysctl_entry_mode(e), origin_name(origin));
 	else
 		snprintf(why, size, "mode %04o does not let %s (uid %u) write it",
 			 (unsigned)sysctl_entry_mode(e), origin_name(origin), (unsigned)who->uid);

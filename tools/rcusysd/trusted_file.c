@@ -146,7 +146,8 @@ static int open_dir(const char *path, char *name, size_t name_size, char *why, s
 	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") ||
 	    snprintf(name, name_size, "%s", base) >= (int)name_size)
 		return refuse(why, why_size, -EINVAL, "not a file name", 0, 0);
-	if (snprintf(copy, sizeof(copy), "%s", path) >= (int)sizeof(copy) || !realpath(dirname(copy), real)) {
+	snprintf(copy, sizeof(copy), "%s", path); /* basename() may have changed it */
+	if (!realpath(dirname(copy), real)) {
 		err = -errno;
 		snprintf(why, why_size, "cannot resolve its directory: %s", strerror(-err));
 		return err;
