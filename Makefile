@@ -19,7 +19,8 @@ FUZZ_SMOKE_SECONDS ?= 10
 RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl-dev meson \
                    ninja-build pkg-config procps util-linux
 # ...and what only the tests need (make check, fuzz).
-TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base
+TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base \
+                openssl
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all bench fuzz \
@@ -42,7 +43,7 @@ deps-runtime:
 deps: deps-runtime
 	@missing=0; \
 	pkg-config --exists cmocka 2>/dev/null || missing=1; \
-	for cmd in valgrind clang etcd etcdctl python3 man groff; do \
+	for cmd in valgrind clang etcd etcdctl python3 man groff openssl; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
 	[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] || \
 	  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing=1; \

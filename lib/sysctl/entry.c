@@ -188,6 +188,11 @@ mode_t sysctl_entry_mode(const struct sysctl_entry *e)
 	return e ? e->mode : 0;
 }
 
+int sysctl_entry_exec(const struct sysctl_entry *e)
+{
+	return e && e->exec;
+}
+
 const char *sysctl_entry_desc(const struct sysctl_entry *e)
 {
 	const char *after_path;

@@ -36,6 +36,9 @@ struct sysctl_tree {
 	/* The commit hook (sysctl_tree_set_commit), set before the tree is shared. */
 	sysctl_commit_fn *commit;
 	void *commit_arg;
+	/* The write check (sysctl_tree_set_check), set before the tree is shared. */
+	sysctl_check_fn *check;
+	void *check_arg;
 	/* Program handlers declared as wrappers (sysctl_tree_wrap_handler), under lock. */
 	struct rcs_handler_wrap *wraps;
 	size_t nwraps;

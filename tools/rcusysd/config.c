@@ -12,7 +12,9 @@
 
 #include "config.h"
 #include "log.h"
+#include "policy.h"
 #include "sysctl_conf.h"
+#include "trusted_file.h"
 #include "tunables.h"
 
 #define VALUE_MAX (65536 + 2)
@@ -65,21 +67,22 @@ struct config {
 	bool reset_all; /* converging after --reset --all */
 };
 
-static char *read_file(const char *path, size_t *len)
+/*
+ * @path's text through the one file check (trusted_file.h); NULL for a
+ * file refused or unreadable, named in the log with the reason, skipped.
+ * A masked file (a link to /dev/null) reads as empty.
+ */
+static char *read_file(struct config *c, const char *path, size_t *len, bool reload)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	long size;
+	char why[512], *text = NULL;
+	int err = trusted_file_read(path, TRUSTED_FILE_MAX, &text, len, why, sizeof(why));
 
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)size + 1)) != NULL) {
-		*len = fread(buf, 1, (size_t)size, f);
-		buf[*len] = '\0';
-	}
-	fclose(f);
-	return buf;
+	if (err >= 0)
+		return text;
+	rlog(LOG_ERR, "%s%s %s: %s (skipped)", reload ? "reload: " : "",
+	     err == -ENOENT || err == -EACCES || err == -EIO ? "cannot read" : "refused", path, why);
+	c->failures++;
+	return NULL;
 }
 
 /* ---- layer 1: tunables and the defaults ---- */
@@ -133,7 +136,7 @@ static int load_tunables(struct config *c, bool reload)
 		struct tunables *old = NULL;
 		char err[512] = "";
 		size_t len;
-		char *text = read_file(paths[i], &len);
+		char *text = read_file(c, paths[i], &len, reload);
 
 		/* The same file as before takes over its declarations. */
 		for (size_t j = 0; j < c->ntfiles; j++)
@@ -144,13 +147,9 @@ static int load_tunables(struct config *c, bool reload)
 			}
 		next[i].path = paths[i];
 		next[i].declared = old;
-		if (!text) {
-			rlog(LOG_ERR, "%scannot read %s: %s%s", reload ? "reload: " : "", paths[i],
-			     strerror(errno), reload ? " (its tunables are kept)" : "");
-			c->failures++;
-			ret = ret ? ret : -EIO;
+		/* Skipped, logged; at reload its tunables are kept (a file gone keeps none). */
+		if (!text)
 			continue;
-		}
 		if (reload)
 			ret = tunables_reload(c->tree, old, text, len, &next[i].declared, reload_report,
 					      paths[i], err, sizeof(err));
@@ -405,13 +404,10 @@ static struct sysctl_conf_set *read_set(struct config *c)
 	for (ssize_t i = 0; i < n + c->files->nconfigs && n >= 0; i++) {
 		struct set_ctx s = { c, i < n ? paths[i] : c->files->configs[i - n] };
 		size_t len;
-		char *text = read_file(s.file, &len);
+		char *text = read_file(c, s.file, &len, false);
 
-		if (!text) {
-			rlog(LOG_ERR, "cannot read %s: %s", s.file, strerror(errno));
-			c->failures++;
+		if (!text)
 			continue;
-		}
 		if (i < n)
 			rlog(LOG_INFO, "reading %s", s.file);
 		if (sysctl_conf_set_add(set, s.file, text, len, set_error, &s) < 0)
@@ -436,7 +432,11 @@ static void report_set_error(struct config *c, const struct sysctl_conf_item *it
 	struct sysctl_entry *e = sysctl_lookup(c->tree, path);
 	char reason[160], name[4096];
 
-	if (!e || sysctl_entry_explain(e, err, reason, sizeof(reason)) < 0)
+	/* Refused by the write check (policy.h): its rule, "read-only entry (mode 0444)". */
+	if (e && (err == -EACCES || err == -EPERM) &&
+	    policy_decide(NULL, e, SYSCTL_ORIGIN_FILE, NULL, reason, sizeof(reason)))
+		;
+	else if (!e || sysctl_entry_explain(e, err, reason, sizeof(reason)) < 0)
 		snprintf(reason, sizeof(reason), "%s", err == -ENOENT ? "no such entry" : strerror(-err));
 	if (e)
 		sysctl_entry_put(e);

@@ -38,6 +38,7 @@
 #include "notify.h"
 #include "options.h"
 #include "persist.h"
+#include "policy.h"
 #include "rundir.h"
 #include "subsys.h"
 #ifdef HAVE_ETCD
@@ -176,6 +177,15 @@ static bool etcd_holds(const char *key)
 	return etcd_sync_holds(etcd, key);
 }
 
+/* For the log line of an exec entry etcd sets (policy.h): what the mirror held before. */
+static int64_t etcd_revision(void *arg)
+{
+	struct etcd_sync_status st;
+
+	etcd_sync_status(arg, &st);
+	return st.revision;
+}
+
 /* The sync's messages (never a value or a secret), as log lines like ours. */
 static void etcd_log(void *arg, const char *message)
 {
@@ -201,6 +211,7 @@ static void tree_log(void *arg, const char *message)
 struct daemon {
 	struct options o;
 	struct sysctl_tree *tree;
+	struct policy policy; /* who may write what: every write of the tree asks it */
 	struct config *config;
 	struct persist *persist;
 #ifdef HAVE_ETCD
@@ -274,7 +285,21 @@ static int start_etcd(struct daemon *d)
 
 	if (!eo->endpoints)
 		return 0;
-	err = etcd_sync_start(d->tree, eo, &etcd);
+	/* Before the sync's thread starts, which reads the policy. */
+	d->policy.etcd_tls = policy_endpoints_tls(eo->endpoints);
+	d->policy.etcd_allow_exec = d->o.etcd_allow_exec;
+	if (d->o.etcd_allow_exec && !d->policy.etcd_tls)
+		rlog(LOG_WARNING, "--etcd-allow-exec: ignored, an endpoint is not https");
+	d->policy.etcd_revision = etcd_revision;
+	err = etcd_sync_new(d->tree, eo, &etcd);
+	if (!err) {
+		d->policy.etcd_arg = etcd;
+		err = etcd_sync_run(etcd);
+		if (err) {
+			etcd_sync_stop(etcd);
+			etcd = NULL;
+		}
+	}
 	if (!err)
 		err = etcd_sync_register_status(etcd, "rcusysd.etcd", &d->etcd_status);
 	if (err) {
@@ -297,6 +322,7 @@ static int build_tree(struct daemon *d, struct sysctl_socket_options *sock_opts)
 		return 1;
 	}
 	sysctl_tree_set_log(d->tree, tree_log, NULL);
+	policy_install(&d->policy, d->tree);
 	if (d->o.owner) /* parse_owner refused -1 */
 		sysctl_tree_set_owner(d->tree, d->o.owner_uid, d->o.owner_gid);
 	umh_set_log(log_helper, NULL);
