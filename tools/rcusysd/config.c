@@ -49,19 +49,29 @@ struct values {
 	size_t n, cap; /* cap: 0 or a power of two, at most 7/8 full */
 };
 
+/*
+ * Locking. A start or a reload runs in the main thread, one at a time; a
+ * reset in a control-socket thread, at any time. A reset holds the lock
+ * throughout. A reload holds it only for one entry at a time and to swap
+ * the new set in: it reads the files and registers the tunables
+ * without it (the tunables files are the main thread's alone), so a reset
+ * during a reload of 100 000 entries waits for one entry, not the reload.
+ */
 struct config {
 	struct sysctl_tree *tree;
 	const struct config_files *files;
-	pthread_mutex_t lock; /* everything below; a reset and a reload take turns */
+	/* The main thread's (start, reload, free): */
 	struct tfile *tfiles;
 	size_t ntfiles;
+	int failures; /* of the current start or reload (a reset's are only logged) */
+	pthread_mutex_t lock; /* everything below */
 	struct values values; /* each entry's value before any file, and the last one applied */
-	struct sysctl_conf_set *set;
+	struct sysctl_conf_set *set; /* replaced by a reload under the lock, read by resets */
 	struct persist *state;
 	bool (*etcd_holds)(const char *key);
 	char *value; /* VALUE_MAX bytes */
-	int failures; /* of the current start, reload or reset */
 	bool announce; /* log each value applied (reload and reset, not start) */
+	bool resetting; /* a reset converging: failures are not the reload's */
 	bool reset_all; /* converging after --reset --all */
 };
 
@@ -349,25 +359,53 @@ static int walk_all(struct config *c, int (*fn)(struct sysctl_entry *e, void *ar
 {
 	int err = sysctl_walk(c->tree, "", fn, arg);
 
-	if (err)
+	if (err < 0)
 		rlog(LOG_ERR, "cannot list the tree: %s", strerror(-err));
 	return err;
+}
+
+/* A start's or a reload's walk: the lock per entry, and its stop. */
+struct step {
+	struct config *c;
+	const char *only;     /* converge_entry(): that entry alone (a reset), */
+	struct sysctl_entry *entry; /* which is this one */
+	bool lock;            /* take c->lock per entry (a reset holds it already) */
+	config_stop_fn *stop; /* asked every STOP_EVERY entries; NULL: never */
+	void *stop_arg;
+	unsigned long n;
+};
+
+/* Often enough to answer a stop within a millisecond, rarely enough to cost nothing. */
+#define STOP_EVERY 256
+
+/* A stop was asked for (checked every STOP_EVERY calls). */
+static bool step_stopped(struct step *w)
+{
+	return w->stop && ++w->n % STOP_EVERY == 0 && w->stop(w->stop_arg);
 }
 
 /* Remembers the value of an entry not seen before: what it had before any file. */
 static int capture_one(struct sysctl_entry *e, void *arg)
 {
-	struct config *c = arg;
+	struct step *w = arg;
+	struct config *c = w->c;
 	const char *path = sysctl_entry_path(e), *value;
 
+	if (step_stopped(w))
+		return 1;
+	pthread_mutex_lock(&c->lock);
 	if (!values_default(&c->values, path) && (value = live_value(c, path)))
 		values_capture(&c->values, path, value);
+	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
 
-static void capture_defaults(struct config *c)
+/* 0, or 1 when stopped. */
+static int capture_defaults(struct config *c, config_stop_fn *stop, void *stop_arg)
 {
-	walk_all(c, capture_one, c);
+	struct step w = { .c = c, .stop = stop, .stop_arg = stop_arg };
+
+	return walk_all(c, capture_one, &w) == 1;
 }
 
 /*
@@ -445,7 +483,8 @@ static void report_set_error(struct config *c, const struct sysctl_conf_item *it
 		rlog(LOG_ERR, "%s:%u: setting %s: %s", it->file, it->line, name, reason);
 	else
 		rlog(LOG_ERR, "restoring the default of %s: %s", name, reason);
-	c->failures++;
+	if (!c->resetting)
+		c->failures++;
 }
 
 /*
@@ -508,15 +547,9 @@ static void converge_explicit(struct config *c, const struct sysctl_conf_item *i
 		converge_one(c, path, it->key, it, it->value);
 }
 
-struct converge_walk {
-	struct config *c;
-	const char *only;
-};
-
-/* Globs and defaults for one entry (converge). */
-static int converge_entry(struct sysctl_entry *e, void *arg)
+/* Globs and defaults for one entry (converge; c->lock held). */
+static int converge_entry(struct sysctl_entry *e, struct step *w)
 {
-	struct converge_walk *w = arg;
 	struct config *c = w->c;
 	const char *path = sysctl_entry_path(e);
 	const struct sysctl_conf_item *it;
@@ -542,20 +575,47 @@ static int converge_entry(struct sysctl_entry *e, void *arg)
 	return 0;
 }
 
+static int converge_walked(struct sysctl_entry *e, void *arg)
+{
+	struct step *w = arg;
+	int ret;
+
+	if (step_stopped(w))
+		return 1;
+	if (w->lock)
+		pthread_mutex_lock(&w->c->lock);
+	ret = converge_entry(e, w);
+	if (w->lock)
+		pthread_mutex_unlock(&w->c->lock);
+	return ret;
+}
+
 /*
- * Every entry of @only (NULL: all) gets the value of the highest layer
+ * Every entry of @w->only (NULL: all) gets the value of the highest layer
  * naming it: explicit assignments first, in the set's order (so messages
  * come in file order), then globs and defaults for writable entries that
- * no explicit key names.
+ * no explicit key names. Returns 0, or 1 when stopped.
  */
-static void converge(struct config *c, const char *only)
+static int converge(struct step *w)
 {
-	struct converge_walk w = { c, only };
+	struct config *c = w->c;
 
-	for (size_t i = 0; !only && i < sysctl_conf_set_count(c->set); i++)
-		if (!sysctl_conf_set_item(c->set, i)->glob)
-			converge_explicit(c, sysctl_conf_set_item(c->set, i), c->reset_all);
-	walk_all(c, converge_entry, &w);
+	/* One entry: the reset's, not a walk of 100 000 to find it. */
+	if (w->only)
+		return sysctl_entry_is_dir(w->entry) ? 0 : converge_walked(w->entry, w);
+	/* The set is replaced by the reload alone: a reload reads it unlocked. */
+	for (size_t i = 0; i < sysctl_conf_set_count(c->set); i++) {
+		if (sysctl_conf_set_item(c->set, i)->glob)
+			continue;
+		if (step_stopped(w))
+			return 1;
+		if (w->lock)
+			pthread_mutex_lock(&c->lock);
+		converge_explicit(c, sysctl_conf_set_item(c->set, i), c->reset_all);
+		if (w->lock)
+			pthread_mutex_unlock(&c->lock);
+	}
+	return walk_all(c, converge_walked, w) == 1;
 }
 
 int config_start(struct sysctl_tree *tree, const struct config_files *files, struct config **out)
@@ -576,9 +636,10 @@ int config_start(struct sysctl_tree *tree, const struct config_files *files, str
 		config_free(c);
 		return err;
 	}
-	capture_defaults(c);
+	capture_defaults(c, NULL, NULL);
 	c->set = read_set(c);
-	converge(c, NULL);
+	converge(&(struct step){ .c = c, .lock = true });
+	c->announce = true; /* from now on (reloads, resets) */
 	*out = c;
 	return 0;
 }
@@ -591,25 +652,32 @@ void config_set_layers(struct config *c, struct persist *state, bool (*etcd_hold
 	pthread_mutex_unlock(&c->lock);
 }
 
-void config_reload(struct config *c)
+int config_reload(struct config *c, config_stop_fn *stop, void *stop_arg)
 {
-	struct sysctl_conf_set *set;
+	struct sysctl_conf_set *set, *old;
+	struct step w = { .c = c, .lock = true, .stop = stop, .stop_arg = stop_arg };
 
-	pthread_mutex_lock(&c->lock);
 	c->failures = 0;
-	c->announce = true;
 	load_tunables(c, true);
-	capture_defaults(c);
+	if ((stop && stop(stop_arg)) || capture_defaults(c, stop, stop_arg))
+		goto stopped;
 	set = read_set(c);
 	if (set) {
-		sysctl_conf_set_free(c->set);
+		pthread_mutex_lock(&c->lock);
+		old = c->set;
 		c->set = set;
+		pthread_mutex_unlock(&c->lock);
+		sysctl_conf_set_free(old);
 	}
 	/* Entries the reload declared are the state file's too: its commit hook is the tree's. */
-	converge(c, NULL);
+	if ((stop && stop(stop_arg)) || converge(&w))
+		goto stopped;
 	rlog(c->failures ? LOG_WARNING : LOG_INFO, "reloaded%s",
 	     c->failures ? " with errors (see above)" : "");
-	pthread_mutex_unlock(&c->lock);
+	return 0;
+stopped:
+	rlog(LOG_NOTICE, "reload stopped part way: stopping");
+	return -EINTR;
 }
 
 int config_reset(struct config *c, const char *path, char *why, size_t size)
@@ -622,10 +690,8 @@ int config_reset(struct config *c, const char *path, char *why, size_t size)
 		snprintf(why, size, "no such entry");
 		return -ENOENT;
 	}
-	if (e) {
+	if (e)
 		snprintf(dotted_path, sizeof(dotted_path), "%s", sysctl_entry_path(e));
-		sysctl_entry_put(e);
-	}
 	pthread_mutex_lock(&c->lock);
 	err = c->state ? persist_forget(c->state, path ? dotted_path : NULL) : 0;
 	if (err == -ENOENT)
@@ -633,14 +699,16 @@ int config_reset(struct config *c, const char *path, char *why, size_t size)
 	if (err) {
 		snprintf(why, size, "cannot rewrite the state file: %s", strerror(-err));
 	} else {
-		c->failures = 0;
-		c->announce = true;
+		c->resetting = true;
 		c->reset_all = !path;
-		converge(c, path ? dotted_path : NULL);
+		converge(&(struct step){ .c = c, .only = path ? dotted_path : NULL, .entry = e });
 		c->reset_all = false;
+		c->resetting = false;
 		rlog(LOG_NOTICE, "reset %s to the configuration files' values", path ? dotted_path : "all entries");
 	}
 	pthread_mutex_unlock(&c->lock);
+	if (e)
+		sysctl_entry_put(e);
 	return err;
 }
 
