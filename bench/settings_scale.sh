@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # rcusysd's settings and reloads at scale (issue 40): for N int tunables
-# (app.dDDD.tNNNNNN, 1000 per directory, each with a default) and a
-# settings file (-c) with a line for each, giving each another value:
+# (app.tNNNNNN, each with a default, all in one directory: one table, the
+# worst case for removing them row by row) and a settings file (-c) with a
+# line for each, giving each another value:
 #   start      exec to the "ready" log line (every value written);
 #   reload     SIGHUP with the same files to the "reloaded" line (every
 #              line merged and looked up again, nothing written);
@@ -27,9 +28,9 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 load_start=$(load)
 
 for n in 10000 100000; do
-	awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "app.d%03d.t%06d int default=%d\n", i / 1000, i, i }' \
+	awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "app.t%06d int default=%d\n", i, i }' \
 		>"$work/t$n.conf"
-	awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "app.d%03d.t%06d = %d\n", i / 1000, i, i + 7 }' \
+	awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "app.t%06d = %d\n", i, i + 7 }' \
 		>"$work/s$n.conf"
 done
 
