@@ -44,9 +44,12 @@ wait_for() { # PATTERN WHAT
 	die "$2: no \"$1\" line"
 }
 
-# One run: prints "<start s> <reload s> <unregister s>".
+clk=$(getconf CLK_TCK)
+cpu() { awk -v c="$clk" '{ print ($14 + $15) / c }' "/proc/$pid/stat"; }
+
+# One run: prints "<start s> <reload s> <unregister s>" (wall), then the same in CPU seconds.
 run() { # N
-	local n=$1 run=$work/run fifo=$work/log t0 t1 t2 t3 t4 t5
+	local n=$1 run=$work/run fifo=$work/log t0 t1 t2 t3 t4 t5 c1 c3 c5
 	rm -rf "$run" "$fifo"
 	mkfifo "$fifo"
 	cp "$work/t$n.conf" "$work/t.live"
@@ -57,23 +60,26 @@ run() { # N
 	exec 3<"$fifo"
 	wait_for "rcusysd: ready" "start (N=$n)"
 	t1=$(now)
+	c1=$(cpu)
 	t2=$(now)
 	kill -HUP "$pid"
 	wait_for "reloaded" "reload (N=$n)"
 	t3=$(now)
+	c3=$(cpu)
 	: >"$work/t.live"
 	: >"$work/s.live"
 	t4=$(now)
 	kill -HUP "$pid"
 	wait_for "reloaded" "unregister (N=$n)"
 	t5=$(now)
+	c5=$(cpu)
 	kill "$pid"
 	cat <&3 >/dev/null
 	exec 3<&-
 	wait "$pid"
 	pid=
-	awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v e="$t4" -v f="$t5" \
-		'BEGIN { printf "%.3f %.3f %.3f\n", b - a, d - c, f - e }'
+	awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v e="$t4" -v f="$t5" -v x="$c1" -v y="$c3" \
+		-v z="$c5" 'BEGIN { printf "%.3f %.3f %.3f %.2f %.2f %.2f\n", b - a, d - c, f - e, x, y - x, z - y }'
 }
 
 sizes=(10000 100000)
@@ -81,9 +87,9 @@ sizes=(10000 100000)
 for rep in $(seq "$reps"); do
 	for k in 0 1; do
 		n=${sizes[$(((k + rep) % 2))]}
-		read -r s r u < <(run "$n")
-		[ -n "$u" ] || die "no figures for N=$n"
-		echo "$n $rep $s $r $u" >>"$work/series"
+		read -r s r u cs cr cu < <(run "$n")
+		[ -n "$cu" ] || die "no figures for N=$n"
+		echo "$n $rep $s $r $u $cs $cr $cu" >>"$work/series"
 	done
 done
 load_end=$(load)
@@ -94,13 +100,15 @@ stat3() { # N FIELD: median min max over the repetitions
 }
 printf 'settings-scale: %d repetitions interleaved; load average %s at the start, %s at the end\n' \
 	"$reps" "$load_start" "$load_end"
-printf '  %-10s %20s %20s %20s\n' "tunables" "start s (min-max)" "reload s (min-max)" "unregister s (min-max)"
+printf '  %-10s %24s %24s %24s   (wall; CPU s, median)\n' "tunables" "start s (min-max)" \
+	"reload s (min-max)" "unregister s (min-max)"
 for n in "${sizes[@]}"; do
 	read -r s sl sh < <(stat3 "$n" 3)
 	read -r r rl rh < <(stat3 "$n" 4)
 	read -r u ul uh < <(stat3 "$n" 5)
-	printf '  %-10s %8.3f (%.3f-%.3f) %8.3f (%.3f-%.3f) %8.3f (%.3f-%.3f)\n' "$n" "$s" "$sl" "$sh" \
-		"$r" "$rl" "$rh" "$u" "$ul" "$uh"
+	printf '  %-10s %8.3f (%.3f-%.3f) %8.3f (%.3f-%.3f) %8.3f (%.3f-%.3f)   %.2f %.2f %.2f\n' "$n" \
+		"$s" "$sl" "$sh" "$r" "$rl" "$rh" "$u" "$ul" "$uh" "$(stat3 "$n" 6 | cut -d' ' -f1)" \
+		"$(stat3 "$n" 7 | cut -d' ' -f1)" "$(stat3 "$n" 8 | cut -d' ' -f1)"
 done
 lin() { # FIELD: 100 000 median / 10 000 median / 10
 	awk -v a="$(stat3 100000 "$1" | cut -d' ' -f1)" -v b="$(stat3 10000 "$1" | cut -d' ' -f1)" \
@@ -113,7 +121,10 @@ worst=$(printf '%s\n' "$ls" "$lr" "$lu" | sort -g | tail -1)
 read -r s sl sh < <(stat3 100000 3)
 read -r r rl rh < <(stat3 100000 4)
 read -r u ul uh < <(stat3 100000 5)
-echo "summary settings_100k_start_s $s # exec to ready, 100 000 tunables and a settings line each; median of $reps, min $sl max $sh; target <= 2"
-echo "summary settings_reload_100k_s $r # SIGHUP to reloaded, same files; median of $reps, min $rl max $rh; target <= 1"
-echo "summary unregister_all_100k_s $u # SIGHUP to reloaded, every tunable removed; median of $reps, min $ul max $uh; target <= 1"
+cs=$(stat3 100000 6 | cut -d' ' -f1)
+cr=$(stat3 100000 7 | cut -d' ' -f1)
+cu=$(stat3 100000 8 | cut -d' ' -f1)
+echo "summary settings_100k_start_s $s # exec to ready, 100 000 tunables and a settings line each; median of $reps, min $sl max $sh, CPU $cs s; target <= 2"
+echo "summary settings_reload_100k_s $r # SIGHUP to reloaded, same files; median of $reps, min $rl max $rh, CPU $cr s; target <= 1"
+echo "summary unregister_all_100k_s $u # SIGHUP to reloaded, every tunable removed; median of $reps, min $ul max $uh, CPU $cu s; target <= 1"
 echo "summary scale_linearity $worst # worst of start $ls, reload $lr, unregister $lu (100 000 over 10 000, / 10); target <= 1.3"
