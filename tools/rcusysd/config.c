@@ -191,15 +191,15 @@ static int walk_all(struct config *c, int (*fn)(struct sysctl_entry *e, void *ar
 	return err;
 }
 
-/* A start's or a reload's walk: the lock per entry, and its stop. */
+/* One pass of capture or converge: which entries, the lock per entry, its stop. */
 struct step {
 	struct config *c;
-	const char *only;     /* converge_entry(): that entry alone (a reset), */
+	const char *only;           /* converge_entry(): that entry alone (a reset), */
 	struct sysctl_entry *entry; /* which is this one */
-	bool lock;            /* take c->lock per entry (a reset holds it already) */
-	config_stop_fn *stop; /* asked every STOP_EVERY entries; NULL: never */
+	bool lock;                  /* take c->lock per entry (a reset holds it throughout) */
+	config_stop_fn *stop;       /* asked every STOP_EVERY entries; NULL: never */
 	void *stop_arg;
-	unsigned long n;
+	unsigned long n; /* entries so far */
 };
 
 /* Often enough to answer a stop within a millisecond, rarely enough to cost nothing. */
