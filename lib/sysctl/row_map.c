@@ -3,13 +3,14 @@
  * A table's rows by their address, for sysctl_unregister_row(): rcusysd
  * keeps a directory's tunables in one table, so a reload that drops 100 000
  * of them removes 100 000 rows of one table one by one, and a search of
- * h->entries for each was quadratic (6 s at 40 000). The map is built on
- * the first row removed alone, only for tables past a few rows, and lives
- * as long as the header: open addressing, each slot a row's index + 1,
- * at most half full, never inserted into after it is built (a removed
- * row's slot stays, its entries[] slot being NULL, so probes go past it).
- * Out of memory, the search falls back to the scan. Internal to the
- * library; every call with the tree lock held.
+ * h->entries for each was quadratic (6 s at 40 000). The row after the
+ * last one removed is tried first; else the map, built on the first miss
+ * for a table past a few rows and kept as long as the header: open
+ * addressing, each slot a row's index + 1, at most half full, never
+ * inserted into after it is built (a removed row's slot stays, its
+ * entries[] slot being NULL, so probes go past it). Out of memory, the
+ * search falls back to the scan. Internal to the library; every call with
+ * the tree lock held.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,13 +71,11 @@ static long row_scan(const struct sysctl_table_header *h, const struct ctl_table
 	return -1;
 }
 
-long rcs_row_find(struct sysctl_table_header *h, const struct ctl_table *row,
-		  unsigned long *probes)
+static long row_map_find(struct sysctl_table_header *h, const struct ctl_table *row,
+			 unsigned long *probes)
 {
 	struct rcs_row_map *m;
 
-	if (h->count <= ROW_SCAN_MAX)
-		return row_scan(h, row, probes);
 	if (!h->row_map)
 		h->row_map = row_map_build(h);
 	m = h->row_map;
@@ -90,6 +89,28 @@ long rcs_row_find(struct sysctl_table_header *h, const struct ctl_table *row,
 			return k;
 	}
 	return -1;
+}
+
+long rcs_row_find(struct sysctl_table_header *h, const struct ctl_table *row,
+		  unsigned long *probes)
+{
+	uint32_t next = h->row_next;
+	long k;
+
+	/*
+	 * Rows leave in the order they came more often than not (rcusysd
+	 * frees a file's tunables in file order): try the row after the last
+	 * one removed first, which needs no map and walks entries[] in order.
+	 */
+	if (next < h->count && h->entries[next] && h->entries[next]->table == row) {
+		*probes += 1;
+		k = next;
+	} else {
+		k = h->count <= ROW_SCAN_MAX ? row_scan(h, row, probes) : row_map_find(h, row, probes);
+	}
+	if (k >= 0)
+		h->row_next = (uint32_t)k + 1;
+	return k;
 }
 
 void rcs_row_map_free(struct sysctl_table_header *h)

@@ -73,6 +73,7 @@ struct sysctl_table_header {
 	uint32_t count;            /* rows (at most INT32_MAX) */
 	uint32_t rows_left;        /* not removed by sysctl_unregister_row() (tree->lock) */
 	uint32_t refs;             /* atomic: 1 for the registration + 1 per entry */
+	uint32_t row_next;         /* after the row removed last (row_map.c; tree->lock) */
 	struct cds_list_head node; /* in tree->headers */
 	/* NULL, or after entries[] in the header's allocation. */
 	const struct rcs_table_hook *hook;
