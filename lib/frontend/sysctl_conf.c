@@ -291,7 +291,8 @@ static int set_item(const struct sysctl_conf_item *it, void *arg)
 		struct sysctl_conf_item *old = &s->items[*slot - 1];
 
 		item_free(old);
-		old->key = NULL; /* its glob index, if any, is skipped until set_pack() */
+		/* Skipped (its glob index too) until set_pack() drops it. */
+		old->key = old->value = old->file = NULL;
 		s->replaced++;
 	}
 	*slot = (uint32_t)s->count + 1;
