@@ -121,6 +121,7 @@ bench: build
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
 	tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
 	bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
+	bench/settings_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

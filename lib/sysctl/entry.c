@@ -24,6 +24,7 @@ void rcs_header_put(struct sysctl_table_header *h)
 {
 	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL))
 		return;
+	rcs_row_map_free(h);
 	free(h);
 }
 

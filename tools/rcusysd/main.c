@@ -472,6 +472,16 @@ static int start_sockets(struct daemon *d, const struct sysctl_socket_options *s
 	return 0;
 }
 
+/* A reload ends early when SIGTERM or SIGINT waits (run() then takes it). */
+static bool stop_pending(void *arg)
+{
+	sigset_t pending;
+
+	(void)arg;
+	return sigpending(&pending) == 0 &&
+	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 /* Until SIGTERM or SIGINT; SIGHUP reloads the files. */
 static void run(struct daemon *d, const sigset_t *stop)
 {
@@ -485,7 +495,8 @@ static void run(struct daemon *d, const sigset_t *stop)
 		}
 		rlog(LOG_INFO, "%s: reloading", strsignal(sig));
 		notify_reloading();
-		config_reload(d->config);
+		if (config_reload(d->config, stop_pending, NULL))
+			continue; /* stopped for SIGTERM or SIGINT, which sigwait() returns now */
 #ifdef HAVE_ETCD
 		if (etcd)
 			etcd_sync_rescan(etcd); /* values refused for want of an entry the reload declared */
