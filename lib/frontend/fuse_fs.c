@@ -79,6 +79,11 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 	}
 	fs->tree = tree;
 	fs->mounted_at = time(NULL);
+	/* Its own budget, with the defaults, until the program gives its shared one. */
+	err = sysctl_budget_new(NULL, &fs->own_budget);
+	if (err)
+		goto out_free;
+	fs->budget = fs->own_budget;
 	fs->mountpoint = strdup(mountpoint);
 	if (!fs->mountpoint) {
 		err = -ENOMEM;
@@ -115,6 +120,7 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 	return 0;
 
 out_free:
+	sysctl_budget_free(fs->own_budget);
 	free(fs->mountpoint);
 	pthread_mutex_destroy(&fs->files_lock);
 	free(fs);
@@ -190,20 +196,36 @@ void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 	while (of) {
 		struct open_file *next = of->next;
 
-		rcs_fuse_file_close(of);
+		rcs_fuse_file_close(fs, of);
 		of = next;
 	}
 	while (d) {
 		struct open_dir *next = d->next;
 
-		rcs_fuse_dir_free(d);
+		rcs_fuse_dir_free(fs, d);
 		d = next;
 	}
 	rcs_fuse_counted_remove(fs);
 	fuse_unmount(fs->fuse);
 	fuse_destroy(fs->fuse);
 	pthread_mutex_destroy(&fs->files_lock);
-	free(fs->opens);
+	sysctl_budget_free(fs->own_budget);
 	free(fs->mountpoint);
 	free(fs);
+}
+
+int sysctl_fuse_set_budget(struct sysctl_fuse *fs, struct sysctl_budget *budget)
+{
+	int err = 0;
+
+	if (!fs)
+		return -EINVAL;
+	pthread_mutex_lock(&fs->files_lock);
+	/* What open handles cost was taken from the budget they must go back to. */
+	if (fs->files || fs->dirs)
+		err = -EBUSY;
+	else
+		fs->budget = budget ? budget : fs->own_budget;
+	pthread_mutex_unlock(&fs->files_lock);
+	return err;
 }

@@ -14,6 +14,8 @@
  *   opens FILE N            open FILE N times and read one byte from each;
  *                           print "opened K of N" and the first error, then
  *                           keep them open until stdin ends
+ *   opendirs DIR N          the same for a directory: open it N times and
+ *                           read one batch of names (getdents64) from each
  *   pollwait FILE SECONDS   read FILE, then poll it for a change; print
  *                           "woke" or "timeout"
  */
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -152,21 +155,37 @@ static int stubborn(const char *pidfile)
 		pause();
 }
 
-static int opens(const char *file, int n)
+/* One open of @file, and one read: a byte of a file, a batch of names of a directory. */
+static int open_one(const char *file, int dir)
+{
+	char buf[4096];
+	int fd = open(file, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+	long n;
+
+	if (fd < 0)
+		return -1;
+	n = dir ? syscall(SYS_getdents64, fd, buf, sizeof(buf)) : read(fd, buf, 1);
+	if (n <= 0) {
+		int e = n == 0 ? EIO : errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int opens(const char *file, int n, int dir)
 {
 	int opened = 0, first = 0;
 	char c, *why = "";
 
 	for (int i = 0; i < n; i++) {
-		int fd = open(file, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0 || read(fd, &c, 1) != 1) {
+		if (open_one(file, dir) < 0) {
 			if (!first) {
 				first = errno;
 				why = strerror(errno);
 			}
-			if (fd >= 0)
-				close(fd);
 			continue;
 		}
 		opened++;
@@ -199,7 +218,9 @@ static int pollwait(const char *file, int seconds)
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "opens"))
-		return opens(argv[2], atoi(argv[3]));
+		return opens(argv[2], atoi(argv[3]), 0);
+	if (argc == 4 && !strcmp(argv[1], "opendirs"))
+		return opens(argv[2], atoi(argv[3]), 1);
 	if (argc == 4 && !strcmp(argv[1], "pollwait"))
 		return pollwait(argv[2], atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "hold"))
