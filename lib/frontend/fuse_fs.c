@@ -43,6 +43,40 @@ static void fill_ops(struct fuse_operations *ops)
 	rcs_fuse_file_ops(ops);
 }
 
+static void fs_free(struct sysctl_fuse *fs)
+{
+	sysctl_budget_free(fs->own_budget);
+	free(fs->mountpoint);
+	pthread_mutex_destroy(&fs->files_lock);
+	free(fs);
+}
+
+/* A mount's state before libfuse's: its own budget until the program gives its shared one. */
+static int fs_new(struct sysctl_tree *tree, const char *mountpoint, struct sysctl_fuse **out)
+{
+	struct sysctl_fuse *fs = calloc(1, sizeof(*fs));
+	int err;
+
+	if (!fs)
+		return -ENOMEM;
+	err = -pthread_mutex_init(&fs->files_lock, NULL);
+	if (err) {
+		free(fs);
+		return err;
+	}
+	fs->tree = tree;
+	fs->mounted_at = time(NULL);
+	fs->mountpoint = strdup(mountpoint);
+	err = fs->mountpoint ? sysctl_budget_new(NULL, &fs->own_budget) : -ENOMEM;
+	if (err) {
+		fs_free(fs);
+		return err;
+	}
+	fs->budget = fs->own_budget;
+	*out = fs;
+	return 0;
+}
+
 int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct sysctl_fuse **out)
 {
 	char *argv[] = { "rcustring", "-o",
@@ -69,26 +103,9 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	fs = calloc(1, sizeof(*fs));
-	if (!fs)
-		return -ENOMEM;
-	err = -pthread_mutex_init(&fs->files_lock, NULL);
-	if (err) {
-		free(fs);
-		return err;
-	}
-	fs->tree = tree;
-	fs->mounted_at = time(NULL);
-	/* Its own budget, with the defaults, until the program gives its shared one. */
-	err = sysctl_budget_new(NULL, &fs->own_budget);
+	err = fs_new(tree, mountpoint, &fs);
 	if (err)
-		goto out_free;
-	fs->budget = fs->own_budget;
-	fs->mountpoint = strdup(mountpoint);
-	if (!fs->mountpoint) {
-		err = -ENOMEM;
-		goto out_free;
-	}
+		return err;
 	/* fuse_new fails for memory (errno ENOMEM) or for options it refuses. */
 	fill_ops(&ops);
 	errno = 0;
@@ -120,10 +137,7 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 	return 0;
 
 out_free:
-	sysctl_budget_free(fs->own_budget);
-	free(fs->mountpoint);
-	pthread_mutex_destroy(&fs->files_lock);
-	free(fs);
+	fs_free(fs);
 	return err;
 }
 
@@ -208,10 +222,7 @@ void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 	rcs_fuse_counted_remove(fs);
 	fuse_unmount(fs->fuse);
 	fuse_destroy(fs->fuse);
-	pthread_mutex_destroy(&fs->files_lock);
-	sysctl_budget_free(fs->own_budget);
-	free(fs->mountpoint);
-	free(fs);
+	fs_free(fs);
 }
 
 int sysctl_fuse_set_budget(struct sysctl_fuse *fs, struct sysctl_budget *budget)

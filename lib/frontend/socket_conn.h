@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The control socket server's connections, shared by its three files:
- * socket_server.c accepts, caps and runs connections (start and stop);
+ * The control socket server's connections, shared by its four files:
+ * socket_server.c accepts and runs connections (start and stop);
+ * socket_slots.c counts them and their watches;
  * socket_verbs.c answers one request line; socket_reply.c builds a reply
  * and sends it within its deadline. Internal to the library.
  */
@@ -60,7 +61,15 @@ struct sysctl_socket {
 	struct sysctl_budget *budget;
 };
 
-/* socket_server.c: count @c as a WATCH (false: its uid has all it may), and give it back. */
+/*
+ * socket_slots.c: the server's own budget of threads, from its options;
+ * count a connection of @uid (0, -EMFILE: the uid's share is taken, -ENFILE:
+ * every slot or the users' common share, -ENOMEM) and give it back; count
+ * @c as a WATCH (false: its uid has all it may) and give it back.
+ */
+int sock_slots_new(struct sysctl_socket *s);
+int sock_conn_get(struct sysctl_socket *s, uid_t uid);
+void sock_conn_put(struct sysctl_socket *s, uid_t uid);
 bool sock_watch_get(struct conn *c);
 void sock_watch_put(struct conn *c);
 

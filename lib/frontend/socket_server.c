@@ -70,59 +70,6 @@ static ssize_t recv_some(struct conn *c)
 	}
 }
 
-/*
- * Count a connection of @uid: a thread of the server's (root may take
- * every one; other uids share all but root_reserve, each at most
- * max_per_uid) and a handle of the program's budget. Return 0, -EMFILE
- * (the uid's own share is taken) or -ENFILE (every slot, or the users'
- * common share).
- */
-static int conn_get(struct sysctl_socket *s, uid_t uid)
-{
-	int err = sysctl_budget_take(s->slots, uid, SYSCTL_HANDLE_CONN, 1);
-
-	if (!err && s->budget) {
-		err = sysctl_budget_take(s->budget, uid, SYSCTL_HANDLE_CONN, 1);
-		if (err)
-			sysctl_budget_put(s->slots, uid, SYSCTL_HANDLE_CONN, 1);
-	}
-	return err;
-}
-
-static void conn_put(struct sysctl_socket *s, uid_t uid)
-{
-	if (s->budget)
-		sysctl_budget_put(s->budget, uid, SYSCTL_HANDLE_CONN, 1);
-	sysctl_budget_put(s->slots, uid, SYSCTL_HANDLE_CONN, 1);
-}
-
-bool sock_watch_get(struct conn *c)
-{
-	struct sysctl_socket *s = c->server;
-	uid_t uid = c->who.uid;
-	int err = sysctl_budget_take(s->slots, uid, SYSCTL_HANDLE_WATCH, 0);
-
-	if (!err && s->budget) {
-		err = sysctl_budget_take(s->budget, uid, SYSCTL_HANDLE_WATCH, 1);
-		if (err)
-			sysctl_budget_put(s->slots, uid, SYSCTL_HANDLE_WATCH, 0);
-	}
-	c->watching = !err;
-	return c->watching;
-}
-
-void sock_watch_put(struct conn *c)
-{
-	struct sysctl_socket *s = c->server;
-
-	if (!c->watching)
-		return;
-	if (s->budget)
-		sysctl_budget_put(s->budget, c->who.uid, SYSCTL_HANDLE_WATCH, 1);
-	sysctl_budget_put(s->slots, c->who.uid, SYSCTL_HANDLE_WATCH, 0);
-	c->watching = false;
-}
-
 static void *conn_main(void *arg)
 {
 	struct conn *c = arg;
@@ -167,7 +114,7 @@ static void *conn_main(void *arg)
 	}
 	/* The peer sees EOF now; the fd is closed when this thread is joined. */
 	shutdown(c->fd, SHUT_RDWR);
-	conn_put(s, c->who.uid);
+	sock_conn_put(s, c->who.uid);
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -235,7 +182,7 @@ static int accept_one(struct sysctl_socket *s)
 		close(fd);
 		return 0;
 	}
-	err = conn_get(s, cred.uid);
+	err = sock_conn_get(s, cred.uid);
 	if (err == -ENOMEM) {
 		refuse(fd, nomem, sizeof(nomem) - 1);
 		return 0;
@@ -252,7 +199,7 @@ static int accept_one(struct sysctl_socket *s)
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		conn_put(s, cred.uid);
+		sock_conn_put(s, cred.uid);
 		refuse(fd, nomem, sizeof(nomem) - 1);
 		return 0;
 	}
@@ -262,7 +209,7 @@ static int accept_one(struct sysctl_socket *s)
 	pthread_mutex_lock(&s->lock);
 	if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
 		pthread_mutex_unlock(&s->lock);
-		conn_put(s, cred.uid);
+		sock_conn_put(s, cred.uid);
 		free(c);
 		refuse(fd, nomem, sizeof(nomem) - 1);
 		return 0;
@@ -322,19 +269,6 @@ static void options_defaults(struct sysctl_socket_options *o)
 		o->watch_keepalive_ms = 30000;
 }
 
-/* The server's own budget of threads, from its options. */
-static int slots_new(struct sysctl_socket *s)
-{
-	struct sysctl_budget_limits l = {
-		.total = s->opt.max_clients,
-		.root_reserve = s->opt.root_reserve,
-		.per_uid = s->opt.max_per_uid,
-	};
-
-	l.kind_per_uid[SYSCTL_HANDLE_WATCH] = s->opt.max_watch_per_uid;
-	return sysctl_budget_new(&l, &s->slots);
-}
-
 int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t mode,
 			     const struct sysctl_socket_options *opts, struct sysctl_socket **out)
 {
@@ -359,7 +293,7 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 	s->path = strdup(path);
 	err = s->path ? 0 : -ENOMEM;
 	if (!err)
-		err = slots_new(s);
+		err = sock_slots_new(s);
 	if (!err && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		err = -errno;
 	if (!err) {
