@@ -10,11 +10,12 @@
 #
 # files (the default, a reproducer: N 15000): an entry holding a 65535-byte
 #   value, one byte read from each open. Each open file holds a copy of the
-#   value, so both must stay within what the handle budget allows:
-#   SYSCTL_HANDLES_PER_UID (1024) copies of 64 KiB, 64 MiB, plus 32 MiB of
-#   slack for the daemon's own growth (RSS); VmData also counts what malloc
-#   rounds up and its per-thread arenas: half as much again, plus the same
-#   slack. A copy of twice its value's size shows as 1024 x 128 KiB there.
+#   value, charged by its size to the user's share of the handle budget
+#   (SYSCTL_BUDGET_PER_UID, 1024 units of 16 KiB: 256 copies of 64 KiB), so
+#   both must stay within 64 MiB (what 1024 copies would take, the bound
+#   before copies were charged), plus 32 MiB of slack for the daemon's own
+#   growth (RSS); VmData also counts what malloc rounds up and its
+#   per-thread arenas: half as much again, plus the same slack.
 # dirs (make check runs it, as the attack-dir-storm test): a directory of
 #   ENTRIES names (2000), one batch of names read from each open, the way
 #   one user took a daemon to 6.25 GB and an OOM kill (19 000 opens). The
