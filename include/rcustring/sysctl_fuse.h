@@ -37,7 +37,9 @@
  * at opendir, again at a rewind), about 8 bytes and the name per child;
  * a copy bigger than SYSCTL_BUDGET_UNIT_BYTES costs one unit per
  * SYSCTL_BUDGET_UNIT_BYTES, so a read or rewind past the share fails with
- * EMFILE or ENFILE too. Copies are freed at close. The mount has a budget
+ * EMFILE or ENFILE too; a first poll() past the share gets POLLERR at once
+ * (the kernel's answer to a failed poll request) and no later wake-up.
+ * Copies are freed at close. The mount has a budget
  * of its own with these defaults; a program serving the same users on other
  * front ends gives it theirs (sysctl_fuse_set_budget()).
  *
