@@ -224,6 +224,7 @@ struct daemon {
 	pthread_t fuse_tid;
 	struct sysctl_socket *sock;
 	struct events *events;
+	struct sysctl_budget *budget; /* every handle of every front end, per uid */
 };
 
 /*
@@ -408,6 +409,8 @@ static int start_fuse(struct daemon *d)
 	}
 	if (!err)
 		err = sysctl_fuse_mount(d->tree, d->mountpoint, &d->fs);
+	if (!err)
+		err = sysctl_fuse_set_budget(d->fs, d->budget);
 	if (!err && pthread_create(&d->fuse_tid, NULL, fuse_thread, d->fs) != 0)
 		err = -EAGAIN;
 	if (err) {
@@ -456,7 +459,7 @@ static int start_sockets(struct daemon *d, const struct sysctl_socket_options *s
 	/* Events run programs: root only. */
 	umask(0177);
 	snprintf(path, sizeof(path), "%s/events.sock", d->o.run_dir);
-	err = events_start(path, d->dirfd, d->o.allow_poweroff, &d->events);
+	err = events_start(path, d->dirfd, d->o.allow_poweroff, d->budget, &d->events);
 	umask(old_umask);
 	if (err) {
 		log_serve_error(path, err);
@@ -572,7 +575,13 @@ int main(int argc, char **argv)
 		return events_send(path, d.o.event);
 	}
 	take_signals(&stop);
-	status = build_tree(&d, &sock_opts);
+	/* One handle budget for the mount and both sockets (sysctl_budget.h). */
+	status = sysctl_budget_new(NULL, &d.budget) ? 1 : 0;
+	if (status)
+		rlog(LOG_ERR, "out of memory");
+	sock_opts.budget = d.budget;
+	if (!status)
+		status = build_tree(&d, &sock_opts);
 	if (!status)
 		status = open_run_dir(&d);
 	if (!status)
@@ -584,5 +593,6 @@ int main(int argc, char **argv)
 		stop_front_ends(&d);
 	}
 	free_tree(&d);
+	sysctl_budget_free(d.budget);
 	return status;
 }
