@@ -459,6 +459,10 @@ void persist_close(struct persist *p)
 		return;
 	if (p->hooked)
 		sysctl_tree_set_commit(p->tree, NULL, NULL);
+	/* A refused batch that could not be cut off must not come back at the next start. */
+	if (p->broken && p->fd >= 0 && persist_compact(p, &p->map))
+		rlog(LOG_ERR, "%s: the journal may hold a refused write that could not be cut off",
+		     p->path);
 	kept_free(&p->map);
 	if (p->open) {
 		journal_buf_free(&p->open->buf);

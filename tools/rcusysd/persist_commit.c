@@ -221,9 +221,15 @@ static int append(struct persist *p, const struct journal_buf *b)
 		err = -errno;
 	if (err && (p->io.truncate(p->io.arg, p->fd, p->size) < 0 ||
 		    p->io.fsync(p->io.arg, p->fd) < 0)) {
-		rlog(LOG_ERR, "%s: cannot cut a refused write off the journal: %s (compacting at the next write)",
-		     p->path, strerror(errno));
-		p->broken = true;
+		/* The refused records may stay: a compaction writes only what was acknowledged. */
+		int cut = -errno, again = persist_compact(p, &p->map);
+
+		if (again) {
+			rlog(LOG_ERR, "%s: cannot cut a refused write off the journal: %s, nor compact it: %s "
+			     "(compacting again at the next write and at exit)", p->path, strerror(-cut),
+			     strerror(-again));
+			p->broken = true;
+		}
 	}
 	return err;
 }
