@@ -613,9 +613,15 @@ RCUSTRING_API const struct sysctl_change *sysctl_entry_writing(const struct sysc
  * writer lock, after the handler stored the new value and before the
  * change is counted, audited or told to anyone; sysctl_entry_read() of @e
  * (or sysctl_get()) inside it reads the new value. A negative errno
- * refuses the write: the tree writes the previous value back through the
- * handler and the write returns that errno, with no change counted. (Until
- * then a lock-free reader of @e may have seen the refused value.)
+ * refuses the write: the tree puts the previous value back and the write
+ * returns that errno, with no change counted, audited or told. For the
+ * handlers the library ships the stored data itself is put back, byte for
+ * byte (a jiffies value whose text is lossy, a minmax value outside its
+ * bounds come back exactly); for an RCU string and a program's own handler
+ * the previous value's text goes back through the handler, and when the
+ * handler refuses it the write returns -ENOTRECOVERABLE instead (the
+ * refused value then stays live, uncounted). (Until then a lock-free
+ * reader of @e may have seen the refused value.)
  * It must not write @e.
  */
 typedef int sysctl_commit_fn(struct sysctl_entry *e, const struct sysctl_change *change,
