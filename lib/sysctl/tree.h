@@ -36,6 +36,12 @@ struct sysctl_tree {
 	/* The commit hook (sysctl_tree_set_commit), set before the tree is shared. */
 	sysctl_commit_fn *commit;
 	void *commit_arg;
+	/*
+	 * Where a new entry's change counter starts (under lock): above every
+	 * counter an unregistered entry reached, and the program's base
+	 * (sysctl_tree_set_generation_base), so no generation repeats for a path.
+	 */
+	uint64_t gen_floor;
 	/* Program handlers declared as wrappers (sysctl_tree_wrap_handler), under lock. */
 	struct rcs_handler_wrap *wraps;
 	size_t nwraps;

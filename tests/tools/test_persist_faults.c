@@ -367,6 +367,55 @@ static void torn(const char *dir, bool flip)
 	expect_model(path, &m, ctx);
 }
 
+/*
+ * The longest value of a long path comes back byte for byte: 65535 bytes
+ * under a path of 12 components of 200 bytes (the text state file lost
+ * such a value: its lines were at most 65536 + 1024 bytes).
+ */
+static void long_value(const char *dir)
+{
+	static char big[65536], path[12 * 201 + 8], key[12 * 201 + 8], back[65536 + 2];
+	struct ctl_table row = { .data = big, .maxlen = sizeof(big), .mode = 0644,
+				 .proc_handler = proc_dostring };
+	struct sysctl_table_header *h;
+	struct sysctl_tree *tree;
+	struct persist *p;
+	char file[256], why[256], *value = malloc(sizeof(big));
+	ssize_t n = -1;
+
+	snprintf(file, sizeof(file), "%s/l/state.conf", dir);
+	strcpy(path, "app");
+	for (int i = 0; i < 11; i++)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), ".%0200d", i);
+	row.procname = "v";
+	for (int life = 0; life < 2 && value; life++) {
+		strcpy(big, "short");
+		tree = sysctl_tree_new();
+		if (!tree || sysctl_register_table(tree, path, &row, 1, &h) ||
+		    persist_open(tree, file, &p, why, sizeof(why)))
+			break;
+		persist_apply(p);
+		persist_watch(p);
+		if (!life) {
+			for (size_t i = 0; i < sizeof(big) - 1; i++)
+				value[i] = (char)('!' + i % 90);
+			snprintf(key, sizeof(key), "%s.v", path);
+			check(!sysctl_set(tree, key, value, sizeof(big) - 1, &client),
+			      "a 65535-byte value of a 2.4 KiB path is acknowledged", "long value");
+		} else {
+			n = sysctl_get(tree, key, back, sizeof(back));
+		}
+		persist_close(p);
+		sysctl_unregister_table(h);
+		sysctl_tree_free(tree);
+	}
+	if (n != 65536)
+		printf("long value: read %zd bytes back\n", n);
+	check(n == 65536 && !memcmp(back, value, 65535) && back[65535] == '\n',
+	      "a 65535-byte value of a 2.4 KiB path comes back byte for byte", "long value");
+	free(value);
+}
+
 int main(int argc, char **argv)
 {
 	static const int errs[] = { EIO, ENOSPC, 0 };
@@ -394,6 +443,7 @@ int main(int argc, char **argv)
 	printf("injected %d faults (each call of a commit in turn)\n", faults);
 	check(faults >= 100, "the script reaches every kind of call", "coverage");
 	threads_fault(dir);
+	long_value(dir);
 	torn(dir, false);
 	torn(dir, true);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -475,7 +475,9 @@ static void converge_one(struct config *c, const char *path, const char *key,
 	if (live && !strcmp(live, value))
 		return;
 	/* SYSCTL_ORIGIN_FILE: a file's value or a default is no runtime write (persist.h). */
-	err = sysctl_set_from(c->tree, path, value, strlen(value), NULL, SYSCTL_ORIGIN_FILE);
+	/* "key =" sets the empty value, as systemd-sysctl's "\n" does (a zero-byte write changes nothing). */
+	err = sysctl_set_from(c->tree, path, *value ? value : "\n", *value ? strlen(value) : 1, NULL,
+			      SYSCTL_ORIGIN_FILE);
 	if (err && !(it && it->ignore_failure))
 		report_set_error(c, it, key, err);
 	else if (!err && c->announce && it)

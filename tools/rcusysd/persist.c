@@ -206,8 +206,8 @@ static int migrate_item(const struct sysctl_conf_item *it, void *arg)
 
 	if (it->glob)
 		return 0;
-	err = sysctl_set_from(p->tree, it->key, it->value, strlen(it->value), NULL,
-			      SYSCTL_ORIGIN_STATE);
+	err = sysctl_set_from(p->tree, it->key, *it->value ? it->value : "\n",
+			      *it->value ? strlen(it->value) : 1, NULL, SYSCTL_ORIGIN_STATE);
 	if (err) {
 		rlog(LOG_WARNING, "%s:%u: %s: %s (not restored; not migrated)", p->path, it->line,
 		     it->key, strerror(-err));
@@ -327,6 +327,8 @@ int persist_apply(struct persist *p)
 	if (err)
 		rlog(LOG_ERR, "%s: cannot write the journal: %s (every write is refused until it can)",
 		     p->path, strerror(-err));
+	if (p->epoch < 1u << 23)
+		sysctl_tree_set_generation_base(p->tree, p->epoch << SYSCTL_GENERATION_EPOCH_SHIFT);
 	return 0;
 }
 
