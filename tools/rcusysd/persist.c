@@ -240,10 +240,18 @@ static void migrate_error(unsigned line, const char *message, void *arg)
 /* The text file applied and kept beside as NAME.migrated-TIME; the journal takes its name. */
 static int migrate(struct persist *p, const char *text, size_t len)
 {
-	char old[NAME_MAX + 32];
+	char old[NAME_MAX + 48];
+	int tries = 0, rc;
 
-	snprintf(old, sizeof(old), "%s.migrated-%lld", p->name, (long long)time(NULL));
-	if (linkat(p->dirfd, p->name, p->dirfd, old, 0) != 0) {
+	/* A second migration in the same second (a copied-in text file) gets ".N". */
+	do {
+		int n = snprintf(old, sizeof(old), "%s.migrated-%lld", p->name, (long long)time(NULL));
+
+		if (tries)
+			snprintf(old + n, sizeof(old) - (size_t)n, ".%d", tries);
+		rc = linkat(p->dirfd, p->name, p->dirfd, old, 0);
+	} while (rc != 0 && errno == EEXIST && ++tries < 100);
+	if (rc != 0) {
 		int err = -errno;
 
 		rlog(LOG_ERR, "%s: cannot keep the text state file as %s: %s (not migrated)", p->path,
