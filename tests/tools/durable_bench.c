@@ -16,7 +16,7 @@
  *   summary durable_group_commit_16_vs_1 R   (target >= 10)
  *   summary durable_vs_nopersist R           (recorded; this machine's
  *                                             fdatasync cost beside it)
- * Usage: rcusysd-durable-bench [--seconds S] [--reps N] (default 1 s, 5)
+ * Usage: rcusysd-durable-bench [--seconds S] [--reps N] (default 1 s, 7)
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/durable-bench-XXXXXX", cmd[64];
 	double seconds = 1, rate[C_COUNT][MAX_REPS], r1[MAX_REPS], r2[MAX_REPS], r3[MAX_REPS];
 	struct side small, big, off;
-	int reps = 5;
+	int reps = 7;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--seconds"))
