@@ -71,6 +71,32 @@ check "a restart changes the generation" "yes" "$([ "$gen" != "$after" ] && echo
 check "SETIF with a generation from before the restart is refused" "x1" "$(get app.blanks)"
 stop
 
+# A tunable removed and declared again keeps its runtime value: the default
+# its declaration applies is no runtime write and never pins itself.
+printf 'app.r = 3\n' > "$dir/settings.conf"
+printf 'app.r int default=1\n' >> "$dir/tunables.conf"
+start -c "$dir/settings.conf"
+"$cli" "${S[@]}" -q -w app.r=5
+grep -v '^app.r ' "$dir/tunables.conf" > "$dir/t2" && cp "$dir/tunables.conf" "$dir/t1" && cp "$dir/t2" "$dir/tunables.conf"
+reloads=$(grep -c reloaded "$dir/log")
+reload() {
+	kill -HUP "$pid"
+	for _ in $(seq 200); do [ "$(grep -c reloaded "$dir/log")" -gt "$reloads" ] && break; sleep 0.05; done
+	reloads=$(grep -c reloaded "$dir/log")
+}
+reload
+cp "$dir/t1" "$dir/tunables.conf"
+reload
+check "a re-declared tunable has its runtime value back" "5" "$(get app.r)"
+check "the store kept the runtime write, not the default" "app.r = 5	# client" \
+	"$("$cli" --kept="$state" | grep '^app.r ' | sed 's/, [0-9TZ:-]*$//')"
+stop
+start -c "$dir/settings.conf"
+check "and a restart too" "5" "$(get app.r)"
+"$cli" "${S[@]}" --reset app.r
+check "--reset: the settings file's value" "3" "$(get app.r)"
+stop
+
 # A text state file (rcusysd 0.1) is migrated once: applied, logged, kept beside.
 rm -rf "$dir/state"
 mkdir -m 755 "$dir/state"

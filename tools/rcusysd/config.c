@@ -457,7 +457,11 @@ static bool held(struct config *c, const char *path, const char *key, bool force
 {
 	const char *applied = values_applied(&c->values, path), *live;
 
-	if (persist_holds(c->state, path) || (c->etcd_holds && c->etcd_holds(key)))
+	if (persist_holds(c->state, path)) {
+		persist_restore(c->state, path); /* re-declared at reload: its runtime value again */
+		return true;
+	}
+	if (c->etcd_holds && c->etcd_holds(key))
 		return true;
 	if (forced || !applied)
 		return false;

@@ -354,6 +354,19 @@ static void log_refused(struct persist *p, struct sysctl_entry *e, int err)
 				      strerror(-err));
 }
 
+/* Does the store keep @key with exactly these bytes (durably: the map holds only that)? */
+static bool holds_exactly(struct persist *p, const char *key, const char *value, size_t len)
+{
+	const struct kept *k;
+	bool same;
+
+	pthread_mutex_lock(&p->lock);
+	k = kept_find(&p->map, key, strlen(key));
+	same = k && k->len == len && !memcmp(k->value, value, len);
+	pthread_mutex_unlock(&p->lock);
+	return same;
+}
+
 /* The tree's commit hook: runs in the writer, under the entry's writer lock. */
 static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
@@ -373,9 +386,13 @@ static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, voi
 			return 0; /* etcd's key, and we never held it */
 		r.op = JOURNAL_DROP;
 		break;
+	case SYSCTL_ORIGIN_PROGRAM:
+		/* A default (a tunable declared again at reload) never pins itself: the
+		 * kept value stays, and config's converge puts it back (persist_restore). */
+		return 0;
 	default:
 		if (!persist_holds(p, key))
-			return 0; /* a file's or the program's value: the files say it again at start */
+			return 0; /* a file's value: the files say it again at start */
 		break;
 	}
 	if (r.op == JOURNAL_SET) {
@@ -385,6 +402,10 @@ static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, voi
 			return err;
 		}
 		r.value = value;
+		if (holds_exactly(p, key, value, r.value_len)) {
+			free(value);
+			return 0; /* durable already: a write of the same bytes, a restore */
+		}
 	}
 	err = persist_commit(p, &r);
 	free(value);
@@ -411,6 +432,38 @@ bool persist_holds(struct persist *p, const char *path)
 	held = kept_find(&p->map, path, strlen(path)) != NULL;
 	pthread_mutex_unlock(&p->lock);
 	return held;
+}
+
+int persist_restore(struct persist *p, const char *path)
+{
+	struct sysctl_entry *e = sysctl_lookup(p->tree, path);
+	char *value = NULL, *live = NULL;
+	size_t len = 0, live_len = 0;
+	struct kept *k;
+	int err = 0;
+
+	if (!e)
+		return -ENOENT;
+	pthread_mutex_lock(&p->lock);
+	k = kept_find(&p->map, path, strlen(path));
+	if (!k)
+		err = -ENOENT;
+	else if ((value = malloc(k->len ? k->len : 1)) != NULL)
+		memcpy(value, k->value, len = k->len);
+	else
+		err = -ENOMEM;
+	pthread_mutex_unlock(&p->lock);
+	if (!err)
+		err = read_value(e, &live, &live_len);
+	if (!err && (live_len != len || memcmp(live, value, len))) {
+		size_t n = len > 1 && value[len - 1] == '\n' ? len - 1 : len;
+
+		err = sysctl_set_from(p->tree, path, value, n, NULL, SYSCTL_ORIGIN_STATE);
+	}
+	sysctl_entry_put(e);
+	free(value);
+	free(live);
+	return err;
 }
 
 /* Every key dropped: the journal written anew with nothing kept. */

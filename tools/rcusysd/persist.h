@@ -21,10 +21,11 @@
  * What is kept follows the origin of each write (struct sysctl_change),
  * not the thread that runs it: a client's write (socket, FUSE, CLI) and
  * the store's own values are kept (layer 3 of config.h: they win over the
- * files until rcusysctl --reset, persist_forget()); a settings file's or
- * the program's value updates a key already kept and adds none (the files
- * say it again at start and reload); a value mirrored from etcd takes its
- * key out (etcd is its source of truth).
+ * files until rcusysctl --reset, persist_forget()); a settings file's value
+ * updates a key already kept and adds none (the files say it again at
+ * start and reload); the program's own writes (the defaults a declaration
+ * applies) change nothing kept; a value mirrored from etcd takes its key
+ * out (etcd is its source of truth).
  *
  * A state file of the sysctl.d text format (rcusysd before 0.2) is
  * migrated once, at start: its values are applied, the journal written in
@@ -104,6 +105,15 @@ int persist_watch(struct persist *p);
  * Context: any thread.
  */
 bool persist_holds(struct persist *p, const char *path);
+
+/*
+ * Writes the kept value of @path back when the entry holds another (a
+ * tunable declared again at reload starts at its default, which the store
+ * never takes for a runtime write). Returns 0, -ENOENT (not kept, no
+ * entry) or the write's negative errno.
+ * Context: any thread, not inside the tree's handlers or callbacks.
+ */
+int persist_restore(struct persist *p, const char *path);
 
 /*
  * Drops @path (NULL: every key) from the store, durably, so the
