@@ -97,6 +97,22 @@ check "and a restart too" "5" "$(get app.r)"
 check "--reset: the settings file's value" "3" "$(get app.r)"
 stop
 
+# rcusysctl -p and --system apply settings, not runtime writes: nothing kept,
+# and an edited sysctl.d file wins at the next reload.
+mkdir -p "$dir/sysctl.d"
+printf 'app.fromfile = by-system\n' > "$dir/sysctl.d/50-app.conf"
+start --sysctl-dirs "$dir/sysctl.d"
+RCUSYSCTL_SYSTEM_DIRS=$dir/sysctl.d "$cli" "${S[@]}" -q --system
+printf 'app.r = 9\n' > "$dir/p.conf"
+"$cli" "${S[@]}" -q -p "$dir/p.conf"
+check "-p applied" "9" "$(get app.r)"
+check "-p and --system keep nothing in the store" "" "$("$cli" --kept="$state" | grep -E '^app.(r|fromfile) ')"
+printf 'app.fromfile = edited\n' > "$dir/sysctl.d/50-app.conf"
+reloads=$(grep -c reloaded "$dir/log")
+reload
+check "the edited file wins at reload" "edited" "$(get app.fromfile)"
+stop
+
 # A text state file (rcusysd 0.1) is migrated once: applied, logged, kept beside.
 rm -rf "$dir/state"
 mkdir -m 755 "$dir/state"
