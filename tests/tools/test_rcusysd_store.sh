@@ -97,6 +97,26 @@ check "and a restart too" "5" "$(get app.r)"
 check "--reset: the settings file's value" "3" "$(get app.r)"
 stop
 
+# A declaration moved to an earlier-sorted tunables.d file keeps its tunable,
+# its entry (the same generation) and its value.
+mkdir -p "$dir/tunables.d"
+printf 'app.m1 int default=1\n' > "$dir/tunables.d/10-a.conf"
+printf 'app.mv int default=2\n' > "$dir/tunables.d/20-b.conf"
+start --tunables-dirs "$dir/tunables.d"
+"$cli" "${S[@]}" -q -w app.mv=6
+gen=$("$cli" "${S[@]}" --generation -n app.mv)
+printf 'app.m1 int default=1\napp.mv int default=2\n' > "$dir/tunables.d/10-a.conf"
+printf '\n' > "$dir/tunables.d/20-b.conf"
+reloads=$(grep -c reloaded "$dir/log")
+reload
+check "a declaration moved to an earlier file keeps its tunable and value" "6 $gen" \
+	"$(get app.mv) $("$cli" "${S[@]}" --generation -n app.mv)"
+printf 'app.m1 int default=1\n' > "$dir/tunables.d/10-a.conf"
+printf 'app.mv int default=2\n' > "$dir/tunables.d/20-b.conf"
+reload
+check "and moved back to a later one" "6" "$(get app.mv)"
+stop
+
 # rcusysctl -p and --system apply settings, not runtime writes: nothing kept,
 # and an edited sysctl.d file wins at the next reload.
 mkdir -p "$dir/sysctl.d"

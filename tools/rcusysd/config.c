@@ -116,6 +116,26 @@ static void reload_report(void *arg, unsigned line, const char *msg)
 }
 
 /* At start (@reload false) a bad file fails the start; at reload it keeps its tunables. */
+/*
+ * One file's reload. The files not reloaded yet (and those gone) lend
+ * their live declarations: one moved to this file keeps its tunable.
+ */
+static int reload_file(struct config *c, struct tunables *old, const char *text, size_t len,
+		       struct tunables **out, const char *path, char *err, size_t size)
+{
+	struct tunables **others = calloc(c->ntfiles ? c->ntfiles : 1, sizeof(*others));
+	size_t n = 0;
+	int ret;
+
+	for (size_t j = 0; others && j < c->ntfiles; j++)
+		if (c->tfiles[j].path)
+			others[n++] = c->tfiles[j].declared;
+	ret = tunables_reload(c->tree, old, others, n, text, len, out, reload_report, (void *)path,
+			      err, size);
+	free(others);
+	return ret;
+}
+
 static int load_tunables(struct config *c, bool reload)
 {
 	char **paths;
@@ -152,8 +172,8 @@ static int load_tunables(struct config *c, bool reload)
 			continue;
 		}
 		if (reload)
-			ret = tunables_reload(c->tree, old, text, len, &next[i].declared, reload_report,
-					      paths[i], err, sizeof(err));
+			ret = reload_file(c, old, text, len, &next[i].declared, paths[i], err,
+					  sizeof(err));
 		else
 			ret = tunables_load(c->tree, text, len, &next[i].declared, err, sizeof(err));
 		free(text);
