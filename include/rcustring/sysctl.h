@@ -13,6 +13,7 @@
  *
  * Errors are negative errno values. Every function may be called from any
  * thread without registration.
+ * Size: the tree's whole public API, one header, as the kernel's linux/sysctl.h.
  */
 #ifndef RCUSTRING_SYSCTL_H
 #define RCUSTRING_SYSCTL_H
