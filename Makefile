@@ -118,6 +118,7 @@ bench: build
 	./$(BUILD)/bench/rcustring-entry-lock-bench
 	./$(BUILD)/bench/rcustring-tree-scale-bench
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
+	./$(BUILD)/tests/tools/rcusysd-durable-bench --seconds 1
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
 	tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
 	bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd

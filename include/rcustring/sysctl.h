@@ -13,6 +13,7 @@
  *
  * Errors are negative errno values. Every function may be called from any
  * thread without registration.
+ * Size: the tree's whole public API, one header, as the kernel's linux/sysctl.h.
  */
 #ifndef RCUSTRING_SYSCTL_H
 #define RCUSTRING_SYSCTL_H
@@ -614,13 +615,20 @@ RCUSTRING_API const struct sysctl_change *sysctl_entry_writing(const struct sysc
  * writer lock, after the handler stored the new value and before the
  * change is counted, audited or told to anyone; sysctl_entry_read() of @e
  * (or sysctl_get()) inside it reads the new value. A negative errno
- * refuses the write: the tree writes the previous value back through the
- * handler and the write returns that errno, with no change counted. (Until
- * then a lock-free reader of @e may have seen the refused value.)
+ * refuses the write: the previous value goes back exactly (sysctl_handlers(7);
+ * -ENOTRECOVERABLE when a program's handler refuses its old text), nothing
+ * is counted, audited or told (a lock-free reader may have seen it).
  * It must not write @e.
  */
 typedef int sysctl_commit_fn(struct sysctl_entry *e, const struct sysctl_change *change,
 			     void *arg);
+
+#define SYSCTL_GENERATION_EPOCH_SHIFT 32 /* base = epoch << this (sysctl_handlers(7)) */
+/**
+ * sysctl_tree_set_generation_base - add @base to every change counter and where
+ * later entries start. Context: before the tree is shared. Return: 0, -EINVAL.
+ */
+RCUSTRING_API int sysctl_tree_set_generation_base(struct sysctl_tree *tree, uint64_t base);
 
 /**
  * sysctl_tree_set_commit - install the tree's commit hook (NULL: none)

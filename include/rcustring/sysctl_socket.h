@@ -10,6 +10,8 @@
  *   GET <path>            OK <value>        (R_OK; the value as its file
  *                                            reads, less the final newline)
  *   SET <path> <value>    OK                (W_OK; value = rest of line, raw)
+ *   APPLY <path> <value>  as SET, the write's origin a settings file's
+ *                         (SYSCTL_ORIGIN_FILE): rcusysctl -p / --system
  *   SETIF <path> <gen> <value>  OK, or ERR ESTALE when the entry's change
  *                         counter is not <gen> (another write came first);
  *                         nothing written then (W_OK)

@@ -18,7 +18,7 @@ static const struct {
 	{ "GET", SOCK_GET, 2 },	    { "SET", SOCK_SET, 3 },	  { "LIST", SOCK_LIST, 1 },
 	{ "DESCRIBE", SOCK_DESCRIBE, 2 }, { "WATCH", SOCK_WATCH, 2 }, { "AUDIT", SOCK_AUDIT, 1 },
 	{ "DUMP", SOCK_DUMP, 1 }, { "GENERATION", SOCK_GENERATION, 2 }, { "SETIF", SOCK_SETIF, 4 },
-	{ "RESET", SOCK_RESET, 1 },
+	{ "RESET", SOCK_RESET, 1 }, { "APPLY", SOCK_APPLY, 3 },
 };
 
 /* A decimal uint64_t of @len bytes (at least one); -EINVAL otherwise. */
@@ -158,7 +158,7 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 	vlen = sp ? (size_t)(sp - line) : len;
 	args = find_verb(line, vlen, req);
 	if (args < 0) {
-		*why = "unknown request (GET SET SETIF GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET)";
+		*why = "unknown request (GET SET SETIF APPLY GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET)";
 		return -EINVAL;
 	}
 	arg = sp ? sp + 1 : line + len;

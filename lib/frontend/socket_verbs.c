@@ -121,7 +121,7 @@ static void do_get(struct conn *c, const char *path)
  * the tree, takes no such lock and bumps no counter.
  */
 static void do_set(struct conn *c, const char *path, const char *value, size_t len,
-		   const uint64_t *expected)
+		   const uint64_t *expected, enum sysctl_origin origin)
 {
 	struct sysctl_entry *e;
 	off_t off = 0;
@@ -133,7 +133,8 @@ static void do_set(struct conn *c, const char *path, const char *value, size_t l
 		len = 1;
 	}
 	if (!expected) {
-		err = sysctl_set(c->server->tree, path, value, len, &c->who);
+		/* APPLY: a settings file's value (SYSCTL_ORIGIN_FILE), no runtime write. */
+		err = sysctl_set_from(c->server->tree, path, value, len, &c->who, origin);
 	} else {
 		e = sysctl_lookup(c->server->tree, path);
 		if (!e)
@@ -461,8 +462,11 @@ int sock_handle_line(struct conn *c, const char *line, size_t len)
 	path[req.path_len] = '\0';
 	switch (req.verb) {
 	case SOCK_GET: do_get(c, path); break;
-	case SOCK_SET: do_set(c, path, req.value, req.value_len, NULL); break;
-	case SOCK_SETIF: do_set(c, path, req.value, req.value_len, &req.expected); break;
+	case SOCK_SET: do_set(c, path, req.value, req.value_len, NULL, SYSCTL_ORIGIN_CLIENT); break;
+	case SOCK_APPLY: do_set(c, path, req.value, req.value_len, NULL, SYSCTL_ORIGIN_FILE); break;
+	case SOCK_SETIF:
+		do_set(c, path, req.value, req.value_len, &req.expected, SYSCTL_ORIGIN_CLIENT);
+		break;
 	case SOCK_GENERATION: do_generation(c, path); break;
 	case SOCK_LIST: do_list(c, path); break;
 	case SOCK_DUMP: do_dump(c, path); break;

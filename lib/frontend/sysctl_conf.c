@@ -105,7 +105,7 @@ int sysctl_conf_parse(const char *text, size_t len, sysctl_conf_item_fn *on_item
 		if (n > SYSCTL_CONF_LINE_MAX || memchr(text + pos, '\0', n)) {
 			errors++;
 			if (on_error)
-				on_error(lineno, n > SYSCTL_CONF_LINE_MAX ? "line too long (at most 4096 bytes)" :
+				on_error(lineno, n > SYSCTL_CONF_LINE_MAX ? "line too long (at most 66560 bytes)" :
 					 "NUL byte in line", arg);
 		} else {
 			memcpy(line, text + pos, n);

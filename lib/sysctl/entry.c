@@ -61,6 +61,12 @@ static void linked_ref_drop_rcu(struct rcu_head *head)
 
 void rcs_entry_unlink(struct sysctl_entry *e)
 {
+	struct sysctl_tree *tree = rcs_entry_tree(e);
+	/* A re-declared entry must not hand out a generation this one gave. */
+	uint64_t next = __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) + 1;
+
+	if (next > tree->gen_floor)
+		tree->gen_floor = next;
 	__atomic_store_n(&e->live, 0, __ATOMIC_SEQ_CST);
 	dir_index_unlink(e->parent, e);
 	CMM_STORE_SHARED(e->parent, NULL); /* lookups read it under RCU */
@@ -147,6 +153,7 @@ struct sysctl_entry *rcs_entry_alloc(struct sysctl_tree *tree, const char *paren
 	e->mode = 0555;
 	e->live = 1;
 	e->refs = 1;
+	e->changes = tree->gen_floor;
 	CDS_INIT_LIST_HEAD(&e->sibling);
 	if (is_dir) {
 		struct sysctl_dir *d = (struct sysctl_dir *)tail;

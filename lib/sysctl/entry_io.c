@@ -184,32 +184,86 @@ static void audit_value(struct sysctl_entry *e, char *out)
 #define SAVE_MAX (16u << 20)
 
 /*
- * The whole value of @e into a new buffer (writer lock held, so no writer
- * changes it meanwhile): what a refused commit writes back.
+ * What a refused commit puts back. For the kinds whose layout the library
+ * knows (numbers, vectors, bitmaps, proc_dostring's array) the stored bytes
+ * themselves: their text can be lossy (jiffies: 2 jiffies read "0" s) or
+ * refused by the handler (a minmax value outside its bounds). For an RCU
+ * string and a program's own handler, the value's text, written back
+ * through the handler (exact for strings).
  */
-static int save_value(struct sysctl_entry *e, char **out, size_t *out_len)
+struct saved {
+	void *raw; /* the bytes at @where; NULL: the text path */
+	void *where;
+	size_t raw_len;
+	char *text;
+	size_t text_len;
+};
+
+/* Where @e's stored bytes are and how many: 0 for the text path. Row in use. */
+static size_t raw_layout(struct sysctl_entry *e, void **where)
 {
-	return sysctl_entry_read_whole(e, 0, SAVE_MAX, out, out_len);
+	unsigned int flags = rcs_kind_flags(e->kind);
+	const struct ctl_table *t = e->table;
+	const size_t bits = 8 * sizeof(unsigned long);
+
+	if (!e->kind || (flags & SYSCTL_HF_RCU) || !t->data || t->maxlen <= 0)
+		return 0;
+	if (flags & SYSCTL_HF_BITMAP) {
+		*where = *(unsigned long **)t->data;
+		return *where ? ((size_t)t->maxlen + bits - 1) / bits * sizeof(unsigned long) : 0;
+	}
+	*where = t->data;
+	return (size_t)t->maxlen;
 }
 
-/* The commit hook refused the write: the saved value goes back. */
-static void restore_value(struct sysctl_entry *e, char *saved, size_t len)
+/* @e's value, saved (writer lock held, so no writer changes it meanwhile). */
+static int save_value(struct sysctl_entry *e, struct saved *sv)
 {
-	off_t pos = 0;
-	int err;
+	size_t len = 0;
 
-	/* A value is written as it reads less the newline a read adds ("\n" alone
-	 * stays: a zero-byte write would change nothing). */
-	if (len > 1 && saved[len - 1] == '\n')
-		len--;
+	memset(sv, 0, sizeof(*sv));
+	if (!rcs_entry_use(e))
+		return -ENOENT;
+	len = raw_layout(e, &sv->where);
+	if (len && (sv->raw = malloc(len)) != NULL)
+		memcpy(sv->raw, sv->where, sv->raw_len = len);
+	rcs_entry_unuse(e);
+	if (len)
+		return sv->raw ? 0 : -ENOMEM;
+	return sysctl_entry_read_whole(e, 0, SAVE_MAX, &sv->text, &sv->text_len);
+}
+
+/*
+ * The commit hook refused the write: the saved value goes back. Return:
+ * 0, or -ENOTRECOVERABLE when the handler refused the saved text (a
+ * program's own handler): the refused value stays live.
+ */
+static int restore_value(struct sysctl_entry *e, struct saved *sv)
+{
+	size_t len = sv->text_len;
+	off_t pos = 0;
+	int err = -ENOENT;
+
 	if (e->locked_reads)
 		rcs_elock_data(e);
-	err = rcs_sysctl_call(e, 1, saved, &len, &pos);
+	if (sv->raw && rcs_entry_use(e)) {
+		memcpy(sv->where, sv->raw, sv->raw_len);
+		rcs_entry_unuse(e);
+		err = 0;
+	} else if (!sv->raw) {
+		/* Written as it reads less the newline a read adds ("\n" alone
+		 * stays: a zero-byte write would change nothing). */
+		if (len > 1 && sv->text[len - 1] == '\n')
+			len--;
+		err = rcs_sysctl_call(e, 1, sv->text, &len, &pos);
+	}
 	if (e->locked_reads)
 		rcs_elock_data_unlock(e);
 	if (err)
-		rcs_sysctl_reg_error(rcs_entry_tree(e), "", rcs_entry_path(e), "cannot restore the value after a refused commit: %s",
+		rcs_sysctl_reg_error(rcs_entry_tree(e), "", rcs_entry_path(e),
+				     "cannot restore the value after a refused commit: %s",
 				     strerror(-err));
+	return err ? -ENOTRECOVERABLE : 0;
 }
 
 /* The handler's write, then the commit hook; under the writer lock. */
@@ -217,12 +271,11 @@ static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const 
 			size_t *lenp, off_t *ppos)
 {
 	struct sysctl_tree *tree = rcs_entry_tree(e);
-	char *saved = NULL;
-	size_t saved_len = 0;
+	struct saved sv = { 0 };
 	int err = 0;
 
 	if (tree->commit)
-		err = save_value(e, &saved, &saved_len);
+		err = save_value(e, &sv);
 	if (err)
 		return err;
 	e->writing = ch;
@@ -233,11 +286,12 @@ static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const 
 		rcs_elock_data_unlock(e);
 	if (!err && tree->commit) {
 		err = tree->commit(e, ch, tree->commit_arg);
-		if (err)
-			restore_value(e, saved, saved_len);
+		if (err && restore_value(e, &sv))
+			err = -ENOTRECOVERABLE;
 	}
 	e->writing = NULL;
-	free(saved);
+	free(sv.raw);
+	free(sv.text);
 	return err;
 }
 

@@ -141,6 +141,22 @@ int sysctl_tree_set_owner(struct sysctl_tree *tree, uid_t uid, gid_t gid)
 	return 0;
 }
 
+int sysctl_tree_set_generation_base(struct sysctl_tree *tree, uint64_t base)
+{
+	struct sysctl_table_header *h;
+
+	if (!tree || base > UINT64_MAX >> 9)
+		return -EINVAL; /* change numbers travel shifted by 8 (the entry's stamp) */
+	pthread_mutex_lock(&tree->lock);
+	tree->gen_floor += base;
+	cds_list_for_each_entry(h, &tree->headers, node)
+		for (uint32_t i = 0; i < h->count; i++)
+			if (h->entries[i])
+				__atomic_add_fetch(&h->entries[i]->changes, base, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&tree->lock);
+	return 0;
+}
+
 void sysctl_tree_get_owner(const struct sysctl_tree *tree, uid_t *uid, gid_t *gid)
 {
 	if (uid)

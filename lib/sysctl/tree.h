@@ -39,6 +39,12 @@ struct sysctl_tree {
 	/* The write check (sysctl_tree_set_check), set before the tree is shared. */
 	sysctl_check_fn *check;
 	void *check_arg;
+	/*
+	 * Where a new entry's change counter starts (under lock): above every
+	 * counter an unregistered entry reached, and the program's base
+	 * (sysctl_tree_set_generation_base), so no generation repeats for a path.
+	 */
+	uint64_t gen_floor;
 	/* Program handlers declared as wrappers (sysctl_tree_wrap_handler), under lock. */
 	struct rcs_handler_wrap *wraps;
 	size_t nwraps;

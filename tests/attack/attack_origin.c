@@ -26,6 +26,7 @@
 #include <rcustring/sysctl.h>
 
 #include "persist.h"
+#include "store_has.h"
 
 static struct sysctl_tree *tree;
 static struct sysctl_entry *entry;
@@ -103,17 +104,14 @@ static void run(struct writer *first, struct writer *second)
 	pthread_join(b, NULL);
 }
 
+/* "key = value\n" kept in the store at @path. */
 static int file_has(const char *path, const char *line)
 {
-	char buf[256];
-	FILE *f = fopen(path, "r");
-	int found = 0;
+	char key[128];
+	const char *eq = strstr(line, " = ");
 
-	while (f && fgets(buf, sizeof(buf), f))
-		found |= !strcmp(buf, line);
-	if (f)
-		fclose(f);
-	return found;
+	snprintf(key, sizeof(key), "%.*s", (int)(eq - line), line);
+	return store_has(path, key, strndupa(eq + 3, strlen(eq + 3) - 1));
 }
 
 int main(void)

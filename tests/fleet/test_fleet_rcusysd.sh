@@ -42,7 +42,7 @@ get() { "$cli" "${S[@]}" -n "$1" 2>&1; }
 wait_value() { wait_output "$2" "$3 ($1)" get "$1"; }
 # rcusysd names itself in status keys by --etcd-host (containers may share a host name).
 status_key() { ctl get --print-value-only "/rcustring-status/web/fleet-test-host/$1"; }
-state_keys() { sed 's/ = .*//' "$tmp/state/state.conf" 2>/dev/null | sort | tr '\n' ' '; }
+state_keys() { "$cli" --kept="$tmp/state/state.conf" -N 2>/dev/null | sort | tr '\n' ' '; }
 # The tree shows etcd's value before the sync's write has rewritten the
 # state file (the change callback runs after the change is published).
 wait_state_keys() { wait_output "$1" "$2" state_keys; }
@@ -128,7 +128,7 @@ wait "$pid"
 check "SIGTERM with the sync running: exit 0" 0 "$?"
 pid=
 check "no value from etcd logged" "" "$(grep -e from-etcd -e etcd-again "$tmp/log")"
-check "state file after exit" "app.local = 7" "$(cat "$tmp/state/state.conf")"
+check "state file after exit" "app.local = 7" "$("$cli" --kept="$tmp/state/state.conf" | cut -f1)"
 
 # --- restart while etcd is down: own values first, etcd's once it is back ---
 kill "$etcd_pid"

@@ -127,7 +127,7 @@ static void test_malformed_lines_reported_and_skipped(void **state)
 	big[sizeof(big) - 1] = '\0';
 	big[10] = '=';
 	assert_int_equal(parse(big, &s), 1);
-	assert_string_equal(s.errs, "1:line too long (at most 4096 bytes);");
+	assert_string_equal(s.errs, "1:line too long (at most 66560 bytes);");
 
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(sysctl_conf_parse("a=1\n\0b=2\nc=3", 12, on_item, on_error, &s), 1);

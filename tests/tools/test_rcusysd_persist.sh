@@ -21,6 +21,7 @@ val() {
 	printf "%$(($1 % 97 + 1))s" "" | tr ' ' "${letters:$(($1 % 26)):1}"
 }
 S=(--socket "$dir/run/control.sock")
+kept() { "$cli" --kept="$dir/state/state.conf"; }
 printf 'app.s string maxlen=128 default=initial\n' > "$dir/tunables.conf"
 start() {
 	"$rcusysd" --no-fuse -d "$dir/run" -t "$dir/tunables.conf" --state "$dir/state/state.conf" "$@" \
@@ -75,7 +76,8 @@ echo "$n values written over $rounds kills"
 check "every restart held the last acknowledged value (or the one in flight), whole" "0" "$bad"
 check "the state file was never empty" "0" "$empty"
 check "writes were acknowledged before each kill" "$rounds" "$acked_total"
-check "the state file is sysctl.d syntax" "app.s = $("$cli" "${S[@]}" -n app.s)" "$(cat "$dir/state/state.conf")"
+check "rcusysctl --kept lists the kept value" "app.s = $("$cli" "${S[@]}" -n app.s)" "$(kept | cut -f1)"
+check "with its origin and time" "# client, $(date -u +%Y-%m-%d)" "$(kept | cut -f2 | cut -c1-20)"
 check "a killed daemon's temporary file is removed at start (the lock stays)" ".state.conf.lock state.conf" \
 	"$(ls -A "$dir/state" | tr '\n' ' ' | sed 's/ $//')"
 kill -TERM "$pid"
@@ -106,7 +108,9 @@ kill -TERM "$pid"
 wait "$pid"
 
 # A reload applies the -c files again; their values stay the files' business:
-# only what clients write is persisted. A removed tunable's line is dropped.
+# only what clients write is persisted. A removed tunable's value stays kept
+# while the daemon runs (a reload that re-declares it, or moves it to another
+# file, finds it again) and is dropped at the next start, which cannot apply it.
 rm -rf "$dir/state"
 printf 'app.s string maxlen=128 default=initial\napp.t int\napp.u int\n' > "$dir/tunables.conf"
 printf 'app.t = 3\n' > "$dir/settings.conf"
@@ -118,10 +122,15 @@ kill -HUP "$pid"
 for _ in $(seq 200); do grep -q "reloaded" "$dir/log" && break; sleep 0.05; done
 check "reload applied the -c file" "4" "$("$cli" "${S[@]}" -n app.t)"
 "$cli" "${S[@]}" -q -w app.s=after-reload
-check "state: client writes only, the removed tunable dropped" "app.s = after-reload" \
-	"$(cat "$dir/state/state.conf")"
+check "state: client writes only" "app.s = after-reload app.u = 7" "$(kept | cut -f1 | tr '\n' ' ' | sed 's/ $//')"
 kill -TERM "$pid"
 wait "$pid"
 check "clean exit after a reload" "0" "$?"
+start -c "$dir/settings.conf"
+check "the removed tunable is dropped at the next start" "app.s = after-reload" "$(kept | cut -f1)"
+grep -q "app.u: .*(not restored; kept no more)" "$dir/log"
+check "and the log says so" "0" "$?"
+kill -TERM "$pid"
+wait "$pid"
 pid=
 finish rcusysd-persist

@@ -89,7 +89,10 @@ int dirtree_write(const char *root, const char *key, const char *value)
 	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	/* One write(): the tree commits a value per write call. */
+	/* One write(): the tree commits a value per write call. An empty value is
+	 * a line holding nothing, as systemd-sysctl writes it: zero bytes change nothing. */
+	if (!len)
+		value = "\n", len = 1;
 	n = write(fd, value, len);
 	err = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
 	if (close(fd) != 0 && !err)

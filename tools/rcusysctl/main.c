@@ -20,6 +20,7 @@
 #ifdef HAVE_ETCD
 #include "etcdcli.h"
 #endif
+#include "kept_list.h"
 #include "settings.h"
 #include "ttysafe.h"
 #include "socktree.h"
@@ -55,6 +56,9 @@ static void usage(FILE *out, int code)
 		"                       $RCUSYSCTL_SYSTEM_DIRS (DIR:DIR...) replaces them\n"
 		"      --reset NAME..   drop rcusysd's runtime value of each NAME (-a: of every\n"
 		"                       entry), so its configuration files apply again (socket only)\n"
+		"      --kept[=FILE]    list what rcusysd's store keeps (runtime writes): name =\n"
+		"                       value, the origin and the time of the write (default\n"
+		"                       /var/lib/rcusysd/state.conf; rcusysd -s FILE); -N: names\n"
 		"      --dry-run        write nothing; print \"name: old -> new\" for each write\n"
 		"                       that would change a value\n"
 		"  -e, --ignore         ignore unknown names\n"
@@ -157,6 +161,7 @@ static int exec_etcd_helper(char **argv)
 struct cli {
 	const char *etcd, *etcd_prefix, *cacert, *cert, *key;
 	bool all, write, load, system_dirs, socket_given, reset;
+	const char *kept;     /* --kept's store; NULL: not asked */
 	const char *load_now; /* -pFILE, --load=FILE: applied before the other FILE arguments */
 	const char *sub;      /* "watch" or "audit" */
 };
@@ -193,6 +198,7 @@ static int take_option(struct cli *c, int opt, char *arg)
 		break;
 	case 'o': case 'x': break; /* procps: "does nothing, exists for BSD compatibility" */
 	case 'Z': c->reset = true; break;
+	case 'L': c->kept = arg ? arg : "/var/lib/rcusysd/state.conf"; break;
 	case 'S': c->system_dirs = true; break;
 	case 'e': opts.ignore_unknown = true; break;
 	case 'q': opts.quiet = true; break;
@@ -231,7 +237,7 @@ static int parse_options(struct cli *c, int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },     { "values", no_argument, NULL, 'n' },
 		{ "names", no_argument, NULL, 'N' },   { "write", no_argument, NULL, 'w' },
 		{ "load", optional_argument, NULL, 'p' }, { "system", no_argument, NULL, 'S' },
-		{ "reset", no_argument, NULL, 'Z' },
+		{ "reset", no_argument, NULL, 'Z' }, { "kept", optional_argument, NULL, 'L' },
 		{ "ignore", no_argument, NULL, 'e' },  { "quiet", no_argument, NULL, 'q' },
 		{ "pattern", required_argument, NULL, 'r' }, { "binary", no_argument, NULL, 'b' },
 		{ "root", required_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' },
@@ -384,6 +390,9 @@ int main(int argc, char **argv)
 	ttysafe_install(opts.binary);
 	if (c.etcd)
 		return run_etcd(&c, argc, argv);
+	if (c.kept) /* a file: no tree, no socket */
+		return optind < argc ? usage_error("--kept takes no names") :
+				       kept_list(c.kept, opts.names_only);
 	if (opts.json && !json_supported()) {
 		fprintf(stderr, "rcusysctl: --json is unavailable: built without json-c\n");
 		return 1;

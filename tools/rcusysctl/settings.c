@@ -44,11 +44,16 @@ static ssize_t t_read(const char *key, char *buf, size_t size)
 	return opts.root ? dirtree_read(opts.root, key, buf, size) : socktree_read(key, buf, size);
 }
 
+/* -p and --system apply settings: rcusysd takes them as a file's, not as runtime writes. */
+static bool applying_settings;
+
 static int t_write(const char *key, const char *value)
 {
 	if (opts.if_generation)
 		return socktree_write_if(key, value, opts.expected);
-	return opts.root ? dirtree_write(opts.root, key, value) : socktree_write(key, value);
+	if (opts.root)
+		return dirtree_write(opts.root, key, value);
+	return applying_settings ? socktree_apply(key, value) : socktree_write(key, value);
 }
 
 static int t_walk(const char *key, int (*fn)(const char *key, void *arg), void *arg)
@@ -347,6 +352,7 @@ static int write_if_match(const char *key, void *arg)
 
 static void apply_set(const struct sysctl_conf_set *set)
 {
+	applying_settings = true;
 	for (size_t i = 0; i < sysctl_conf_set_count(set); i++) {
 		const struct sysctl_conf_item *it = sysctl_conf_set_item(set, i);
 
@@ -358,6 +364,7 @@ static void apply_set(const struct sysctl_conf_set *set)
 			write_key(it->key, it->value, it->ignore_failure);
 		}
 	}
+	applying_settings = false;
 }
 
 static const char *current_file;

@@ -132,6 +132,18 @@ int socktree_write(const char *key, const char *value)
 	return err;
 }
 
+int socktree_apply(const char *key, const char *value)
+{
+	char *v = NULL;
+	int err;
+
+	if (strchr(value, '\n'))
+		return -EINVAL;
+	err = call("APPLY", key, value, &v);
+	free(v);
+	return err;
+}
+
 int socktree_write_if(const char *key, const char *value, uint64_t generation)
 {
 	char *v = NULL, *line;

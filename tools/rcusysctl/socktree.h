@@ -34,6 +34,8 @@ ssize_t socktree_read(const char *key, char *buf, size_t size);
 
 /* Writes @value to @key. Returns 0 or -errno (-EINVAL for a value holding a newline). */
 int socktree_write(const char *key, const char *value);
+/* As socktree_write(), as a settings file's value (APPLY): rcusysd keeps no runtime write. */
+int socktree_apply(const char *key, const char *value);
 
 /*
  * Writes @value to @key only while the entry's generation (its change

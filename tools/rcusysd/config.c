@@ -103,6 +103,26 @@ static void reload_report(void *arg, unsigned line, const char *msg)
 }
 
 /* At start (@reload false) a bad file fails the start; at reload it keeps its tunables. */
+/*
+ * One file's reload. The files not reloaded yet (and those gone) lend
+ * their live declarations: one moved to this file keeps its tunable.
+ */
+static int reload_file(struct config *c, struct tunables *old, const char *text, size_t len,
+		       struct tunables **out, const char *path, char *err, size_t size)
+{
+	struct tunables **others = calloc(c->ntfiles ? c->ntfiles : 1, sizeof(*others));
+	size_t n = 0;
+	int ret;
+
+	for (size_t j = 0; others && j < c->ntfiles; j++)
+		if (c->tfiles[j].path)
+			others[n++] = c->tfiles[j].declared;
+	ret = tunables_reload(c->tree, old, others, n, text, len, out, reload_report, (void *)path,
+			      err, size);
+	free(others);
+	return ret;
+}
+
 static int load_tunables(struct config *c, bool reload)
 {
 	char **paths;
@@ -135,8 +155,8 @@ static int load_tunables(struct config *c, bool reload)
 		if (!text)
 			continue;
 		if (reload)
-			ret = tunables_reload(c->tree, old, text, len, &next[i].declared, reload_report,
-					      paths[i], err, sizeof(err));
+			ret = reload_file(c, old, text, len, &next[i].declared, paths[i], err,
+					  sizeof(err));
 		else
 			ret = tunables_load(c->tree, text, len, &next[i].declared, err, sizeof(err));
 		free(text);
@@ -323,7 +343,11 @@ static bool held(struct config *c, const char *path, const char *key, bool force
 {
 	const char *applied = values_applied(&c->values, path), *live;
 
-	if (persist_holds(c->state, path) || (c->etcd_holds && c->etcd_holds(key)))
+	if (persist_holds(c->state, path)) {
+		persist_restore(c->state, path); /* re-declared at reload: its runtime value again */
+		return true;
+	}
+	if (c->etcd_holds && c->etcd_holds(key))
 		return true;
 	if (forced || !applied)
 		return false;
@@ -341,7 +365,9 @@ static void converge_one(struct config *c, const char *path, const char *key,
 	if (live && !strcmp(live, value))
 		return;
 	/* SYSCTL_ORIGIN_FILE: a file's value or a default is no runtime write (persist.h). */
-	err = sysctl_set_from(c->tree, path, value, strlen(value), NULL, SYSCTL_ORIGIN_FILE);
+	/* "key =" sets the empty value, as systemd-sysctl's "\n" does (a zero-byte write changes nothing). */
+	err = sysctl_set_from(c->tree, path, *value ? value : "\n", *value ? strlen(value) : 1, NULL,
+			      SYSCTL_ORIGIN_FILE);
 	if (err && !(it && it->ignore_failure))
 		report_set_error(c, it, key, err);
 	else if (!err && c->announce && it)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The state file (see persist.h): a cache of the kept keys and their
- * values, written whole through a temporary file at each commit.
+ * The store (see persist.h): opening and checking its file, loading it
+ * (and migrating a text state file), applying what it keeps, the commit
+ * hook that decides what each write keeps, and forgetting. The commits
+ * themselves are in persist_commit.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,33 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
-#include "persist.h"
+#include "persist_int.h"
 #include "rundir.h"
 #include "sysctl_conf.h"
 
-/* The longest value a state file line holds: the line must parse again. */
-#define VALUE_MAX (SYSCTL_CONF_LINE_MAX - 1024)
-
-struct kept {
-	char *key;   /* dotted, as sysctl_entry_path() */
-	char *value; /* without the trailing newline */
-	size_t len;
-};
-
-struct persist {
-	struct sysctl_tree *tree;
-	char *path, *name;
-	int dirfd, lockfd;
-	bool hooked;
-	pthread_mutex_t lock; /* kept, nkept and the file */
-	struct kept *kept;
-	size_t nkept;
-};
+/* The longest value the store keeps: what the tree saves for a rollback too. */
+#define VALUE_MAX (16u << 20)
 
 static int fail(char *why, size_t why_size, int err, const char *fmt, const char *arg)
 {
@@ -130,8 +116,10 @@ int persist_open(struct sysctl_tree *tree, const char *path, struct persist **ou
 	}
 	free(base);
 	p->tree = tree;
-	p->dirfd = p->lockfd = -1;
+	p->dirfd = p->lockfd = p->fd = -1;
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	persist_io_defaults(&p->io);
 	dir = dirname(copy);
 	/* "state.conf" alone: the current directory, checked by its real name. */
 	if (!strcmp(dir, ".") && getcwd(canon, sizeof(canon)))
@@ -159,290 +147,15 @@ int persist_open(struct sysctl_tree *tree, const char *path, struct persist **ou
 	return 0;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+/* The whole file at @fd (a regular file: checked again, a FIFO swapped in would hang us). */
+static int read_all(int fd, char **out, size_t *out_len)
 {
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* A new temporary file: a random name, O_EXCL, so nothing planted is opened. */
-static int open_temp(struct persist *p, char *name, size_t size)
-{
-	for (int tries = 0; tries < 100; tries++) {
-		unsigned int r;
-		int fd;
-
-		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-			return -EIO;
-		snprintf(name, size, ".%s.tmp-%08x", p->name, r);
-		fd = openat(p->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0 || errno != EEXIST)
-			return fd >= 0 ? fd : -errno;
-	}
-	return -EEXIST;
-}
-
-/*
- * Under p->lock: the whole file from the kept values, written to a
- * temporary file, fsync'ed, renamed over the old one, the directory
- * fsync'ed. Whatever moment we die, the file is the old one or the new one.
- */
-static int rewrite(struct persist *p)
-{
-	char tmp[NAME_MAX + 32];
-	int fd, err = 0;
-
-	/* A tunable removed at reload: its value has nowhere to go back to. */
-	for (size_t i = 0; i < p->nkept;) {
-		struct sysctl_entry *e = sysctl_lookup(p->tree, p->kept[i].key);
-
-		if (e || errno != ENOENT) {
-			sysctl_entry_put(e);
-			i++;
-			continue;
-		}
-		rlog(LOG_NOTICE, "%s: %s left out: the entry is gone", p->path, p->kept[i].key);
-		free(p->kept[i].key);
-		free(p->kept[i].value);
-		p->kept[i] = p->kept[--p->nkept];
-	}
-	fd = open_temp(p, tmp, sizeof(tmp));
-	if (fd < 0)
-		return fd;
-	for (size_t i = 0; i < p->nkept && !err; i++) {
-		err = write_all(fd, p->kept[i].key, strlen(p->kept[i].key));
-		if (!err)
-			err = write_all(fd, " = ", 3);
-		if (!err)
-			err = write_all(fd, p->kept[i].value, p->kept[i].len);
-		if (!err)
-			err = write_all(fd, "\n", 1);
-	}
-	if (!err && fsync(fd) < 0)
-		err = -errno;
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && renameat(p->dirfd, tmp, p->dirfd, p->name) < 0)
-		err = -errno;
-	if (!err && fsync(p->dirfd) < 0)
-		err = -errno;
-	if (err)
-		unlinkat(p->dirfd, tmp, 0);
-	return err;
-}
-
-/*
- * @e's value as the file keeps it: read whole, without the trailing
- * newline. A value the file cannot hold (a newline inside, longer than a
- * line) is an error, so the write that made it is refused, not forgotten.
- */
-static int read_value(struct sysctl_entry *e, char **out, size_t *out_len)
-{
-	char *buf;
-	size_t len;
-	int err = sysctl_entry_read_whole(e, 0, VALUE_MAX + 1, &buf, &len);
-
-	if (err)
-		return err;
-	while (len > 0 && buf[len - 1] == '\n')
-		len--;
-	if (memchr(buf, '\n', len) || memchr(buf, '\0', len))
-		err = -EINVAL;
-	else if (len > VALUE_MAX)
-		err = -EFBIG;
-	if (err)
-		free(buf);
-	else
-		*out = buf, *out_len = len;
-	return err;
-}
-
-/* Under p->lock. */
-static struct kept *find(struct persist *p, const char *key)
-{
-	for (size_t i = 0; i < p->nkept; i++)
-		if (!strcmp(p->kept[i].key, key))
-			return &p->kept[i];
-	return NULL;
-}
-
-/* Under p->lock: @key kept with @value (taken over); the file is not written. */
-static int keep(struct persist *p, const char *key, char *value, size_t len, char **old)
-{
-	struct kept *k = find(p, key), *v;
-
-	*old = NULL;
-	if (k) {
-		*old = k->value;
-		k->value = value;
-		k->len = len;
-		return 0;
-	}
-	v = realloc(p->kept, (p->nkept + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	p->kept = v;
-	v[p->nkept].key = strdup(key);
-	if (!v[p->nkept].key)
-		return -ENOMEM;
-	v[p->nkept].value = value;
-	v[p->nkept].len = len;
-	p->nkept++;
-	return 0;
-}
-
-/* Under p->lock: a client's (or the file's own) value, kept and on disk before the write is acknowledged. */
-static int commit_keep(struct persist *p, struct sysctl_entry *e, bool add)
-{
-	const char *key = sysctl_entry_path(e);
-	struct kept *k = find(p, key);
-	size_t len, old_len = k ? k->len : 0;
-	char *value, *old;
-	bool added = !k;
-	int err;
-
-	if (!k && !add)
-		return 0; /* a file's or the program's value: the files say it again at start */
-	err = read_value(e, &value, &len);
-	if (err)
-		return err;
-	err = keep(p, key, value, len, &old);
-	if (err) {
-		free(value);
-		return err;
-	}
-	err = rewrite(p);
-	if (!err) {
-		free(old);
-		return 0;
-	}
-	/* Not on disk: the cache goes back to what the file holds. */
-	k = find(p, key);
-	if (added) {
-		free(k->key);
-		free(k->value);
-		*k = p->kept[--p->nkept];
-	} else {
-		free(k->value);
-		k->value = old;
-		k->len = old_len;
-	}
-	return err;
-}
-
-/* Under p->lock: the key's source of truth is elsewhere now (etcd). */
-static int commit_drop(struct persist *p, struct sysctl_entry *e)
-{
-	struct kept *k = find(p, sysctl_entry_path(e)), saved;
-	int err;
-
-	if (!k)
-		return 0;
-	saved = *k;
-	*k = p->kept[--p->nkept];
-	err = rewrite(p);
-	if (err) {
-		p->kept[p->nkept++] = saved; /* the array only shrank: there is room */
-		return err;
-	}
-	free(saved.key);
-	free(saved.value);
-	return 0;
-}
-
-/* The tree's commit hook: runs in the writer, under the entry's writer lock. */
-static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
-{
-	struct persist *p = arg;
-	int err;
-
-	pthread_mutex_lock(&p->lock);
-	switch (ch->origin) {
-	case SYSCTL_ORIGIN_CLIENT:
-	case SYSCTL_ORIGIN_STATE:
-		err = commit_keep(p, e, true);
-		break;
-	case SYSCTL_ORIGIN_MIRROR:
-		err = commit_drop(p, e);
-		break;
-	default:
-		err = commit_keep(p, e, false);
-		break;
-	}
-	pthread_mutex_unlock(&p->lock);
-	if (err)
-		rlog(LOG_ERR, "cannot persist %s to %s: %s (the write is refused)", sysctl_entry_path(e),
-		     p->path,
-		     err == -EINVAL ? "the value holds a newline, which a state file cannot hold" :
-		     err == -EFBIG ? "the value is longer than a state file line" : strerror(-err));
-	return err;
-}
-
-static int apply_item(const struct sysctl_conf_item *it, void *arg)
-{
-	struct persist *p = arg;
-	struct sysctl_entry *e;
-	char *value, *old;
-	size_t len;
-	int err;
-
-	if (it->glob)
-		return 0;
-	err = sysctl_set_from(p->tree, it->key, it->value, strlen(it->value), NULL,
-			      SYSCTL_ORIGIN_STATE);
-	if (err) {
-		rlog(LOG_WARNING, "%s:%u: %s: %s (not restored; left out of the file from now on)",
-		     p->path, it->line, it->key, strerror(-err));
-		return 0;
-	}
-	e = sysctl_lookup(p->tree, it->key);
-	if (!e)
-		return 0;
-	pthread_mutex_lock(&p->lock);
-	err = read_value(e, &value, &len);
-	if (!err && (err = keep(p, sysctl_entry_path(e), value, len, &old)) != 0)
-		free(value);
-	if (!err)
-		free(old);
-	pthread_mutex_unlock(&p->lock);
-	if (err)
-		rlog(LOG_WARNING, "%s:%u: %s: %s (restored, not kept)", p->path, it->line, it->key,
-		     strerror(-err));
-	sysctl_entry_put(e);
-	return 0;
-}
-
-static void apply_error(unsigned line, const char *message, void *arg)
-{
-	struct persist *p = arg;
-
-	rlog(LOG_WARNING, "%s:%u: %s (not restored)", p->path, line, message);
-}
-
-int persist_apply(struct persist *p)
-{
-	int fd = openat(p->dirfd, p->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	char *text = NULL;
 	size_t len = 0, cap = 0;
 	struct stat st;
-	int err = 0;
 
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	/* Checked at open, but a FIFO swapped in since would hang the read. */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		return -EINVAL;
-	}
 	for (;;) {
 		ssize_t n;
 
@@ -450,24 +163,254 @@ int persist_apply(struct persist *p)
 			char *t = realloc(text, cap = cap ? cap * 2 : 65536);
 
 			if (!t) {
-				err = -ENOMEM;
-				break;
+				free(text);
+				return -ENOMEM;
 			}
 			text = t;
 		}
 		n = read(fd, text + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			err = -errno;
-		if (n <= 0)
+		if (n < 0) {
+			free(text);
+			return -errno;
+		}
+		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
+	*out = text;
+	*out_len = len;
+	return 0;
+}
+
+/*
+ * @e's value as the store keeps it: the bytes a read gives, exactly (a
+ * write of them stores the same value: "cat f > f"). A value longer than
+ * VALUE_MAX is an error, so the write that made it is refused, not lost.
+ */
+static int read_value(struct sysctl_entry *e, char **out, size_t *out_len)
+{
+	return sysctl_entry_read_whole(e, 0, VALUE_MAX, out, out_len);
+}
+
+/* ---- a state file of the text format: migrated once ---- */
+
+static int migrate_item(const struct sysctl_conf_item *it, void *arg)
+{
+	struct persist *p = arg;
+	struct sysctl_entry *e;
+	char *value;
+	size_t len;
+	int err;
+
+	if (it->glob)
+		return 0;
+	err = sysctl_set_from(p->tree, it->key, *it->value ? it->value : "\n",
+			      *it->value ? strlen(it->value) : 1, NULL, SYSCTL_ORIGIN_STATE);
+	if (err) {
+		rlog(LOG_WARNING, "%s:%u: %s: %s (not restored; not migrated)", p->path, it->line,
+		     it->key, strerror(-err));
+		return 0;
+	}
+	e = sysctl_lookup(p->tree, it->key);
+	if (!e)
+		return 0;
+	err = read_value(e, &value, &len);
+	if (!err) {
+		const char *key = sysctl_entry_path(e);
+
+		err = kept_set(&p->map, key, strlen(key), value, len, SYSCTL_ORIGIN_STATE, time(NULL));
+		free(value);
+	}
+	if (err)
+		rlog(LOG_WARNING, "%s:%u: %s: %s (restored, not kept)", p->path, it->line, it->key,
+		     strerror(-err));
+	sysctl_entry_put(e);
+	return 0;
+}
+
+static void migrate_error(unsigned line, const char *message, void *arg)
+{
+	struct persist *p = arg;
+
+	rlog(LOG_WARNING, "%s:%u: %s (not restored)", p->path, line, message);
+}
+
+/* The text file applied and kept beside as NAME.migrated-TIME; the journal takes its name. */
+static int migrate(struct persist *p, const char *text, size_t len)
+{
+	char old[NAME_MAX + 48];
+	int tries = 0, rc;
+
+	/* A second migration in the same second (a copied-in text file) gets ".N". */
+	do {
+		int n = snprintf(old, sizeof(old), "%s.migrated-%lld", p->name, (long long)time(NULL));
+
+		if (tries)
+			snprintf(old + n, sizeof(old) - (size_t)n, ".%d", tries);
+		rc = linkat(p->dirfd, p->name, p->dirfd, old, 0);
+	} while (rc != 0 && errno == EEXIST && ++tries < 100);
+	if (rc != 0) {
+		int err = -errno;
+
+		rlog(LOG_ERR, "%s: cannot keep the text state file as %s: %s (not migrated)", p->path,
+		     old, strerror(-err));
+		return err;
+	}
+	sysctl_conf_parse(text, len, migrate_item, migrate_error, p);
+	rlog(LOG_NOTICE, "%s: migrated %zu values of a text state file to the journal (the old file is %s)",
+	     p->path, p->map.n, old);
+	return 0;
+}
+
+/* ---- loading ---- */
+
+/*
+ * The journal's kept values into the tree; one that no longer applies is
+ * kept no more. A value is written as it was read less the newline a read
+ * adds, as the tree's own rollback does; "\n" alone stays (a zero-byte
+ * write would change nothing, and "\n" sets an empty string).
+ */
+static void apply_kept(struct persist *p)
+{
+	for (size_t i = p->map.n; i-- > 0;) {
+		struct kept *k = p->map.all[i];
+		size_t len = k->len > 1 && k->value[k->len - 1] == '\n' ? k->len - 1 : k->len;
+		int err = sysctl_set_from(p->tree, k->key, k->value, len, NULL, SYSCTL_ORIGIN_STATE);
+
+		if (!err)
+			continue;
+		rlog(LOG_WARNING, "%s: %s: %s (not restored; kept no more)", p->path, k->key,
+		     strerror(-err));
+		kept_drop(&p->map, k->key, strlen(k->key));
+	}
+}
+
+/* The file's records into p->map; a torn or corrupt tail is cut (logged). */
+static int load(struct persist *p, const char *text, size_t len)
+{
+	size_t good = 0;
+	int err;
+
+	if (!len)
+		return 0;
+	if (!journal_is(text, len))
+		return migrate(p, text, len);
+	err = journal_parse(text + JOURNAL_MAGIC_LEN, len - JOURNAL_MAGIC_LEN, persist_apply_rec,
+			    p, &good);
+	if (err)
+		return err;
+	if (JOURNAL_MAGIC_LEN + good < len)
+		rlog(LOG_WARNING, "%s: the last %zu bytes are a record cut by a crash or damaged: left out",
+		     p->path, len - JOURNAL_MAGIC_LEN - good);
+	apply_kept(p);
+	return 0;
+}
+
+int persist_apply(struct persist *p)
+{
+	int fd = openat(p->dirfd, p->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	char *text = NULL;
+	size_t len = 0;
+	int err = 0;
+
+	if (fd < 0 && errno != ENOENT)
+		return -errno;
+	if (fd >= 0) {
+		err = read_all(fd, &text, &len);
+		close(fd);
+	}
 	if (!err)
-		sysctl_conf_parse(text, len, apply_item, apply_error, p);
+		err = load(p, text, len);
 	free(text);
+	if (err) {
+		kept_free(&p->map);
+		p->broken = true; /* the next commit writes the file anew */
+		return err;
+	}
+	p->epoch++;
+	/* The epoch durable before any generation of it is handed out; the tail cut. */
+	err = persist_compact(p, &p->map);
+	if (err)
+		rlog(LOG_ERR, "%s: cannot write the journal: %s (every write is refused until it can)",
+		     p->path, strerror(-err));
+	if (p->epoch < 1u << 23)
+		sysctl_tree_set_generation_base(p->tree, p->epoch << SYSCTL_GENERATION_EPOCH_SHIFT);
+	return 0;
+}
+
+uint64_t persist_epoch(const struct persist *p)
+{
+	return p ? p->epoch : 0;
+}
+
+/* ---- the commit hook ---- */
+
+static void log_refused(struct persist *p, struct sysctl_entry *e, int err)
+{
+	rlog(LOG_ERR, "cannot persist %s to %s: %s (the write is refused)", sysctl_entry_path(e),
+	     p->path, err == -EFBIG ? "the value is longer than the store keeps (16 MiB)" :
+				      strerror(-err));
+}
+
+/* Does the store keep @key with exactly these bytes (durably: the map holds only that)? */
+static bool holds_exactly(struct persist *p, const char *key, const char *value, size_t len)
+{
+	const struct kept *k;
+	bool same;
+
+	pthread_mutex_lock(&p->lock);
+	k = kept_find(&p->map, key, strlen(key));
+	same = k && k->len == len && !memcmp(k->value, value, len);
+	pthread_mutex_unlock(&p->lock);
+	return same;
+}
+
+/* The tree's commit hook: runs in the writer, under the entry's writer lock. */
+static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
+{
+	struct persist *p = arg;
+	const char *key = sysctl_entry_path(e);
+	struct journal_rec r = { .op = JOURNAL_SET, .origin = ch->origin, .time = time(NULL),
+				 .key = key, .key_len = strlen(key) };
+	char *value = NULL;
+	int err;
+
+	switch (ch->origin) {
+	case SYSCTL_ORIGIN_CLIENT:
+	case SYSCTL_ORIGIN_STATE:
+		break;
+	case SYSCTL_ORIGIN_MIRROR:
+		if (!persist_holds(p, key))
+			return 0; /* etcd's key, and we never held it */
+		r.op = JOURNAL_DROP;
+		break;
+	case SYSCTL_ORIGIN_PROGRAM:
+		/* A default (a tunable declared again at reload) never pins itself: the
+		 * kept value stays, and config's converge puts it back (persist_restore). */
+		return 0;
+	default:
+		if (!persist_holds(p, key))
+			return 0; /* a file's value: the files say it again at start */
+		break;
+	}
+	if (r.op == JOURNAL_SET) {
+		err = read_value(e, &value, &r.value_len);
+		if (err) {
+			log_refused(p, e, err);
+			return err;
+		}
+		r.value = value;
+		if (holds_exactly(p, key, value, r.value_len)) {
+			free(value);
+			return 0; /* durable already: a write of the same bytes, a restore */
+		}
+	}
+	err = persist_commit(p, &r);
+	free(value);
+	if (err)
+		log_refused(p, e, err);
 	return err;
 }
 
@@ -486,50 +429,91 @@ bool persist_holds(struct persist *p, const char *path)
 	if (!p)
 		return false;
 	pthread_mutex_lock(&p->lock);
-	held = find(p, path) != NULL;
+	held = kept_find(&p->map, path, strlen(path)) != NULL;
 	pthread_mutex_unlock(&p->lock);
 	return held;
 }
 
+int persist_restore(struct persist *p, const char *path)
+{
+	struct sysctl_entry *e = sysctl_lookup(p->tree, path);
+	char *value = NULL, *live = NULL;
+	size_t len = 0, live_len = 0;
+	struct kept *k;
+	int err = 0;
+
+	if (!e)
+		return -ENOENT;
+	pthread_mutex_lock(&p->lock);
+	k = kept_find(&p->map, path, strlen(path));
+	if (!k)
+		err = -ENOENT;
+	else if ((value = malloc(k->len ? k->len : 1)) != NULL)
+		memcpy(value, k->value, len = k->len);
+	else
+		err = -ENOMEM;
+	pthread_mutex_unlock(&p->lock);
+	if (!err)
+		err = read_value(e, &live, &live_len);
+	if (!err && (live_len != len || memcmp(live, value, len))) {
+		size_t n = len > 1 && value[len - 1] == '\n' ? len - 1 : len;
+
+		err = sysctl_set_from(p->tree, path, value, n, NULL, SYSCTL_ORIGIN_STATE);
+	}
+	sysctl_entry_put(e);
+	free(value);
+	free(live);
+	return err;
+}
+
+/* Every key dropped: the journal written anew with nothing kept. */
+static int forget_all(struct persist *p)
+{
+	struct kept_map empty = { 0 };
+	int err;
+
+	pthread_mutex_lock(&p->lock);
+	while (p->flushing)
+		pthread_cond_wait(&p->cond, &p->lock);
+	p->flushing = true;
+	pthread_mutex_unlock(&p->lock);
+	err = persist_compact(p, &empty);
+	pthread_mutex_lock(&p->lock);
+	if (!err)
+		kept_free(&p->map);
+	p->flushing = false;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
 int persist_forget(struct persist *p, const char *path)
 {
-	struct kept *gone, *k;
-	size_t ngone = 0;
-	int err;
+	struct journal_rec r = { .op = JOURNAL_DROP, .origin = SYSCTL_ORIGIN_CLIENT };
 
 	if (!p)
 		return -ENOENT;
-	pthread_mutex_lock(&p->lock);
-	k = path ? find(p, path) : NULL;
-	if (path && !k) {
-		pthread_mutex_unlock(&p->lock);
+	if (!path)
+		return forget_all(p);
+	if (!persist_holds(p, path))
 		return -ENOENT;
-	}
-	/* Set aside, not freed: a rewrite that fails puts them back. */
-	gone = malloc((path ? 1 : p->nkept ? p->nkept : 1) * sizeof(*gone));
-	if (!gone) {
-		pthread_mutex_unlock(&p->lock);
-		return -ENOMEM;
-	}
-	if (path) {
-		gone[ngone++] = *k;
-		*k = p->kept[--p->nkept];
-	} else {
-		while (p->nkept)
-			gone[ngone++] = p->kept[--p->nkept];
-	}
-	err = rewrite(p);
-	for (size_t i = 0; i < ngone; i++) {
-		if (err) {
-			p->kept[p->nkept++] = gone[i]; /* the array only shrank: there is room */
-			continue;
-		}
-		free(gone[i].key);
-		free(gone[i].value);
-	}
+	r.time = time(NULL);
+	r.key = path;
+	r.key_len = strlen(path);
+	return persist_commit(p, &r);
+}
+
+void persist_get_stats(struct persist *p, struct persist_stats *out)
+{
+	pthread_mutex_lock(&p->lock);
+	*out = p->stats;
 	pthread_mutex_unlock(&p->lock);
-	free(gone);
-	return err;
+}
+
+void persist_set_io(struct persist *p, const struct persist_io *io)
+{
+	p->io = *io;
+	persist_io_defaults(&p->io);
 }
 
 void persist_close(struct persist *p)
@@ -538,15 +522,22 @@ void persist_close(struct persist *p)
 		return;
 	if (p->hooked)
 		sysctl_tree_set_commit(p->tree, NULL, NULL);
-	for (size_t i = 0; i < p->nkept; i++) {
-		free(p->kept[i].key);
-		free(p->kept[i].value);
+	/* A refused batch that could not be cut off must not come back at the next start. */
+	if (p->broken && p->fd >= 0 && persist_compact(p, &p->map))
+		rlog(LOG_ERR, "%s: the journal may hold a refused write that could not be cut off",
+		     p->path);
+	kept_free(&p->map);
+	if (p->open) {
+		journal_buf_free(&p->open->buf);
+		free(p->open);
 	}
-	free(p->kept);
+	if (p->fd >= 0)
+		close(p->fd);
 	if (p->dirfd >= 0)
 		close(p->dirfd);
 	if (p->lockfd >= 0)
 		close(p->lockfd);
+	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p->path);
 	free(p->name);

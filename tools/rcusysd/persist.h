@@ -1,41 +1,71 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The state file: every acknowledged write of a client is persisted, so a
- * restart comes back with the values clients set. The file is in sysctl.d
- * syntax ("path = value"), read at start after the -c files, and rewritten
- * whole at each such write: written to a temporary file in the same
- * directory (a random name, opened O_EXCL), fsync'ed, renamed over the old
- * one, and the directory fsync'ed. So whatever moment the daemon (or the
- * machine) dies, the file is the old one or the new one, never a mix or
- * empty. The rewrite is the tree's commit hook (sysctl_tree_set_commit()):
- * it runs inside the write, before the write is acknowledged, and a write
- * it cannot make durable (a full disk, a value the file cannot hold) is
- * refused with the errno and leaves the value as it was.
+ * The store of runtime writes: every acknowledged write of a client is
+ * persisted, so a restart comes back with the values clients set, byte
+ * for byte. The file (--state, default state.conf) is a journal of
+ * checksummed records (journal.h): each commit appends its record, and
+ * writers that commit at the same time share one append and one
+ * fdatasync (group commit), so a write costs the same with 100 or 100 000
+ * kept values. When the journal holds more than about twice what is kept,
+ * it is compacted: the kept values written to a temporary file (a random
+ * name, O_EXCL), fsync'ed, closed, renamed over the journal, the directory
+ * fsync'ed. A record cut by a crash fails its checksum and is cut at the
+ * next start. The commit is the tree's commit hook
+ * (sysctl_tree_set_commit()): it runs inside the write, before the write
+ * is acknowledged; a write that cannot be made durable (a full disk, an
+ * I/O error) is refused with the errno, and so is every write of the same
+ * batch, and the tree restores their old values. A batch that failed is
+ * cut off the journal again (or, when even that fails, the next commit
+ * compacts first), so nothing refused comes back at restart.
  *
  * What is kept follows the origin of each write (struct sysctl_change),
  * not the thread that runs it: a client's write (socket, FUSE, CLI) and
- * the state file's own values are kept (layer 3 of config.h: they win
- * over the files until rcusysctl --reset, persist_forget()); a settings
- * file's or the program's value updates a key already kept and adds none
- * (the files say it again at start and reload); a value mirrored from
- * etcd takes its key out (etcd is its source of truth), and leaves the
- * file alone when it does not hold the key.
+ * the store's own values are kept (layer 3 of config.h: they win over the
+ * files until rcusysctl --reset, persist_forget()); a settings file's value
+ * updates a key already kept and adds none (the files say it again at
+ * start and reload); the program's own writes (the defaults a declaration
+ * applies) change nothing kept; a value mirrored from etcd takes its key
+ * out (etcd is its source of truth).
+ *
+ * A state file of the sysctl.d text format (rcusysd before 0.2) is
+ * migrated once, at start: its values are applied, the journal written in
+ * its place, and the old file kept as NAME.migrated-TIME (logged).
  *
  * The file's directory gets the run directory's checks (rundir.h): it and
  * every directory above must be root's (or ours) and writable by nobody
  * else; the file must be a regular file of ours, not a symbolic link or a
  * FIFO; and ".NAME.lock" beside it is held (flock) while we run, so two
  * daemons never share one state file.
+ *
+ * Each start raises the store's epoch (kept in the journal), which
+ * persist_epoch() gives: the daemon starts every entry's generation above
+ * epoch << SYSCTL_GENERATION_EPOCH_SHIFT, so a generation read before a
+ * restart never matches after it.
  */
 #ifndef RCUSYSD_PERSIST_H
 #define RCUSYSD_PERSIST_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include <rcustring/sysctl.h>
 
 struct persist;
+
+/*
+ * The system calls of a commit, for tests that make each one fail (each
+ * returns as the call does: -1 with errno set). NULL members: the real call.
+ */
+struct persist_io {
+	ssize_t (*pwrite)(void *arg, int fd, const void *buf, size_t len, off_t off);
+	int (*fsync)(void *arg, int fd);
+	int (*rename)(void *arg, int dirfd, const char *from, const char *to);
+	int (*close)(void *arg, int fd);
+	int (*truncate)(void *arg, int fd, off_t len);
+	void *arg;
+};
 
 /*
  * Opens the state file @path: checks and opens its directory (created,
@@ -44,34 +74,66 @@ struct persist;
  * filled: -EPERM, -ELOOP, -ENOTDIR, -EAGAIN for an unsafe directory or
  * file, -EINVAL for a file that is not regular, -EBUSY when another daemon
  * holds it, other errors as they came.
+ * Context: at start, one thread.
  */
 int persist_open(struct sysctl_tree *tree, const char *path, struct persist **out, char *why,
 		 size_t why_size);
 
 /*
- * Applies the state file to the tree, logging lines that fail. Keys that
- * apply stay persisted. Returns 0 or a negative errno (the file unreadable;
- * a missing file is 0).
+ * Reads the store (migrating a text state file), raises its epoch, applies
+ * the kept values to the tree (a value that no longer applies is logged
+ * and kept no more) and writes the journal compacted. Returns 0 or a
+ * negative errno (the file unreadable; a missing file is 0); the store
+ * then starts empty and its next commit writes the file anew.
+ * Context: at start, after persist_open() and persist_set_io(), one thread.
  */
 int persist_apply(struct persist *p);
 
+/* The epoch persist_apply() raised (0 before it). Context: any thread. */
+uint64_t persist_epoch(const struct persist *p);
+
 /*
- * From now on every write of the tree commits to the file (installs the
- * commit hook; again after a reload does nothing). Call once the state
- * file is applied, before the tree is served. Returns 0.
+ * From now on every write of the tree commits to the store (installs the
+ * commit hook; again after a reload does nothing). Call once the store is
+ * applied, before the tree is served. Returns 0.
+ * Context: before the tree is shared.
  */
 int persist_watch(struct persist *p);
 
-/* Does the state file hold a runtime write of @path (dotted, as sysctl_entry_path())? */
+/*
+ * Does the store hold a runtime write of @path (dotted, as sysctl_entry_path())?
+ * Context: any thread.
+ */
 bool persist_holds(struct persist *p, const char *path);
 
 /*
- * Drops @path (NULL: every key) from the state file and rewrites it, so
- * the configuration files' value applies again (rcusysctl --reset).
- * Returns 0, -ENOENT (@path not held) or a negative errno of the rewrite;
- * when the rewrite fails, the file and what it holds are as they were.
+ * Writes the kept value of @path back when the entry holds another (a
+ * tunable declared again at reload starts at its default, which the store
+ * never takes for a runtime write). Returns 0, -ENOENT (not kept, no
+ * entry) or the write's negative errno.
+ * Context: any thread, not inside the tree's handlers or callbacks.
+ */
+int persist_restore(struct persist *p, const char *path);
+
+/*
+ * Drops @path (NULL: every key) from the store, durably, so the
+ * configuration files' value applies again (rcusysctl --reset).
+ * Returns 0, -ENOENT (@path not held) or a negative errno of the write;
+ * when it fails, the store is as it was.
+ * Context: any thread, not inside the tree's handlers or callbacks.
  */
 int persist_forget(struct persist *p, const char *path);
+
+/* Commits made durable so far: fsyncs of the journal, batches, compactions. */
+struct persist_stats {
+	uint64_t syncs, batches, records, compactions;
+};
+
+/* Context: any thread. */
+void persist_get_stats(struct persist *p, struct persist_stats *out);
+
+/* Replaces the commit's system calls (tests). Context: before persist_apply(). */
+void persist_set_io(struct persist *p, const struct persist_io *io);
 
 /* Removes the commit hook, releases the lock and frees; NULL is fine. */
 void persist_close(struct persist *p);

@@ -301,6 +301,35 @@ static int decl_data(struct decl *d, struct tunable *t, const char **why)
 	return 0;
 }
 
+/*
+ * A bounded tunable declared without default= starts at min (each element
+ * of a vector): its zero could be outside the bounds, where no write could
+ * bring it back by text and a refused commit could not restore it. With
+ * max= alone below 0 there is no value to start at: refused.
+ */
+static int bounded_default(struct decl *d, struct tunable *t, long double hi, const char **why)
+{
+	size_t len;
+
+	if (t->default_value)
+		return 0;
+	if (!d->min) {
+		if (hi < 0)
+			FAIL_BUF(d, "max=%s is below 0, where a tunable without default= starts: give "
+				 "default= or min=", d->max);
+		return 0;
+	}
+	len = (strlen(d->min) + 1) * t->count;
+	t->default_value = malloc(len);
+	if (!t->default_value)
+		return -ENOMEM;
+	t->default_value[0] = '\0';
+	for (unsigned i = 0; i < t->count; i++)
+		snprintf(t->default_value + strlen(t->default_value), len - strlen(t->default_value),
+			 "%s%s", i ? " " : "", d->min);
+	return 0;
+}
+
 /* min= and max=, in the type's range and in order. */
 static int decl_bounds(struct decl *d, struct tunable *t, const char **why)
 {
@@ -327,7 +356,7 @@ static int decl_bounds(struct decl *d, struct tunable *t, const char **why)
 		FAIL_BUF(d, "min=%s is above max=%s: no value could be written", d->min, d->max);
 	t->table.extra1 = d->min ? &d->bounds[0] : NULL;
 	t->table.extra2 = d->max ? &d->bounds[1] : NULL;
-	return 0;
+	return bounded_default(d, t, hi, why);
 }
 
 /* The declaration as it would be written, without the default: what a reload compares. */

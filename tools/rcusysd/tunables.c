@@ -317,9 +317,10 @@ static int by_path(const void *pa, const void *pb)
  * leave @old's list. A sorted index, not a walk of @old per declaration:
  * a reload of 100 000 tunables would otherwise compare 10^10 paths.
  */
-static struct tunable **take_live(struct tunables *ts, struct tunables *old)
+static struct tunable **take_live(struct tunables *ts, struct tunables *old,
+				   struct tunable **into)
 {
-	struct tunable **idx, **live, *t, **pp;
+	struct tunable **idx, **live = into, *t, **pp;
 	size_t n_old = 0, n = 0, i;
 
 	for (t = old ? old->list : NULL; t; t = t->next)
@@ -327,17 +328,23 @@ static struct tunable **take_live(struct tunables *ts, struct tunables *old)
 	for (t = ts->list; t; t = t->next)
 		n++;
 	idx = malloc((n_old ? n_old : 1) * sizeof(*idx));
-	live = calloc(n ? n : 1, sizeof(*live));
+	if (!into)
+		live = calloc(n ? n : 1, sizeof(*live));
 	if (!idx || !live) {
 		free(idx);
-		free(live);
+		if (!into)
+			free(live);
 		return NULL;
 	}
 	for (i = 0, t = old ? old->list : NULL; t; t = t->next)
 		idx[i++] = t;
 	qsort(idx, n_old, sizeof(*idx), by_path);
 	for (i = 0, t = ts->list; t; t = t->next, i++) {
-		struct tunable **hit = n_old ? bsearch(&t, idx, n_old, sizeof(*idx), by_path) : NULL;
+		struct tunable **hit;
+
+		if (live[i])
+			continue; /* matched in an earlier list (@into) */
+		hit = n_old ? bsearch(&t, idx, n_old, sizeof(*idx), by_path) : NULL;
 
 		/* A path declared twice was refused by check_overlap(): one match at most. */
 		if (hit) {
@@ -369,9 +376,24 @@ static void report_failure(void *arg, struct tunable *t, int err, const char *wh
 	r->report(r->arg, t->line, why);
 }
 
-int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *text, size_t len,
-		    struct tunables **out, void (*report)(void *arg, unsigned line, const char *msg),
-		    void *arg, char *err, size_t errsize)
+/*
+ * The live declarations of @others (other files' lists) for the new ones
+ * @live_of left unmatched: a declaration moved between files keeps its
+ * entry. NULL for out of memory (nothing is lost: what stays is live).
+ */
+static struct tunable **take_moved(struct tunables *ts, struct tunable **live_of,
+				   struct tunables *const *others, size_t nothers)
+{
+	for (size_t k = 0; k < nothers; k++)
+		if (others[k] && !take_live(ts, others[k], live_of))
+			return NULL;
+	return live_of;
+}
+
+int tunables_reload(struct sysctl_tree *tree, struct tunables *old, struct tunables *const *others,
+		    size_t nothers, const char *text, size_t len, struct tunables **out,
+		    void (*report)(void *arg, unsigned line, const char *msg), void *arg, char *err,
+		    size_t errsize)
 {
 	struct tunables *ts = calloc(1, sizeof(*ts));
 	struct tunable **pp, *t, **live_of, **v;
@@ -390,7 +412,11 @@ int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *
 		tunables_free(ts);
 		return ret;
 	}
-	live_of = take_live(ts, old);
+	live_of = take_live(ts, old, NULL);
+	if (live_of && !take_moved(ts, live_of, others, nothers)) {
+		free(live_of);
+		live_of = NULL;
+	}
 	if (!live_of) {
 		tunables_free(ts);
 		snprintf(err, errsize, "out of memory matching the declarations with the live ones");

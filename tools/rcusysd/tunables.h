@@ -57,11 +57,16 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
  * the reason, and the live entry stays. A new declaration the tree refuses
  * is reported the same way and left out. On a parse error nothing changes
  * and a negative errno comes back with @err filled. On success *@out
- * replaces @old, which must not be used again.
+ * replaces @old, which must not be used again. A declaration new to this
+ * file that is live in one of @others (@nothers lists of other files, not
+ * yet reloaded; NULLs skipped) is taken from there with its entry and
+ * value, so a declaration moved to another file, earlier or later in the
+ * order, keeps its tunable.
  */
-int tunables_reload(struct sysctl_tree *tree, struct tunables *old, const char *text, size_t len,
-		    struct tunables **out, void (*report)(void *arg, unsigned line, const char *msg),
-		    void *arg, char *err, size_t errsize);
+int tunables_reload(struct sysctl_tree *tree, struct tunables *old, struct tunables *const *others,
+		    size_t nothers, const char *text, size_t len, struct tunables **out,
+		    void (*report)(void *arg, unsigned line, const char *msg), void *arg, char *err,
+		    size_t errsize);
 
 /* Unregisters and frees everything tunables_load() registered. */
 void tunables_free(struct tunables *t);

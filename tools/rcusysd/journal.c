@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The state journal's records (journal.h): little-endian fields, a
+ * CRC-32C (Castagnoli, the polynomial of iSCSI, ext4 and etcd's WAL) over
+ * the length and the body, so a torn or flipped record never applies.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "journal.h"
+
+/* crc (4) + len (4); the body: op (1), origin (1), pad (2), key_len (4), time (8). */
+#define HEAD 8u
+#define BODY_FIXED 16u
+
+static uint32_t crc_table[256];
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? 0x82f63b78u ^ (c >> 1) : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+static uint32_t crc32c(const unsigned char *p, size_t len)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	uint32_t c = 0xffffffffu;
+
+	pthread_once(&once, crc_init);
+	while (len--)
+		c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
+	return c ^ 0xffffffffu;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static int reserve(struct journal_buf *b, size_t more)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	char *d;
+
+	if (b->len + more <= b->cap)
+		return 0;
+	while (cap < b->len + more)
+		cap *= 2;
+	d = realloc(b->data, cap);
+	if (!d)
+		return -ENOMEM;
+	b->data = d;
+	b->cap = cap;
+	return 0;
+}
+
+int journal_put_magic(struct journal_buf *b)
+{
+	if (reserve(b, JOURNAL_MAGIC_LEN))
+		return -ENOMEM;
+	memcpy(b->data + b->len, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN);
+	b->len += JOURNAL_MAGIC_LEN;
+	return 0;
+}
+
+int journal_put(struct journal_buf *b, const struct journal_rec *r)
+{
+	size_t body = BODY_FIXED + r->key_len + r->value_len;
+	unsigned char *p;
+
+	if (r->key_len > JOURNAL_KEY_MAX || body > JOURNAL_RECORD_MAX)
+		return -EINVAL;
+	if (reserve(b, HEAD + body))
+		return -ENOMEM;
+	p = (unsigned char *)b->data + b->len;
+	put_le(p + 4, body, 4);
+	p[8] = (unsigned char)r->op;
+	p[9] = (unsigned char)r->origin;
+	p[10] = p[11] = 0;
+	put_le(p + 12, r->key_len, 4);
+	put_le(p + 16, (uint64_t)r->time, 8);
+	if (r->key_len)
+		memcpy(p + 24, r->key, r->key_len);
+	if (r->value_len)
+		memcpy(p + 24 + r->key_len, r->value, r->value_len);
+	put_le(p, crc32c(p + 4, 4 + body), 4);
+	b->len += HEAD + body;
+	return 0;
+}
+
+bool journal_is(const char *data, size_t len)
+{
+	return len >= JOURNAL_MAGIC_LEN && !memcmp(data, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN);
+}
+
+/* The record at @p (@left bytes there): its total size, or 0 when it does not check. */
+static size_t decode(const unsigned char *p, size_t left, struct journal_rec *r)
+{
+	size_t body, key_len;
+
+	if (left < HEAD + BODY_FIXED)
+		return 0;
+	body = get_le(p + 4, 4);
+	if (body < BODY_FIXED || body > JOURNAL_RECORD_MAX || body > left - HEAD)
+		return 0;
+	if (get_le(p, 4) != crc32c(p + 4, 4 + body))
+		return 0;
+	key_len = get_le(p + 12, 4);
+	if (key_len > body - BODY_FIXED || p[8] < JOURNAL_SET || p[8] > JOURNAL_EPOCH)
+		return 0;
+	r->op = (enum journal_op)p[8];
+	r->origin = p[9];
+	r->time = (int64_t)get_le(p + 16, 8);
+	r->key = (const char *)p + 24;
+	r->key_len = key_len;
+	r->value = r->key + key_len;
+	r->value_len = body - BODY_FIXED - key_len;
+	return HEAD + body;
+}
+
+int journal_parse(const char *data, size_t len, journal_rec_fn *fn, void *arg, size_t *good)
+{
+	const unsigned char *p = (const unsigned char *)data;
+	size_t off = 0;
+	int err = 0;
+
+	while (off < len && !err) {
+		struct journal_rec r;
+		size_t n = decode(p + off, len - off, &r);
+
+		if (!n)
+			break;
+		err = fn(&r, arg);
+		if (!err)
+			off += n;
+	}
+	*good = off;
+	return err;
+}
+
+uint64_t journal_epoch(const struct journal_rec *r)
+{
+	return r->value_len == 8 ? get_le((const unsigned char *)r->value, 8) : 0;
+}
+
+void journal_epoch_bytes(uint64_t epoch, char out[8])
+{
+	put_le((unsigned char *)out, epoch, 8);
+}
+
+void journal_buf_free(struct journal_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The state journal's format: an 8-byte magic, then records, each a
+ * CRC-32C, a length and a body (operation, origin, time, key, value). A
+ * record is appended whole or, when the daemon or the machine died in its
+ * middle, is a torn tail that fails its length or checksum: a reader
+ * stops at the first record that does not check and reports how many
+ * bytes were good, so the owner cuts the rest. Values are bytes, stored
+ * as the entry read them, so they come back exactly. Pure encoding and
+ * decoding: rcusysd's store (persist.c) and rcusysctl --kept share it.
+ */
+#ifndef RCUSYSD_JOURNAL_H
+#define RCUSYSD_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JOURNAL_MAGIC "RCSJRNL1"
+#define JOURNAL_MAGIC_LEN 8
+/* A key longer than this, or a record longer than JOURNAL_RECORD_MAX, does not check. */
+#define JOURNAL_KEY_MAX 65536u
+#define JOURNAL_RECORD_MAX (64u << 20)
+
+enum journal_op {
+	JOURNAL_SET = 1,   /* @key holds @value */
+	JOURNAL_DROP = 2,  /* @key is no longer kept */
+	JOURNAL_EPOCH = 3, /* the store's epoch: @value is 8 bytes, little-endian */
+};
+
+/* One record; @key and @value point into the parsed data (not NUL-terminated). */
+struct journal_rec {
+	enum journal_op op;
+	unsigned int origin; /* enum sysctl_origin of the write that made it */
+	int64_t time;        /* seconds since 1970 (CLOCK_REALTIME) */
+	const char *key;
+	size_t key_len;
+	const char *value;
+	size_t value_len;
+};
+
+/* A growing buffer of encoded records. */
+struct journal_buf {
+	char *data;
+	size_t len, cap;
+};
+
+/*
+ * Appends @r, encoded, to @b. Context: any thread, @b its own.
+ * Return: 0, -EINVAL (key or record too long), -ENOMEM.
+ */
+int journal_put(struct journal_buf *b, const struct journal_rec *r);
+
+/* Appends the magic to @b: the start of a whole file. Return: 0 or -ENOMEM. */
+int journal_put_magic(struct journal_buf *b);
+
+/* Does @data (@len bytes) start as a journal? */
+bool journal_is(const char *data, size_t len);
+
+typedef int journal_rec_fn(const struct journal_rec *r, void *arg);
+
+/*
+ * Calls @fn for each record in @data (@len bytes, records only, no
+ * magic) until one does not check or @fn returns non-zero; *@good gets the
+ * bytes of the records that checked. Return: 0 or @fn's return.
+ */
+int journal_parse(const char *data, size_t len, journal_rec_fn *fn, void *arg, size_t *good);
+
+/* The epoch a JOURNAL_EPOCH record holds (0 for a malformed one). */
+uint64_t journal_epoch(const struct journal_rec *r);
+
+/* @epoch as a JOURNAL_EPOCH record's value (8 bytes at @out). */
+void journal_epoch_bytes(uint64_t epoch, char out[8]);
+
+void journal_buf_free(struct journal_buf *b);
+
+#endif

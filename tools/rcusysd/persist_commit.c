@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The store's commits (persist.h): group commit and compaction.
+ *
+ * A writer puts its record into the open batch and waits. The first
+ * writer that finds no flush running leads: it closes the batch, appends
+ * it with one write and one fdatasync outside the lock, and wakes the
+ * batch's writers with the result; those that came meanwhile fill the next
+ * batch. With many writers the leader first waits, at most as long as the
+ * last sync took, until as many writers joined as the last batch had, so
+ * the batches do not split into two halves that take turns. A failed
+ * append is cut off again (ftruncate, fdatasync) so a refused record never
+ * comes back; when even that fails the next leader compacts before it
+ * appends, which writes only what was acknowledged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "persist_int.h"
+
+/* A journal at most this much bigger than twice what is kept is left alone. */
+#define COMPACT_SLACK (1u << 20)
+
+static ssize_t real_pwrite(void *arg, int fd, const void *buf, size_t len, off_t off)
+{
+	(void)arg;
+	return pwrite(fd, buf, len, off);
+}
+
+static int real_fsync(void *arg, int fd)
+{
+	(void)arg;
+	return fdatasync(fd);
+}
+
+static int real_rename(void *arg, int dirfd, const char *from, const char *to)
+{
+	(void)arg;
+	return renameat(dirfd, from, dirfd, to);
+}
+
+static int real_close(void *arg, int fd)
+{
+	(void)arg;
+	return close(fd);
+}
+
+static int real_truncate(void *arg, int fd, off_t len)
+{
+	(void)arg;
+	return ftruncate(fd, len);
+}
+
+void persist_io_defaults(struct persist_io *io)
+{
+	if (!io->pwrite)
+		io->pwrite = real_pwrite;
+	if (!io->fsync)
+		io->fsync = real_fsync;
+	if (!io->rename)
+		io->rename = real_rename;
+	if (!io->close)
+		io->close = real_close;
+	if (!io->truncate)
+		io->truncate = real_truncate;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A short write is an error: what was written is cut off by the caller. */
+static int write_at(struct persist *p, int fd, const char *buf, size_t len, off_t off)
+{
+	while (len) {
+		ssize_t n = p->io.pwrite(p->io.arg, fd, buf, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENOSPC;
+		buf += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+int persist_apply_rec(const struct journal_rec *r, void *arg)
+{
+	struct persist *p = arg;
+
+	switch (r->op) {
+	case JOURNAL_SET:
+		return kept_set(&p->map, r->key, r->key_len, r->value, r->value_len, r->origin, r->time);
+	case JOURNAL_DROP:
+		kept_drop(&p->map, r->key, r->key_len);
+		return 0;
+	case JOURNAL_EPOCH:
+		if (journal_epoch(r) > p->epoch)
+			p->epoch = journal_epoch(r);
+		return 0;
+	}
+	return 0;
+}
+
+/* A new temporary file: a random name, O_EXCL, so nothing planted is opened. */
+static int open_temp(struct persist *p, char *name, size_t size)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned int r;
+		int fd;
+
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			return -EIO;
+		snprintf(name, size, ".%s.tmp-%08x", p->name, r);
+		fd = openat(p->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
+static int encode_all(struct persist *p, const struct kept_map *m, struct journal_buf *b)
+{
+	char epoch[8];
+	struct journal_rec r = { .op = JOURNAL_EPOCH, .time = time(NULL), .value = epoch,
+				 .value_len = sizeof(epoch) };
+	int err = journal_put_magic(b);
+
+	journal_epoch_bytes(p->epoch, epoch);
+	if (!err)
+		err = journal_put(b, &r);
+	for (size_t i = 0; i < m->n && !err; i++) {
+		const struct kept *k = m->all[i];
+
+		r = (struct journal_rec){ .op = JOURNAL_SET, .origin = k->origin, .time = k->time,
+					  .key = k->key, .key_len = strlen(k->key),
+					  .value = k->value, .value_len = k->len };
+		err = journal_put(b, &r);
+	}
+	return err;
+}
+
+/* The new file in place of the journal; p->fd then writes to it. */
+static int install(struct persist *p, const char *tmp, off_t size)
+{
+	int fd, err = 0;
+
+	if (p->io.rename(p->io.arg, p->dirfd, tmp, p->name) < 0)
+		return -errno;
+	/* Renamed: what we append from now on goes to the new file, which must stay. */
+	if (p->io.fsync(p->io.arg, p->dirfd) < 0)
+		err = -errno;
+	fd = openat(p->dirfd, p->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		p->broken = true;
+		return -errno;
+	}
+	if (p->fd >= 0)
+		close(p->fd); /* everything in it is in the new file too */
+	p->fd = fd;
+	p->size = size;
+	p->broken = err != 0;
+	return err;
+}
+
+int persist_compact(struct persist *p, const struct kept_map *m)
+{
+	struct journal_buf b = { 0 };
+	char tmp[NAME_MAX + 32];
+	int fd, err = encode_all(p, m, &b);
+
+	if (err) {
+		journal_buf_free(&b);
+		return err;
+	}
+	fd = open_temp(p, tmp, sizeof(tmp));
+	if (fd < 0) {
+		journal_buf_free(&b);
+		return fd;
+	}
+	err = write_at(p, fd, b.data, b.len, 0);
+	if (!err && p->io.fsync(p->io.arg, fd) < 0)
+		err = -errno;
+	if (p->io.close(p->io.arg, fd) < 0 && !err)
+		err = -errno;
+	if (!err)
+		err = install(p, tmp, (off_t)b.len);
+	if (err)
+		unlinkat(p->dirfd, tmp, 0); /* gone already when the rename went through */
+	if (!err)
+		p->stats.compactions++;
+	journal_buf_free(&b);
+	return err;
+}
+
+/* The batch's bytes at the journal's end, durable; a failure leaves the end where it was. */
+static int append(struct persist *p, const struct journal_buf *b)
+{
+	int err = p->broken || p->fd < 0 ? persist_compact(p, &p->map) : 0;
+
+	if (err)
+		return err;
+	err = write_at(p, p->fd, b->data, b->len, p->size);
+	if (!err && p->io.fsync(p->io.arg, p->fd) < 0)
+		err = -errno;
+	if (err && (p->io.truncate(p->io.arg, p->fd, p->size) < 0 ||
+		    p->io.fsync(p->io.arg, p->fd) < 0)) {
+		/* The refused records may stay: a compaction writes only what was acknowledged. */
+		int cut = -errno, again = persist_compact(p, &p->map);
+
+		if (again) {
+			rlog(LOG_ERR, "%s: cannot cut a refused write off the journal: %s, nor compact it: %s "
+			     "(compacting again at the next write and at exit)", p->path, strerror(-cut),
+			     strerror(-again));
+			p->broken = true;
+		}
+	}
+	return err;
+}
+
+/* Under p->lock, as the leader: more writers for @b, when the last batch had more. */
+static void gather(struct persist *p, struct batch *b)
+{
+	int64_t deadline = now_ns() + (p->last_sync_ns < 2000000 ? p->last_sync_ns : 2000000);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += deadline - now_ns();
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	while (b->nwriters < p->last_batch && now_ns() < deadline)
+		if (pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT)
+			break;
+}
+
+/* Under p->lock: flushes @b (the open batch), which then is done. */
+static void lead(struct persist *p, struct batch *b)
+{
+	bool compact;
+	int64_t t0;
+	int err;
+
+	p->flushing = true;
+	if (b->nwriters > 1 || p->last_batch > 1)
+		gather(p, b);
+	p->open = NULL;
+	pthread_mutex_unlock(&p->lock);
+	t0 = now_ns();
+	err = append(p, &b->buf);
+	pthread_mutex_lock(&p->lock);
+	p->last_sync_ns = now_ns() - t0;
+	if (!err) {
+		size_t good;
+
+		p->size += (off_t)b->buf.len;
+		p->stats.syncs++, p->stats.batches++, p->stats.records += b->nwriters;
+		/* Only records we encoded: each checks, and the map takes it (or -ENOMEM). */
+		err = journal_parse(b->buf.data, b->buf.len, persist_apply_rec, p, &good);
+		if (err)
+			p->broken = true; /* the map lacks what the file holds: rewrite it */
+	}
+	b->err = err;
+	b->done = true;
+	p->last_batch = b->nwriters;
+	pthread_cond_broadcast(&p->cond);
+	compact = !err && (size_t)p->size > 2 * (p->map.bytes + 24 * p->map.n) + COMPACT_SLACK;
+	if (compact) {
+		pthread_mutex_unlock(&p->lock);
+		err = persist_compact(p, &p->map);
+		if (err)
+			rlog(LOG_WARNING, "%s: cannot compact the journal: %s (it keeps growing)", p->path,
+			     strerror(-err));
+		pthread_mutex_lock(&p->lock);
+	}
+	p->flushing = false;
+	pthread_cond_broadcast(&p->cond);
+}
+
+int persist_commit(struct persist *p, const struct journal_rec *r)
+{
+	struct batch *b;
+	int err;
+
+	pthread_mutex_lock(&p->lock);
+	if (!p->open && !(p->open = calloc(1, sizeof(*p->open)))) {
+		pthread_mutex_unlock(&p->lock);
+		return -ENOMEM;
+	}
+	b = p->open;
+	err = journal_put(&b->buf, r);
+	if (err) {
+		pthread_mutex_unlock(&p->lock);
+		return err;
+	}
+	b->nwriters++;
+	if (p->flushing)
+		pthread_cond_broadcast(&p->cond); /* a gathering leader counts us */
+	while (!b->done) {
+		if (!p->flushing && p->open == b)
+			lead(p, b);
+		else
+			pthread_cond_wait(&p->cond, &p->lock);
+	}
+	err = b->err;
+	if (--b->nwriters == 0) {
+		journal_buf_free(&b->buf);
+		free(b);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
