@@ -117,8 +117,7 @@ static void leave(struct etcd_sync *s, struct key_state *k)
 	k->mod_revision = 0;
 	k->refused = 0;
 	k->gone = true;
-	if (k->reported || (k->queued && k->report))
-		etcd_report_clear_locked(s, k);
+	etcd_report_clear_locked(s, k);
 	if (!k->listed) {
 		k->listed = true;
 		k->gnext = s->gone;

@@ -144,7 +144,8 @@ void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, 
 
 void etcd_report_clear_locked(struct etcd_sync *s, struct key_state *k)
 {
-	if (k->reported || (k->queued && k->report))
+	/* A refusal being written now will be in etcd: delete it after. */
+	if (k->reported || k->sending || (k->queued && k->report))
 		enqueue(s, k, NULL);
 }
 
