@@ -95,6 +95,11 @@ void etcd_keys_free(struct etcd_sync *s)
 	s->gone = NULL;
 }
 
+int64_t etcd_sync_applying_revision(struct etcd_sync *s)
+{
+	return __atomic_load_n(&s->applying, __ATOMIC_ACQUIRE);
+}
+
 int64_t etcd_key_revision(struct etcd_sync *s, const char *key)
 {
 	struct key_state *k;
@@ -298,8 +303,11 @@ void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
 	 * would be applied in part. Refuse it whole. */
 	if (!err && (memchr(value, '\n', len) || memchr(value, '\0', len)))
 		err = -EINVAL;
-	if (!err)
+	if (!err) {
+		__atomic_store_n(&s->applying, kv->mod_revision, __ATOMIC_RELEASE);
 		err = write_value(s, path, value, len, resync);
+		__atomic_store_n(&s->applying, 0, __ATOMIC_RELEASE);
+	}
 	if (err < 0) {
 		count(s, false);
 		/* The key names the tunable; the value may be private and is not logged.

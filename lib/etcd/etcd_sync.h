@@ -141,6 +141,18 @@ int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *
 bool etcd_sync_holds(struct etcd_sync *s, const char *path);
 
 /**
+ * etcd_sync_applying_revision - the etcd mod_revision of the value the
+ * mirror is writing into the tree right now, 0 when it writes none
+ *
+ * For a policy that judges the mirror's writes (origin
+ * SYSCTL_ORIGIN_MIRROR) and logs what it refused or let through: called
+ * from within that write (a permission check or a change callback run by
+ * sysctl_set_owner()), it names the etcd change being applied. Any thread;
+ * from any other context the answer is only a hint.
+ */
+int64_t etcd_sync_applying_revision(struct etcd_sync *s);
+
+/**
  * etcd_sync_rescan - read the whole prefix again soon (within about a
  * second), applying what differs: after a reload declared new entries, the
  * values refused for want of them are applied. Any thread.

@@ -116,6 +116,7 @@ struct etcd_sync {
 
 	/* The sync thread's own. */
 	bool need_range, created;
+	int64_t applying;     /* etcd_sync_applying_revision() (atomic) */
 	size_t read_refusals; /* in the current whole-prefix read */
 	int64_t last_msg_ms; /* rcs_now_ms() of the watch's last message */
 
