@@ -93,6 +93,10 @@ void etcd_say_flush(struct etcd_sync *s, bool all)
 {
 	int64_t now = rcs_now_ms();
 
+	/* Called after every watch message: look at the windows once a second. */
+	if (!all && now < __atomic_load_n(&s->say_next_ms, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&s->say_next_ms, now + 1000, __ATOMIC_RELAXED);
 	for (int i = 0; i < SAY_SITES; i++) {
 		const char *fmt;
 		size_t dropped;

@@ -79,6 +79,7 @@ struct etcd_sync {
 	void *log_arg;
 	pthread_mutex_t say_lock; /* say: log lines from any thread */
 	struct etcd_say_site say[SAY_SITES];
+	int64_t say_next_ms; /* etcd_say_flush(): the next look (atomic) */
 	unsigned int seed; /* jitter */
 
 	bool write_through;
