@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * etcd's v3 JSON gateway over libcurl. Requests are POSTs of a JSON body;
- * replies are JSON objects, or {"error": ...} with the gRPC status. A watch
- * is one long POST whose reply is a stream of JSON objects, one per line.
+ * replies are JSON objects, or {"error": ...} with the gRPC status. A range
+ * reply, which may hold a whole prefix, is decoded one kv at a time from
+ * its text (etcd_stream.c); any other reply, a few values, is counted by
+ * the scanner before json-c holds it whole. The watch is in etcd_watch.c.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -12,12 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "etcd_http.h"
+#include "etcd_http_int.h"
+#include "etcd_scan.h"
 
-#define REPLY_MAX (64u << 20) /* a reply larger than this is refused, not grown forever */
-#define LINE_MAX_BYTES (64u << 20)
+/* Values a reply other than a range may hold (a transaction of 128 puts: about 1 000). */
+#define SMALL_REPLY_VALUES 16384
 
-static void set_err(struct etcd_conn *c, const char *fmt, const char *detail)
+void etcd_set_err(struct etcd_conn *c, const char *fmt, const char *detail)
 {
 	snprintf(c->err, sizeof(c->err), fmt, detail ? detail : "");
 }
@@ -132,13 +135,7 @@ int etcd_prefix_end(const char *prefix, char **out, size_t *len)
 
 /* ---- requests ---- */
 
-struct membuf {
-	char *p;
-	size_t len, cap;
-	bool too_big;
-};
-
-static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
+size_t etcd_collect(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct membuf *b = arg;
 	size_t n = size * nmemb;
@@ -147,6 +144,8 @@ static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
 		b->too_big = true;
 		return 0;
 	}
+	if (b->c && b->c->cancel && b->c->cancel(b->c->cancel_arg))
+		return 0;
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
 		char *p;
@@ -165,7 +164,16 @@ static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-static void setup(struct etcd_conn *c, size_t idx, CURL *h, const char *path, const char *body,
+/* A unary request's progress: a stop ends it (a reply trickling in, say). */
+static int unary_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct etcd_conn *c = arg;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return c->cancel && c->cancel(c->cancel_arg);
+}
+
+void etcd_setup(struct etcd_conn *c, size_t idx, CURL *h, const char *path, const char *body,
 		  struct curl_slist *hdr, char *url, size_t url_size)
 {
 	snprintf(url, url_size, "%s%s", c->endpoints[idx], path);
@@ -184,7 +192,7 @@ static void setup(struct etcd_conn *c, size_t idx, CURL *h, const char *path, co
 		curl_easy_setopt(h, CURLOPT_SSLKEY, c->key);
 }
 
-static int curl_errno(CURLcode rc)
+int etcd_curl_errno(CURLcode rc)
 {
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
@@ -199,67 +207,88 @@ static int curl_errno(CURLcode rc)
 	}
 }
 
-/* An {"error": ...} reply (HTTP status or not): copy its message. */
-static int reply_error(struct etcd_conn *c, json_object *reply)
-{
-	json_object *e, *m;
-
-	if (!reply || !json_object_object_get_ex(reply, "error", &e))
-		return 0;
-	if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, "message", &m))
-		set_err(c, "etcd: %s", json_object_get_string(m));
-	else if (json_object_is_type(e, json_type_string))
-		set_err(c, "etcd: %s", json_object_get_string(e));
-	else
-		set_err(c, "etcd: error reply%s", NULL);
-	return -EPROTO;
-}
-
-/* POST @body to @path of endpoint @idx; *@reply gets the parsed JSON object. */
-static int request_at(struct etcd_conn *c, size_t idx, const char *path, json_object *body,
-		      json_object **reply)
+/* POST @body to @path of endpoint @idx: the reply's text in @b, its HTTP status in *@status. */
+static int post(struct etcd_conn *c, size_t idx, const char *path, json_object *body,
+		struct membuf *b, long *status)
 {
 	struct curl_slist *hdr;
-	struct membuf b = { 0 };
 	char url[1024];
-	long status = 0;
 	CURLcode rc;
-	int err = 0;
 
-	*reply = NULL;
+	*b = (struct membuf){ .c = c };
+	*status = 0;
 	if (!c->unary && !(c->unary = curl_easy_init()))
 		return -ENOMEM;
 	hdr = curl_slist_append(NULL, "Content-Type: application/json");
 	if (!hdr)
 		return -ENOMEM;
 	curl_easy_reset(c->unary);
-	setup(c, idx, c->unary, path, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN),
+	etcd_setup(c, idx, c->unary, path, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN),
 	      hdr, url, sizeof(url));
 	curl_easy_setopt(c->unary, CURLOPT_TIMEOUT_MS, c->timeout_ms);
-	curl_easy_setopt(c->unary, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c->unary, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c->unary, CURLOPT_WRITEFUNCTION, etcd_collect);
+	curl_easy_setopt(c->unary, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(c->unary, CURLOPT_XFERINFOFUNCTION, unary_progress);
+	curl_easy_setopt(c->unary, CURLOPT_XFERINFODATA, c);
+	curl_easy_setopt(c->unary, CURLOPT_NOPROGRESS, c->cancel ? 0L : 1L);
 	rc = curl_easy_perform(c->unary);
 	curl_slist_free_all(hdr);
-	if (rc != CURLE_OK) {
-		set_err(c, "%s", b.too_big ? "reply too large" : curl_easy_strerror(rc));
-		err = b.too_big ? -EMSGSIZE : curl_errno(rc);
-		goto out;
+	if (rc == CURLE_OK) {
+		curl_easy_getinfo(c->unary, CURLINFO_RESPONSE_CODE, status);
+		return 0;
 	}
-	curl_easy_getinfo(c->unary, CURLINFO_RESPONSE_CODE, &status);
-	*reply = b.p ? json_tokener_parse(b.p) : NULL;
-	err = reply_error(c, *reply);
+	if (c->cancel && c->cancel(c->cancel_arg)) {
+		etcd_set_err(c, "%s", "stopped");
+		return -ECANCELED;
+	}
+	etcd_set_err(c, "%s", b->too_big ? "reply too large" : curl_easy_strerror(rc));
+	return b->too_big ? -EMSGSIZE : etcd_curl_errno(rc);
+}
+
+/*
+ * The reply to anything but a range (a put, a transaction, an error) is a
+ * few values: json-c may hold it whole once the scanner has counted them.
+ */
+static int parse_reply(struct etcd_conn *c, const struct membuf *b, long status,
+		       json_object **reply)
+{
+	struct jspan whole;
+	size_t values = 0;
+	int err = 0;
+
+	*reply = NULL;
+	if (b->p && !jscan_whole(b->p, b->len, &whole, &values) && values <= SMALL_REPLY_VALUES) {
+		json_tokener *tok = json_tokener_new_ex(JSCAN_DEPTH_MAX);
+
+		*reply = tok ? json_tokener_parse_ex(tok, b->p, (int)b->len + 1) : NULL;
+		json_tokener_free(tok);
+	}
+	err = etcd_reply_error(c, *reply);
 	if (!err && (status != 200 || !json_object_is_type(*reply, json_type_object))) {
 		char msg[64];
 
 		snprintf(msg, sizeof(msg), "HTTP status %ld", status);
-		set_err(c, "etcd gateway: unexpected reply (%s)", msg);
+		etcd_set_err(c, "etcd gateway: unexpected reply (%s)", msg);
 		err = status != 200 ? -EPROTO : -EBADMSG;
 	}
 	if (err) {
 		json_object_put(*reply);
 		*reply = NULL;
 	}
-out:
+	return err;
+}
+
+/* POST @body to @path of endpoint @idx; *@reply gets the parsed JSON object. */
+static int request_at(struct etcd_conn *c, size_t idx, const char *path, json_object *body,
+		      json_object **reply)
+{
+	struct membuf b;
+	long status;
+	int err = post(c, idx, path, body, &b, &status);
+
+	*reply = NULL;
+	if (!err)
+		err = parse_reply(c, &b, status, reply);
 	free(b.p);
 	return err;
 }
@@ -281,7 +310,7 @@ static int add_b64(json_object *obj, const char *field, const char *data, size_t
 	return 0;
 }
 
-static int add_prefix_range(json_object *obj, const char *prefix)
+int etcd_add_prefix_range(json_object *obj, const char *prefix)
 {
 	char *end;
 	size_t end_len;
@@ -296,38 +325,117 @@ static int add_prefix_range(json_object *obj, const char *prefix)
 	return err;
 }
 
-int etcd_range_prefix(struct etcd_conn *c, const char *prefix, int64_t *revision,
-		      struct etcd_kv **kvs, size_t *n)
+/*
+ * A range at endpoint @idx, its kvs handed to @fn as they are decoded: the
+ * reply's text is never held as json-c objects (etcd_stream.c).
+ */
+static int range_at(struct etcd_conn *c, size_t idx, const char *prefix, json_object *body,
+		    int64_t *revision, etcd_kv_fn *fn, void *arg)
 {
-	json_object *body = json_object_new_object(), *reply = NULL;
+	json_object *reply = NULL;
+	struct membuf b;
+	long status;
+	int err = post(c, idx, "/v3/kv/range", body, &b, &status);
+
+	c->dropped = 0;
+	if (!err && status != 200)
+		err = parse_reply(c, &b, status, &reply); /* an error: its message */
+	else if (!err)
+		err = etcd_range_text(c, b.p ? b.p : "", b.len, prefix, revision, fn, arg);
+	json_object_put(reply);
+	free(b.p);
+	return err;
+}
+
+/* The body of a range over every key under @prefix (at *@revision unless 0). */
+static json_object *range_body(const char *prefix, int64_t revision)
+{
+	json_object *body = json_object_new_object();
+
+	if (body && etcd_add_prefix_range(body, prefix)) {
+		json_object_put(body);
+		return NULL;
+	}
+	if (body && revision)
+		json_object_object_add(body, "revision", json_object_new_int64(revision));
+	return body;
+}
+
+int etcd_range_each(struct etcd_conn *c, const char *prefix, int64_t *revision, etcd_kv_fn *fn,
+		    void *arg)
+{
+	json_object *body = range_body(prefix, *revision);
 	int err;
 
-	*kvs = NULL;
-	*n = 0;
 	c->dropped = 0;
 	if (!body)
 		return -ENOMEM;
-	err = add_prefix_range(body, prefix);
-	if (!err && *revision)
-		json_object_object_add(body, "revision", json_object_new_int64(*revision));
-	if (!err)
-		err = request(c, "/v3/kv/range", body, &reply);
+	err = range_at(c, c->cur, prefix, body, revision, fn, arg);
 	json_object_put(body);
-	if (!err) {
-		err = etcd_parse_range(reply, prefix, revision, kvs, n, &c->dropped);
-		if (err)
-			set_err(c, "etcd gateway: %s", "a range reply that is not etcd's");
-	}
-	json_object_put(reply);
 	return err;
+}
+
+/* etcd_range_prefix()'s array, grown as the kvs come. */
+struct kv_array {
+	struct etcd_kv *v;
+	size_t n, cap;
+};
+
+static int keep_kv(void *arg, const struct etcd_kv *kv)
+{
+	struct kv_array *a = arg;
+	struct etcd_kv copy = *kv;
+
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		struct etcd_kv *v = realloc(a->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	copy.key = malloc(kv->key_len + 1);
+	copy.value = malloc(kv->value_len + 1);
+	if (!copy.key || !copy.value) {
+		etcd_kv_free(&copy);
+		return -ENOMEM;
+	}
+	memcpy(copy.key, kv->key, kv->key_len + 1);
+	memcpy(copy.value, kv->value, kv->value_len + 1);
+	a->v[a->n++] = copy;
+	return 0;
+}
+
+int etcd_range_prefix(struct etcd_conn *c, const char *prefix, int64_t *revision,
+		      struct etcd_kv **kvs, size_t *n)
+{
+	struct kv_array a = { 0 };
+	int err = etcd_range_each(c, prefix, revision, keep_kv, &a);
+
+	if (err) {
+		etcd_kvs_free(a.v, a.n);
+		a.v = NULL;
+		a.n = 0;
+	}
+	*kvs = a.v;
+	*n = a.n;
+	return err;
+}
+
+static int newest_mod(void *arg, const struct etcd_kv *kv)
+{
+	int64_t *max_mod = arg;
+
+	if (!kv->err && kv->mod_revision > *max_mod)
+		*max_mod = kv->mod_revision;
+	return 0;
 }
 
 int etcd_max_mod_revision(struct etcd_conn *c, size_t index, const char *prefix,
 			  int64_t *max_mod, int64_t *revision)
 {
-	json_object *body = json_object_new_object(), *reply = NULL;
-	struct etcd_kv *kvs = NULL;
-	size_t n = 0, dropped;
+	json_object *body = range_body(prefix, 0);
 	int err;
 
 	*max_mod = 0;
@@ -337,23 +445,12 @@ int etcd_max_mod_revision(struct etcd_conn *c, size_t index, const char *prefix,
 	if (index >= c->n_endpoints)
 		index = 0;
 	/* Only the newest-modified key, without its value: one small reply. */
-	err = add_prefix_range(body, prefix);
-	if (!err) {
-		json_object_object_add(body, "limit", json_object_new_int64(1));
-		json_object_object_add(body, "sort_order", json_object_new_string("DESCEND"));
-		json_object_object_add(body, "sort_target", json_object_new_string("MOD"));
-		json_object_object_add(body, "keys_only", json_object_new_boolean(1));
-		err = request_at(c, index, "/v3/kv/range", body, &reply);
-	}
+	json_object_object_add(body, "limit", json_object_new_int64(1));
+	json_object_object_add(body, "sort_order", json_object_new_string("DESCEND"));
+	json_object_object_add(body, "sort_target", json_object_new_string("MOD"));
+	json_object_object_add(body, "keys_only", json_object_new_boolean(1));
+	err = range_at(c, index, prefix, body, revision, newest_mod, max_mod);
 	json_object_put(body);
-	if (!err)
-		err = etcd_parse_range(reply, prefix, revision, &kvs, &n, &dropped);
-	if (!err && n)
-		*max_mod = kvs[0].mod_revision;
-	if (err == -EBADMSG)
-		set_err(c, "etcd gateway: %s", "a range reply that is not etcd's");
-	etcd_kvs_free(kvs, n);
-	json_object_put(reply);
 	return err;
 }
 
@@ -368,7 +465,7 @@ static int header_rev(struct etcd_conn *c, json_object *reply, int64_t *revision
 	    json_object_is_type(hdr, json_type_object))
 		err = etcd_json_i64(hdr, "revision", revision) ? -EBADMSG : 0;
 	if (err)
-		set_err(c, "etcd gateway: %s", "a reply header that is not etcd's");
+		etcd_set_err(c, "etcd gateway: %s", "a reply header that is not etcd's");
 	return err;
 }
 
@@ -498,182 +595,5 @@ int etcd_delete(struct etcd_conn *c, const char *key)
 		err = request(c, "/v3/kv/deleterange", body, &reply);
 	json_object_put(body);
 	json_object_put(reply);
-	return err;
-}
-
-/* ---- watch ---- */
-
-struct watch_ctx {
-	struct etcd_conn *c;
-	struct membuf line;
-	etcd_watch_fn *fn;
-	void *arg;
-	int (*tick)(void *arg);
-	int result; /* why the stream was cut short by us */
-};
-
-/* One complete line of the stream: {"result": {...}} or {"error": {...}}. */
-static int watch_line(struct watch_ctx *w, const char *text, size_t len)
-{
-	json_tokener *tok = json_tokener_new();
-	json_object *msg = NULL, *res;
-	struct etcd_watch_msg m;
-	int ret;
-
-	if (!tok)
-		return -ENOMEM;
-	msg = json_tokener_parse_ex(tok, text, (int)len);
-	/* One whole object and nothing after it: json_tokener_parse() would
-	 * take a prefix and drop the rest. */
-	if (msg && json_tokener_get_parse_end(tok) != len) {
-		json_object_put(msg);
-		msg = NULL;
-	}
-	json_tokener_free(tok);
-	if (!msg || !json_object_is_type(msg, json_type_object)) {
-		json_object_put(msg);
-		set_err(w->c, "watch: %s", "a message that is not JSON");
-		return -EBADMSG;
-	}
-	ret = reply_error(w->c, msg);
-	if (!ret) {
-		if (!json_object_object_get_ex(msg, "result", &res)) {
-			set_err(w->c, "watch: %s", "a message without a result");
-			ret = -EBADMSG;
-		} else if ((ret = etcd_parse_watch(res, &m)) != 0) {
-			set_err(w->c, "watch: %s", ret == -ENOMEM ? "out of memory" :
-						   "a message that is not etcd's");
-		} else {
-			ret = w->fn(w->arg, &m);
-			etcd_watch_msg_free(&m);
-		}
-	}
-	json_object_put(msg);
-	return ret;
-}
-
-/* Non-zero ends the transfer; the first reason to end it is kept. */
-static int tick(struct watch_ctx *w)
-{
-	if (w->result)
-		return 1;
-	if (w->tick)
-		w->result = w->tick(w->arg);
-	return w->result != 0;
-}
-
-static size_t watch_data(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct watch_ctx *w = arg;
-	size_t n = size * nmemb, start = 0, i;
-
-	for (i = 0; i < n; i++) {
-		if (data[i] != '\n')
-			continue;
-		if (w->line.len + i - start > LINE_MAX_BYTES ||
-		    collect(data + start, 1, i - start, &w->line) != i - start) {
-			w->result = -EMSGSIZE;
-			return 0;
-		}
-		start = i + 1;
-		if (w->line.len) {
-			int ret = watch_line(w, w->line.p, w->line.len);
-
-			w->line.len = 0;
-			if (ret) {
-				w->result = ret;
-				return 0; /* ends the transfer */
-			}
-		}
-	}
-	if (start < n && (w->line.len + n - start > LINE_MAX_BYTES ||
-			  collect(data + start, 1, n - start, &w->line) != n - start)) {
-		w->result = -EMSGSIZE;
-		return 0;
-	}
-	return tick(w) ? 0 : n;
-}
-
-static int watch_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
-{
-	struct watch_ctx *w = arg;
-
-	(void)dt, (void)dn, (void)ut, (void)un;
-	return tick(w);
-}
-
-static int watch_body(const char *prefix, const struct etcd_watch_opts *o, json_object **out)
-{
-	json_object *body = json_object_new_object(), *create = json_object_new_object();
-	int err;
-
-	*out = NULL;
-	if (!body || !create) {
-		json_object_put(body);
-		json_object_put(create);
-		return -ENOMEM;
-	}
-	json_object_object_add(body, "create_request", create);
-	err = add_prefix_range(create, prefix);
-	if (!err) {
-		json_object_object_add(create, "start_revision",
-				       json_object_new_int64(o->start_revision));
-		if (o->progress_notify)
-			json_object_object_add(create, "progress_notify",
-					       json_object_new_boolean(1));
-		*out = body;
-	} else {
-		json_object_put(body);
-	}
-	return err;
-}
-
-int etcd_watch(struct etcd_conn *c, const char *prefix, const struct etcd_watch_opts *o,
-	       etcd_watch_fn *fn, void *arg)
-{
-	struct watch_ctx w = { .c = c, .fn = fn, .arg = arg, .tick = o->tick };
-	struct curl_slist *hdr = NULL, *h2;
-	json_object *body;
-	char url[1024];
-	CURLcode rc;
-	CURL *h = NULL;
-	int err = watch_body(prefix, o, &body);
-
-	if (err)
-		return err;
-	h = curl_easy_init();
-	hdr = curl_slist_append(NULL, "Content-Type: application/json");
-	/* clientv3's WithRequireLeader, as the gateway passes it on: a member
-	 * without a leader cancels the watch instead of going quiet. */
-	h2 = hdr ? curl_slist_append(hdr, "Grpc-Metadata-hasleader: true") : NULL;
-	if (!h || !h2) {
-		err = -ENOMEM;
-		goto out;
-	}
-	setup(c, c->cur, h, "/v3/watch", json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN),
-	      hdr, url, sizeof(url));
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, watch_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, watch_progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &w);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	rc = curl_easy_perform(h);
-	if (w.result) {
-		err = w.result;
-	} else if (rc == CURLE_OK) {
-		set_err(c, "watch: %s", "etcd closed the stream");
-		err = -ECONNRESET;
-	} else {
-		/* A cut chunked stream is how a killed or restarted etcd looks. */
-		set_err(c, "watch: %s", rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR ?
-					       "the stream was cut" : curl_easy_strerror(rc));
-		err = curl_errno(rc);
-	}
-out:
-	json_object_put(body);
-	curl_slist_free_all(hdr);
-	if (h)
-		curl_easy_cleanup(h);
-	free(w.line.p);
 	return err;
 }

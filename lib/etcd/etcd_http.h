@@ -34,6 +34,10 @@ struct etcd_conn {
 	long timeout_ms;   /* unary requests (default 5000) */
 	char err[256];     /* last error, never holding a secret */
 	size_t dropped;    /* kvs the last range reply held that named no usable key */
+	/* Asked while a reply arrives and between the elements of its decoding:
+	 * non-zero ends the request with -ECANCELED (a stop). NULL: never. */
+	int (*cancel)(void *arg);
+	void *cancel_arg;
 };
 
 /**
@@ -67,6 +71,11 @@ struct etcd_kv {
 	int err; /* -EBADMSG: the value or revision could not be decoded (value is "") */
 };
 void etcd_kvs_free(struct etcd_kv *kvs, size_t n);
+void etcd_kv_free(struct etcd_kv *kv);
+
+/* Called for each kv of a range reply, in order; non-zero ends the read
+ * and is returned. @kv and its strings are freed when it returns. */
+typedef int etcd_kv_fn(void *arg, const struct etcd_kv *kv);
 
 /**
  * etcd_range_prefix - every key under @prefix at one revision
@@ -78,6 +87,14 @@ void etcd_kvs_free(struct etcd_kv *kvs, size_t n);
  */
 int etcd_range_prefix(struct etcd_conn *c, const char *prefix, int64_t *revision,
 		      struct etcd_kv **kvs, size_t *n);
+/**
+ * etcd_range_each - etcd_range_prefix() handing each kv to @fn as it is
+ * decoded, none kept: memory stays within the reply's size plus one kv
+ * (etcd_stream.c). *@revision is set before the first call. A reply that
+ * is not etcd's calls @fn for none.
+ */
+int etcd_range_each(struct etcd_conn *c, const char *prefix, int64_t *revision, etcd_kv_fn *fn,
+		    void *arg);
 /** etcd_put - put @key = @value; *@revision (may be NULL) gets the new revision */
 int etcd_put(struct etcd_conn *c, const char *key, const char *value, size_t len,
 	     int64_t *revision);
@@ -162,6 +179,26 @@ int etcd_parse_range(json_object *reply, const char *prefix, int64_t *revision,
 /** A watch stream's "result" object; free with etcd_watch_msg_free() after success. */
 int etcd_parse_watch(json_object *result, struct etcd_watch_msg *m);
 void etcd_watch_msg_free(struct etcd_watch_msg *m);
+/** One kv or event object of a reply (the client's decoding, one element at a time). */
+int etcd_parse_kv(json_object *o, struct etcd_kv *kv);
+int etcd_parse_event(json_object *ev, struct etcd_event *out);
+/** An {"error": ...} reply: its message in @c->err, -EPROTO; 0 otherwise. */
+int etcd_reply_error(struct etcd_conn *c, json_object *reply);
+
+/*
+ * Decoding from the text (etcd_stream.c), memory bounded by the text plus
+ * one element: a range reply, its kvs handed to @fn one at a time (kvs
+ * outside @prefix or not decodable counted in @c->dropped); one line of a
+ * watch stream, its events handed to @fn in chunks after all were checked
+ * (the header's fields come with the first chunk only). Errors as above,
+ * with the reason in @c->err, or @fn's non-zero value, or -ECANCELED from
+ * @c->cancel.
+ */
+int etcd_range_text(struct etcd_conn *c, const char *text, size_t len, const char *prefix,
+		    int64_t *revision, etcd_kv_fn *fn, void *arg);
+int etcd_watch_text(struct etcd_conn *c, const char *text, size_t len, etcd_watch_fn *fn,
+		    void *arg);
+
 /**
  * etcd_key_check - can @key (@len bytes) name an entry under @prefix? No NUL
  * (a C string would name another entry), at most ETCD_KEY_MAX bytes, a

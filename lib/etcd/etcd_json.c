@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,7 +104,7 @@ static int get_b64(json_object *obj, const char *field, char **out, size_t *len)
  * kv: it names nothing. A value or revision that cannot be decoded marks
  * the kv (kv->err), so that its key alone is refused.
  */
-static int parse_kv(json_object *o, struct etcd_kv *kv)
+int etcd_parse_kv(json_object *o, struct etcd_kv *kv)
 {
 	int err;
 
@@ -136,7 +137,7 @@ static int parse_kv(json_object *o, struct etcd_kv *kv)
 	return 0;
 }
 
-static void kv_free(struct etcd_kv *kv)
+void etcd_kv_free(struct etcd_kv *kv)
 {
 	free(kv->key);
 	free(kv->value);
@@ -145,7 +146,7 @@ static void kv_free(struct etcd_kv *kv)
 void etcd_kvs_free(struct etcd_kv *kvs, size_t n)
 {
 	for (size_t i = 0; kvs && i < n; i++)
-		kv_free(&kvs[i]);
+		etcd_kv_free(&kvs[i]);
 	free(kvs);
 }
 
@@ -184,14 +185,14 @@ int etcd_parse_range(json_object *reply, const char *prefix, int64_t *revision,
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < count; i++) {
-		err = parse_kv(json_object_array_get_idx(arr, i), &v[k]);
+		err = etcd_parse_kv(json_object_array_get_idx(arr, i), &v[k]);
 		if (err == -ENOMEM) {
 			etcd_kvs_free(v, k);
 			return err;
 		}
 		/* Keys outside the prefix asked for were not asked for. */
 		if (err || v[k].key_len < plen || memcmp(v[k].key, prefix, plen)) {
-			kv_free(&v[k]);
+			etcd_kv_free(&v[k]);
 			(*dropped)++;
 			continue;
 		}
@@ -205,12 +206,12 @@ int etcd_parse_range(json_object *reply, const char *prefix, int64_t *revision,
 void etcd_watch_msg_free(struct etcd_watch_msg *m)
 {
 	for (size_t i = 0; m->events && i < m->n_events; i++)
-		kv_free(&m->events[i].kv);
+		etcd_kv_free(&m->events[i].kv);
 	free(m->events);
 	memset(m, 0, sizeof(*m));
 }
 
-static int parse_event(json_object *ev, struct etcd_event *out)
+int etcd_parse_event(json_object *ev, struct etcd_event *out)
 {
 	json_object *type, *kv;
 	int err = get_typed(ev, "type", json_type_string, &type);
@@ -225,7 +226,7 @@ static int parse_event(json_object *ev, struct etcd_event *out)
 		out->type = ETCD_EVENT_DELETE;
 	else
 		return -EBADMSG;
-	return parse_kv(kv, &out->kv);
+	return etcd_parse_kv(kv, &out->kv);
 }
 
 int etcd_parse_watch(json_object *res, struct etcd_watch_msg *m)
@@ -260,7 +261,7 @@ int etcd_parse_watch(json_object *res, struct etcd_watch_msg *m)
 	if (!m->events)
 		return -ENOMEM;
 	for (size_t i = 0; i < count; i++) {
-		err = parse_event(json_object_array_get_idx(events, i), &m->events[i]);
+		err = etcd_parse_event(json_object_array_get_idx(events, i), &m->events[i]);
 		m->n_events = i + 1;
 		if (err) {
 			etcd_watch_msg_free(m);
@@ -295,4 +296,20 @@ int etcd_key_check(const char *key, size_t len, const char *prefix, size_t prefi
 		p = slash + 1;
 	}
 	return 0;
+}
+
+/* An {"error": ...} reply: its message (the gRPC status) in @c->err. */
+int etcd_reply_error(struct etcd_conn *c, json_object *reply)
+{
+	json_object *e, *m;
+	const char *msg = "error reply";
+
+	if (!reply || !json_object_object_get_ex(reply, "error", &e))
+		return 0;
+	if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, "message", &m))
+		msg = json_object_get_string(m);
+	else if (json_object_is_type(e, json_type_string))
+		msg = json_object_get_string(e);
+	snprintf(c->err, sizeof(c->err), "etcd: %s", msg ? msg : "");
+	return -EPROTO;
 }

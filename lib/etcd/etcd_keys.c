@@ -2,7 +2,8 @@
 /*
  * Keys of the prefix: which ones may name an entry, what was last applied
  * for each (a hash table: a prefix may hold thousands of keys, refused
- * ones included), and the write of one value into the tree.
+ * ones included; a key that left the prefix is freed), and the write of
+ * one value into the tree.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,11 +13,7 @@
 
 static size_t key_hash(const char *key)
 {
-	size_t h = 14695981039346656037ull; /* FNV-1a */
-
-	for (; *key; key++)
-		h = (h ^ (unsigned char)*key) * 1099511628211ull;
-	return h;
+	return etcd_hash(key, strlen(key));
 }
 
 struct key_state *etcd_key_find(struct etcd_sync *s, const char *key)
@@ -55,27 +52,29 @@ static void grow(struct etcd_sync *s)
 
 struct key_state *etcd_key_get(struct etcd_sync *s, const char *key)
 {
+	size_t len = strlen(key);
 	struct key_state *k;
 
 	pthread_mutex_lock(&s->lock);
 	k = etcd_key_find(s, key);
-	if (k)
+	if (k) {
+		k->gone = false; /* back in the prefix; etcd_keys_reap() unlists it */
 		goto out;
+	}
 	if (s->n_keys >= s->n_buckets)
 		grow(s);
-	k = s->n_buckets ? calloc(1, sizeof(*k)) : NULL;
-	if (k && !(k->key = strdup(key))) {
-		free(k);
-		k = NULL;
-	}
+	k = s->n_buckets ? calloc(1, sizeof(*k) + len + 1) : NULL;
 	if (k) {
 		size_t b = key_hash(key) & (s->n_buckets - 1);
 
+		memcpy(k->key, key, len + 1);
 		k->next = s->buckets[b];
 		s->buckets[b] = k;
 		s->n_keys++;
 	}
 out:
+	if (k)
+		k->read = s->read;
 	pthread_mutex_unlock(&s->lock);
 	return k;
 }
@@ -87,13 +86,18 @@ void etcd_keys_free(struct etcd_sync *s)
 			struct key_state *k = s->buckets[i];
 
 			s->buckets[i] = k->next;
-			free(k->key);
 			free(k->report);
 			free(k);
 		}
 	free(s->buckets);
 	s->buckets = NULL;
 	s->n_buckets = s->n_keys = 0;
+	s->gone = NULL;
+}
+
+int64_t etcd_sync_applying_revision(struct etcd_sync *s)
+{
+	return __atomic_load_n(&s->applying, __ATOMIC_ACQUIRE);
 }
 
 int64_t etcd_key_revision(struct etcd_sync *s, const char *key)
@@ -109,23 +113,83 @@ int64_t etcd_key_revision(struct etcd_sync *s, const char *key)
 }
 
 /*
- * A delete: the tree keeps the value (a tunable cannot vanish), but the key
- * no longer exists in etcd, so a write-through must create it (compare on
- * mod_revision 0), not compare with the deleted value's revision.
+ * @k left the prefix (lock held): a write-through must create it (compare
+ * on mod_revision 0), its status key no longer stands (deleted from etcd),
+ * and its state is freed by etcd_keys_reap() once that delete is written.
  */
+static void leave(struct etcd_sync *s, struct key_state *k)
+{
+	k->mod_revision = 0;
+	k->refused = 0;
+	k->gone = true;
+	etcd_report_clear_locked(s, k);
+	if (!k->listed) {
+		k->listed = true;
+		k->gnext = s->gone;
+		s->gone = k;
+	}
+}
+
+/* A delete: the tree keeps the value (a tunable cannot vanish). */
 void etcd_key_deleted(struct etcd_sync *s, const char *key, int64_t rev)
 {
 	struct key_state *k;
 
 	pthread_mutex_lock(&s->lock);
 	k = etcd_key_find(s, key);
-	if (k) {
-		k->mod_revision = 0;
-		k->refused = 0;
-	}
+	if (k)
+		leave(s, k);
 	pthread_mutex_unlock(&s->lock);
 	etcd_say(s, "%s was deleted in etcd at revision %lld; the tree keeps its value", key,
 		 (long long)rev);
+}
+
+size_t etcd_keys_absent(struct etcd_sync *s)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_buckets; i++)
+		for (struct key_state *k = s->buckets[i]; k; k = k->next)
+			if (k->read != s->read && !k->gone) {
+				leave(s, k);
+				n++;
+			}
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+/* Unlink @k from its hash chain and free it (lock held). */
+static void key_free(struct etcd_sync *s, struct key_state *k)
+{
+	struct key_state **pp = &s->buckets[key_hash(k->key) & (s->n_buckets - 1)];
+
+	while (*pp != k)
+		pp = &(*pp)->next;
+	*pp = k->next;
+	s->n_keys--;
+	free(k->report);
+	free(k);
+}
+
+void etcd_keys_reap(struct etcd_sync *s)
+{
+	struct key_state **pp;
+
+	pthread_mutex_lock(&s->lock);
+	for (pp = &s->gone; *pp;) {
+		struct key_state *k = *pp;
+
+		if (k->gone && (k->queued || k->sending || k->reported)) {
+			pp = &k->gnext; /* its status key's delete is not written yet */
+			continue;
+		}
+		*pp = k->gnext;
+		k->listed = false;
+		if (k->gone)
+			key_free(s, k);
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void count(struct etcd_sync *s, bool applied)
@@ -188,6 +252,14 @@ static bool declared_now(struct etcd_sync *s, const char *path, int refused)
 	return e != NULL;
 }
 
+/* The entry at @path holds a value from etcd now (lock held). */
+static int hold(struct etcd_sync *s, const char *path)
+{
+	char canon[ETCD_KEY_MAX + 1];
+
+	return etcd_path_canonical(path, canon, sizeof(canon)) ? etcd_held_add(s, canon) : 0;
+}
+
 /*
  * Write one value from etcd into the tree. @resync: skip the write when the
  * tree already holds the value (a whole-prefix read applies differences
@@ -201,7 +273,7 @@ void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
 	size_t len = kv->value_len;
 	struct key_state *k;
 	int64_t seen;
-	int was;
+	int was, held;
 
 	if (err) {
 		refuse_key(s, kv, err);
@@ -231,8 +303,11 @@ void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
 	 * would be applied in part. Refuse it whole. */
 	if (!err && (memchr(value, '\n', len) || memchr(value, '\0', len)))
 		err = -EINVAL;
-	if (!err)
+	if (!err) {
+		__atomic_store_n(&s->applying, kv->mod_revision, __ATOMIC_RELEASE);
 		err = write_value(s, path, value, len, resync);
+		__atomic_store_n(&s->applying, 0, __ATOMIC_RELEASE);
+	}
 	if (err < 0) {
 		count(s, false);
 		/* The key names the tunable; the value may be private and is not logged.
@@ -250,6 +325,8 @@ void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
 	pthread_mutex_lock(&s->lock);
 	k->mod_revision = kv->mod_revision;
 	k->refused = err < 0 ? err : 0;
-	k->applied |= err >= 0;
+	held = err >= 0 ? hold(s, path) : 0;
 	pthread_mutex_unlock(&s->lock);
+	if (held)
+		etcd_say(s, "out of memory: a settings file read again may overwrite %s", path);
 }

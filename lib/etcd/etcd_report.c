@@ -19,18 +19,96 @@
 #define REPORT_BATCH 100 /* etcd's default --max-txn-ops is 128 */
 #define STOP_FLUSH_MS 1000 /* see flush() */
 
-void etcd_say(struct etcd_sync *s, const char *fmt, ...)
+static void say_line(struct etcd_sync *s, const char *msg)
 {
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (s->log)
 		s->log(s->log_arg, msg);
 	else
 		fprintf(stderr, "rcustring-etcd: %s\n", msg);
+}
+
+/* The count a site dropped in a window that has ended (say_lock held). */
+static size_t say_window(struct etcd_say_site *site, int64_t now)
+{
+	size_t dropped = site->dropped;
+
+	if (now - site->start < SAY_WINDOW_MS)
+		return 0;
+	site->start = now;
+	site->lines = 0;
+	site->dropped = 0;
+	return dropped;
+}
+
+static void say_dropped(struct etcd_sync *s, const char *fmt, size_t n)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%zu more message(s) like \"%.60s\" in %d s not logged",
+		 n, fmt, SAY_WINDOW_MS / 1000);
+	say_line(s, msg);
+}
+
+/*
+ * Log lines are rate-limited per call site (its format): SAY_BURST lines in
+ * SAY_WINDOW_MS, then a count of the rest, so that a prefix full of refused
+ * values, or a member claiming a compaction at every watch, cannot fill the
+ * disk with lines (74 MB in 16 s was seen).
+ */
+void etcd_say(struct etcd_sync *s, const char *fmt, ...)
+{
+	int64_t now = rcs_now_ms();
+	struct etcd_say_site *site = &s->say[0];
+	size_t dropped;
+	char msg[512];
+	bool emit;
+	va_list ap;
+
+	pthread_mutex_lock(&s->say_lock);
+	for (int i = 0; i < SAY_SITES; i++)
+		if (s->say[i].fmt == fmt || !s->say[i].fmt) {
+			site = &s->say[i]; /* else all sites are taken: share the first */
+			break;
+		}
+	if (!site->fmt)
+		site->fmt = fmt, site->start = now;
+	dropped = say_window(site, now);
+	emit = site->lines < SAY_BURST;
+	if (emit)
+		site->lines++;
+	else
+		site->dropped++;
+	pthread_mutex_unlock(&s->say_lock);
+	if (dropped)
+		say_dropped(s, fmt, dropped);
+	if (!emit)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	say_line(s, msg);
+}
+
+void etcd_say_flush(struct etcd_sync *s, bool all)
+{
+	int64_t now = rcs_now_ms();
+
+	/* Called after every watch message: look at the windows once a second. */
+	if (!all && now < __atomic_load_n(&s->say_next_ms, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&s->say_next_ms, now + 1000, __ATOMIC_RELAXED);
+	for (int i = 0; i < SAY_SITES; i++) {
+		const char *fmt;
+		size_t dropped;
+
+		pthread_mutex_lock(&s->say_lock);
+		fmt = s->say[i].fmt;
+		dropped = all ? say_window(&s->say[i], now + SAY_WINDOW_MS) :
+				say_window(&s->say[i], now);
+		pthread_mutex_unlock(&s->say_lock);
+		if (dropped)
+			say_dropped(s, fmt, dropped);
+	}
 }
 
 /* Queue @k's status key to be written (@json) or deleted (NULL); lock held. */
@@ -68,11 +146,17 @@ void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, 
 	pthread_mutex_unlock(&s->lock);
 }
 
+void etcd_report_clear_locked(struct etcd_sync *s, struct key_state *k)
+{
+	/* A refusal being written now will be in etcd: delete it after. */
+	if (k->reported || k->sending || (k->queued && k->report))
+		enqueue(s, k, NULL);
+}
+
 void etcd_report_clear(struct etcd_sync *s, struct key_state *k)
 {
 	pthread_mutex_lock(&s->lock);
-	if (k->reported || (k->queued && k->report))
-		enqueue(s, k, NULL);
+	etcd_report_clear_locked(s, k);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -97,6 +181,7 @@ static void take(struct etcd_sync *s, struct batch *b)
 		if (asprintf(&b->skey[b->n], "%s%s", s->status_prefix, k->key + s->prefix_len) < 0)
 			continue; /* out of memory: this report is lost, logged below */
 		b->k[b->n] = k;
+		k->sending = true; /* not freed while the batch is written (etcd_keys_reap) */
 		b->json[b->n] = k->report;
 		k->report = NULL;
 		b->n++;
@@ -120,6 +205,7 @@ static int send_batch(struct etcd_sync *s)
 	}
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < b.n; i++) {
+		b.k[i]->sending = false;
 		if (err && !b.k[i]->queued)
 			enqueue(s, b.k[i], b.json[i]);
 		else if (!err)
@@ -208,17 +294,18 @@ void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st)
 {
 	pthread_mutex_lock(&s->lock);
 	*st = s->st;
+	st->keys = s->n_keys;
 	pthread_mutex_unlock(&s->lock);
 }
 
 enum status_field {
 	ST_CONNECTED, ST_REVISION, ST_LAG, ST_APPLIED, ST_REFUSED, ST_RECONNECTS, ST_RESYNCS,
-	ST_LAST_ERROR, ST_ENDPOINT, ST_COUNT
+	ST_KEYS, ST_LAST_ERROR, ST_ENDPOINT, ST_COUNT
 };
 _Static_assert(ST_COUNT == ETCD_ST_COUNT, "ETCD_ST_COUNT counts the status entries");
 
 static const char *const status_names[ST_COUNT] = {
-	"connected", "revision", "lag", "applied", "refused", "reconnects", "resyncs",
+	"connected", "revision", "lag", "applied", "refused", "reconnects", "resyncs", "keys",
 	"last_error", "endpoint",
 };
 static const char *const status_desc[ST_COUNT] = {
@@ -229,6 +316,7 @@ static const char *const status_desc[ST_COUNT] = {
 	"values from etcd the tree refused (see the status keys)",
 	"etcd watch streams lost and started again",
 	"whole-prefix reads after the watched revision was compacted",
+	"keys of the prefix this host keeps state for",
 	"last error talking to etcd",
 	"the etcd member watched (user:password@ left out)",
 };
@@ -250,6 +338,7 @@ static size_t status_text(struct etcd_sync *s, enum status_field f, char *text, 
 	case ST_REFUSED: v = st.refused; break;
 	case ST_RECONNECTS: v = st.reconnects; break;
 	case ST_RESYNCS: v = st.resyncs; break;
+	case ST_KEYS: v = st.keys; break;
 	case ST_ENDPOINT:
 		return (size_t)snprintf(text, size, "%s\n", st.endpoint);
 	default:

@@ -61,31 +61,6 @@ static void set_endpoint(struct etcd_sync *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
-bool etcd_sync_holds(struct etcd_sync *s, const char *path)
-{
-	struct sysctl_entry *e = sysctl_lookup(s->tree, path);
-	bool holds = false;
-
-	if (!e)
-		return false;
-	/* Entries, not strings: "a.b" and "a/b" name the same one. */
-	pthread_mutex_lock(&s->lock);
-	for (size_t b = 0; b < s->n_buckets && !holds; b++)
-		for (struct key_state *k = s->buckets[b]; k && !holds; k = k->next) {
-			struct sysctl_entry *ke;
-
-			if (!k->applied)
-				continue;
-			ke = sysctl_lookup(s->tree, k->key + s->prefix_len);
-			holds = ke == e;
-			if (ke)
-				sysctl_entry_put(ke);
-		}
-	pthread_mutex_unlock(&s->lock);
-	sysctl_entry_put(e);
-	return holds;
-}
-
 static void set_revision(struct etcd_sync *s, int64_t rev, int64_t etcd_rev)
 {
 	pthread_mutex_lock(&s->lock);
@@ -106,24 +81,43 @@ static int64_t applied_revision(struct etcd_sync *s)
 	return rev;
 }
 
-/* Read the whole prefix at one revision and apply what differs. */
+static int apply_read(void *arg, const struct etcd_kv *kv)
+{
+	struct etcd_sync *s = arg;
+
+	if (etcd_stopping(s))
+		return -ECANCELED;
+	etcd_apply(s, kv, true);
+	return 0;
+}
+
+/*
+ * Read the whole prefix at one revision and apply what differs, each kv as
+ * it is decoded (the reply is never held decoded: etcd_stream.c). Keys the
+ * read did not hold left the prefix.
+ */
 static int full_read(struct etcd_sync *s)
 {
-	struct etcd_kv *kvs;
 	int64_t rev = 0;
-	size_t n;
-	int err = etcd_range_prefix(&s->conn, s->prefix, &rev, &kvs, &n);
+	size_t gone;
+	int err;
 
+	pthread_mutex_lock(&s->lock);
+	s->read++;
+	pthread_mutex_unlock(&s->lock);
+	s->read_refusals = 0;
+	err = etcd_range_each(&s->conn, s->prefix, &rev, apply_read, s);
 	if (err)
 		return err;
 	etcd_refuse_undecodable(s, s->conn.dropped);
-	s->read_refusals = 0;
-	for (size_t i = 0; i < n && !etcd_stopping(s); i++)
-		etcd_apply(s, &kvs[i], true);
-	etcd_kvs_free(kvs, n);
 	if (s->read_refusals > READ_REFUSALS_LOGGED)
 		etcd_say(s, "%zu more values of the prefix refused (the status keys say why)",
 			 s->read_refusals - READ_REFUSALS_LOGGED);
+	gone = etcd_keys_absent(s);
+	if (gone)
+		etcd_say(s, "%zu key(s) left the prefix while the watch was down; the tree keeps "
+			    "their values", gone);
+	etcd_keys_reap(s);
 	/* After a compaction the revision may move back below what we applied
 	 * only if etcd lost data; keep the newest. */
 	set_revision(s, rev, rev);
@@ -184,6 +178,8 @@ static int watch_tick(void *arg)
 
 	if (etcd_stopping(s))
 		return -ECANCELED;
+	etcd_keys_reap(s); /* keys deleted: freed once their status keys are */
+	etcd_say_flush(s, false);
 	if (__atomic_exchange_n(&s->rescan, false, __ATOMIC_ACQ_REL))
 		return RESCAN_ASKED;
 	if (rcs_now_ms() - s->last_msg_ms >= s->idle_ms)
@@ -319,14 +315,18 @@ static void *run(void *arg)
 			s->st.resyncs++;
 		s->st.connected = 0;
 		pthread_mutex_unlock(&s->lock);
-		if (err == COMPACTED)
-			continue; /* not an outage: read again at once */
 		/* A stream that lasted the longest backoff worked: start over. One
 		 * that fails right after "created" (a broken gateway) backs off. */
 		if (s->created && rcs_now_ms() - started >= s->backoff_max)
 			attempt = 0;
-		report_trouble(s, err, last, sizeof(last));
-		etcd_conn_next(&s->conn); /* fail over: the next member */
+		/* A compaction was logged by on_watch and needs no other member,
+		 * but backs off like any failure: a member (or a gateway) that
+		 * claims one at every watch would have us read the prefix in a
+		 * loop. The first read again waits at most backoff_min. */
+		if (err != COMPACTED) {
+			report_trouble(s, err, last, sizeof(last));
+			etcd_conn_next(&s->conn); /* fail over: the next member */
+		}
 		wait_ms(s, backoff(s, attempt < 30 ? attempt++ : attempt));
 	}
 	return NULL;
@@ -351,7 +351,9 @@ static void sync_free(struct etcd_sync *s)
 	etcd_conn_free(&s->wconn);
 	etcd_conn_free(&s->rconn);
 	pthread_mutex_destroy(&s->wlock);
+	pthread_mutex_destroy(&s->say_lock);
 	etcd_keys_free(s);
+	etcd_held_free(s);
 	pthread_cond_destroy(&s->report_wake);
 	free(s->prefix);
 	free(s->status_prefix);
@@ -401,6 +403,7 @@ int etcd_sync_new(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->wlock, NULL);
+	pthread_mutex_init(&s->say_lock, NULL);
 	pthread_cond_init(&s->report_wake, NULL);
 	s->queue_tail = &s->queue_head;
 	s->write_through = opts->write_through;
@@ -436,6 +439,8 @@ int etcd_sync_new(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 		err = etcd_conn_init(&s->rconn, opts->endpoints, &tls);
 	if (err)
 		goto fail;
+	s->conn.cancel = etcd_stopping; /* a stop ends a long reply at once */
+	s->conn.cancel_arg = s;
 	if (opts->status_prefix) {
 		if (asprintf(&s->status_prefix, "%s", opts->status_prefix) < 0) {
 			s->status_prefix = NULL;
@@ -490,6 +495,7 @@ void etcd_sync_stop(struct etcd_sync *s)
 	if (s->running)
 		pthread_join(s->thread, NULL);
 	etcd_report_stop(s);
+	etcd_say_flush(s, true);
 	sync_free(s);
 }
 

@@ -62,6 +62,8 @@ struct etcd_sync_status {
 	uint64_t refused;     /* values a handler (or the key mapping) refused */
 	uint64_t reconnects;  /* watch streams lost and started again */
 	uint64_t resyncs;     /* whole-prefix reads after a compaction */
+	uint64_t keys;        /* keys of the prefix whose state this host keeps (a key
+			       * deleted from etcd is freed once its status key is) */
 	struct timespec last_applied; /* CLOCK_REALTIME of the last write (0 if none) */
 	char last_error[256]; /* last connection or etcd error, "" if none */
 	char endpoint[200];   /* the member watched (no user:password@) */
@@ -96,7 +98,7 @@ void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st);
  * etcd_sync_register_status - publish the status as read-only entries
  * @dir: directory in the sync's tree ("etcd" gives etcd.connected,
  *       etcd.revision, etcd.lag, etcd.applied, etcd.refused, etcd.reconnects,
- *       etcd.resyncs, etcd.last_error, etcd.endpoint)
+ *       etcd.resyncs, etcd.keys, etcd.last_error, etcd.endpoint)
  * Unregister with sysctl_unregister_table() before etcd_sync_stop().
  */
 int etcd_sync_register_status(struct etcd_sync *s, const char *dir,
@@ -137,6 +139,18 @@ int etcd_sync_own_table(struct etcd_sync *s, const char *dir, struct ctl_table *
  * settings file read again) leave etcd's values alone. Any thread.
  */
 bool etcd_sync_holds(struct etcd_sync *s, const char *path);
+
+/**
+ * etcd_sync_applying_revision - the etcd mod_revision of the value the
+ * mirror is writing into the tree right now, 0 when it writes none
+ *
+ * For a policy that judges the mirror's writes (origin
+ * SYSCTL_ORIGIN_MIRROR) and logs what it refused or let through: called
+ * from within that write (a permission check or a change callback run by
+ * sysctl_set_owner()), it names the etcd change being applied. Any thread;
+ * from any other context the answer is only a hint.
+ */
+int64_t etcd_sync_applying_revision(struct etcd_sync *s);
 
 /**
  * etcd_sync_rescan - read the whole prefix again soon (within about a

@@ -18,25 +18,54 @@
 #include "etcd_http.h"
 #include "etcd_sync.h"
 
-/* What was last seen for one key: a resumed watch or a resync never applies it twice. */
+/*
+ * What was last seen for one key: a resumed watch or a resync never applies
+ * it twice. A key that leaves the prefix (a delete, or absent from a
+ * whole-prefix read) is freed once its status key is gone from etcd
+ * (etcd_keys_reap), so that keys put and deleted again and again cost no
+ * memory; which entries hold a value from etcd is kept apart, per entry
+ * (struct held).
+ */
 struct key_state {
 	struct key_state *next; /* hash chain */
-	char *key;              /* NUL-free, checked by etcd_key_check() */
+	struct key_state *gnext; /* the list of keys gone (listed) */
 	int64_t mod_revision;   /* of the value last applied or refused; 0 after a delete */
 	int refused;            /* errno of the refusal of the value at mod_revision, or 0 */
-	bool applied;           /* some value of the key is in the tree (etcd_sync_holds) */
+	uint32_t read;          /* the whole-prefix read that last saw it */
+	bool gone : 1;          /* left the prefix: freed once nothing refers to it */
+	bool listed : 1;        /* on the gone list */
 	/* Status key (etcd_report.c, under lock): what etcd holds and what it should. */
-	bool reported;          /* a refusal is in etcd */
-	bool queued;            /* in the report queue */
+	bool reported : 1;      /* a refusal is in etcd */
+	bool queued : 1;        /* in the report queue */
+	bool sending : 1;       /* in a batch being written (the reporter holds it) */
 	char *report;           /* JSON to put, or NULL to delete */
 	struct key_state *qnext;
+	char key[];             /* NUL-free, checked by etcd_key_check() */
+};
+
+/* An entry that holds a value from etcd: its path in '/' form, trimmed. */
+struct held {
+	struct held *next;
+	size_t hash;
+	char path[];
 };
 
 /* A whole-prefix read logs this many refusals one by one, then a count. */
 #define READ_REFUSALS_LOGGED 20
 
+/* Log lines of one call site: SAY_BURST in SAY_WINDOW_MS, then a count. */
+#define SAY_SITES 32
+#define SAY_BURST 20
+#define SAY_WINDOW_MS 10000
+struct etcd_say_site {
+	const char *fmt; /* the call site's format: NULL, a free slot */
+	int64_t start;   /* rcs_now_ms() of the window's start */
+	unsigned lines;
+	size_t dropped;
+};
+
 /* Entries of etcd_sync_register_status(). */
-#define ETCD_ST_COUNT 9
+#define ETCD_ST_COUNT 10
 
 struct etcd_sync {
 	struct sysctl_tree *tree;
@@ -48,6 +77,9 @@ struct etcd_sync {
 	int idle_ms, probe_ms;
 	sysctl_log_fn *log;
 	void *log_arg;
+	pthread_mutex_t say_lock; /* say: log lines from any thread */
+	struct etcd_say_site say[SAY_SITES];
+	int64_t say_next_ms; /* etcd_say_flush(): the next look (atomic) */
 	unsigned int seed; /* jitter */
 
 	bool write_through;
@@ -64,9 +96,15 @@ struct etcd_sync {
 	struct etcd_sync_status st;
 	char endpoint[200];   /* the member watched (for etcd.endpoint) */
 
-	/* Key table (under lock; only the sync thread adds keys). */
+	/* Key table (under lock; only the sync thread adds and frees keys). */
 	struct key_state **buckets;
 	size_t n_buckets, n_keys;
+	struct key_state *gone; /* keys that left the prefix, to free */
+	uint32_t read;          /* whole-prefix reads started */
+	/* Entries holding a value from etcd (under lock), for etcd_sync_holds. */
+	struct held **held;
+	size_t n_held_buckets, n_held;
+	uint64_t held_probes;   /* entries compared by lookups: the test hook's count */
 
 	/* Report thread (etcd_report.c). */
 	pthread_t reporter;
@@ -79,6 +117,7 @@ struct etcd_sync {
 
 	/* The sync thread's own. */
 	bool need_range, created;
+	int64_t applying;     /* etcd_sync_applying_revision() (atomic) */
 	size_t read_refusals; /* in the current whole-prefix read */
 	int64_t last_msg_ms; /* rcs_now_ms() of the watch's last message */
 
@@ -86,19 +125,37 @@ struct etcd_sync {
 };
 
 /* etcd_keys.c */
+size_t etcd_hash(const char *s, size_t n);
 struct key_state *etcd_key_find(struct etcd_sync *s, const char *key); /* lock held */
 struct key_state *etcd_key_get(struct etcd_sync *s, const char *key); /* sync thread */
 void etcd_keys_free(struct etcd_sync *s);
 int64_t etcd_key_revision(struct etcd_sync *s, const char *key); /* any thread */
 void etcd_key_deleted(struct etcd_sync *s, const char *key, int64_t rev);
+/* After a whole read (number s->read): the keys it did not hold left the prefix. */
+size_t etcd_keys_absent(struct etcd_sync *s);
+/* Free the keys gone whose status key etcd no longer holds (sync thread). */
+void etcd_keys_reap(struct etcd_sync *s);
 void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync);
 void etcd_refuse_undecodable(struct etcd_sync *s, size_t count);
 
+/* etcd_held.c (lock held but etcd_held_free) */
+int etcd_held_add(struct etcd_sync *s, const char *path);
+bool etcd_held_find(struct etcd_sync *s, const char *path);
+void etcd_held_free(struct etcd_sync *s);
+/* @path in the one form of its entry ('/' form, no '/' at either end) in
+ * @buf; false when it does not fit. */
+bool etcd_path_canonical(const char *path, char *buf, size_t size);
+/* Test hook: entries compared by etcd_sync_holds() so far (any thread). */
+uint64_t etcd_sync_held_probes(struct etcd_sync *s);
+
 /* etcd_report.c (also etcd_sync_status()) */
 void etcd_say(struct etcd_sync *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Log the counts of lines dropped in windows that have ended (@all: every count). */
+void etcd_say_flush(struct etcd_sync *s, bool all);
 void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, size_t len,
 			 int err);
 void etcd_report_clear(struct etcd_sync *s, struct key_state *k);
+void etcd_report_clear_locked(struct etcd_sync *s, struct key_state *k);
 int etcd_report_start(struct etcd_sync *s);
 /* After the sync thread has ended: write what is queued (bounded), join. */
 void etcd_report_stop(struct etcd_sync *s);

@@ -5,6 +5,9 @@
 # with 10 000 keys in etcd, with its state file and with --no-persist, side
 # by side; stop everything by its pid.
 #   bench_fleet.sh PATH-TO-fleet-bench [fleet-bench options]
+# First, without etcd, the mirror at 100 000 keys (etcd-scale-bench, beside
+# fleet-bench): summary etcd_reload_100k_s (target <= 2),
+# etcd_rss_per_key_bytes (<= 200) and etcd_reload_linearity (<= 1.3).
 # Prints, after fleet-bench's lines:
 #   summary fleet_startup_10k_ms X            (state file)
 #   summary fleet_startup_10k_nopersist_ms X
@@ -15,6 +18,7 @@ shift
 build=$(cd "$(dirname "$bench")/../.." && pwd)
 rcusysd=$build/tools/rcusysd/rcusysd
 cli=$build/tools/rcusysctl/rcusysctl
+"$(dirname "$bench")/etcd-scale-bench" || exit 1
 if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
 	echo "SKIP: etcd and etcdctl are not installed (Debian etcd-server, etcd-client)"
 	exit 77

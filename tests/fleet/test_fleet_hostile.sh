@@ -4,8 +4,11 @@
 # (fake_gateway.py): replies of the wrong types, bad keys, an INT64_MAX
 # revision, a kv that cannot be decoded, status puts that never return, a
 # gateway that fails right after "created", a stream that goes silent,
-# write-throughs that never get an answer, and status keys queued at the
-# stop. Each case checks that the host
+# write-throughs that never get an answer, status keys queued at the
+# stop, replies of many megabytes (peak memory within 4 times the reply, a
+# stop in the middle), a member claiming a compaction at every watch, and
+# keys put and deleted by the thousand (their state freed, their log lines
+# rate-limited). Each case checks that the host
 # lives, refuses what it must, applies the rest, and that readers never wait
 # for the network. Waits are bounded only as a hang guard.
 set -u
@@ -236,6 +239,117 @@ EOF
 	fi
 	mv "$tmp/h.err" "$tmp/h.stop$((++round)).err" # each round's log apart, kept for a failure
 done
+
+# --- 8. replies of megabytes: decoded within 4 times their size ---
+# The peak RSS (VmHWM) of a host fed a big reply, less that of one fed a
+# small one, is at most 4 times the reply (it was about 180 times: 4 MiB
+# took a daemon to 538 MB). The kvs and events all set kernel.modprobe, so
+# that the memory measured is the decoding's, not per-key state.
+hwm() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$host_pid/status"; } # kB
+sanitized=$(grep -ao __asan_init "$host_bin" | head -1)
+big() { # FILE KIND(range|watch) MIB: a scenario with one reply of about MIB MiB
+	python3 - "$@" "$P" <<'PY'
+import base64, json, sys
+out, kind, mib, p = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+b = lambda s: base64.b64encode(s.encode()).decode()
+key = b(p + "kernel/modprobe")
+n = int(mib * (1 << 20) / 90)
+created = json.dumps({"result": {"header": {"revision": "10"}, "created": True}})
+small = json.dumps({"header": {"revision": "10"}, "kvs": [
+    {"key": key, "mod_revision": "5", "value": b("/sbin/first")}]})
+kv = lambda i: {"key": key, "mod_revision": str(11 + i), "value": b("/sbin/v%d" % i)}
+if kind == "range":
+    body = json.dumps({"header": {"revision": str(11 + n)}, "kvs": [kv(i) for i in range(n)]},
+                      separators=(",", ":"))
+    scen = {"/v3/kv/range": [{"body": body}], "/v3/watch": [{"lines": [created], "then": "hold"}]}
+else:
+    body = json.dumps({"result": {"header": {"revision": str(11 + n)},
+                                  "events": [{"kv": kv(i)} for i in range(n)]}},
+                      separators=(",", ":"))
+    scen = {"/v3/kv/range": [{"body": small}],
+            "/v3/watch": [{"lines": [created, body], "then": "hold"}]}
+json.dump(scen, open(out, "w"))
+print(len(body), n - 1)
+PY
+}
+start "$tmp/s4.json" # a small reply: the baseline
+wait_value kernel.modprobe /sbin/first "a small range reply"
+base=$(hwm)
+for kind in range watch; do
+	read -r bytes last < <(big "$tmp/s8.json" "$kind" 4)
+	start "$tmp/s8.json"
+	wait_value kernel.modprobe "/sbin/v$last" "a $kind reply of $bytes bytes applied"
+	peak=$(hwm)
+	grew=$(((peak - base) * 1024))
+	if [ -n "$sanitized" ]; then
+		skip_part "the peak RSS of a $kind reply under AddressSanitizer (its quarantine keeps what is freed): $grew bytes"
+	else
+		check "a $kind reply of $bytes bytes grew the peak RSS by at most 4 times it ($grew bytes; $peak kB at the peak, $base kB for a small one)" \
+			1 "$([ "$grew" -le $((4 * bytes)) ] && echo 1)"
+	fi
+	check "the host answers after a $kind reply of $bytes bytes" 60 "$(get vm.swappiness)"
+done
+# A stop while a message of 24 MiB is being applied ends within a second:
+# the events are handed on in chunks, and the stop is asked between them.
+read -r bytes last < <(big "$tmp/s8.json" watch 24)
+start "$tmp/s8.json"
+for _ in $(seq $guard); do [ "$(get etcd.applied)" -gt 1 ] 2>/dev/null && break; sleep 0.05; done
+t0=$(date +%s%3N)
+kill "$host_pid"
+wait "$host_pid"
+rc=$? took=$(($(date +%s%3N) - t0))
+host_pid=
+check "a stop during a message of $bytes bytes: clean" 0 "$rc"
+check "a stop during a message of $bytes bytes took under 1 s (took $took ms)" 1 \
+	"$([ "$took" -lt 1000 ] && echo 1)"
+check "the stop cut the message short (its last event not applied)" 0 \
+	"$(grep -c "/sbin/v$last\$" "$tmp/h.out")"
+
+# --- 9. a member that claims a compaction at every watch: backed off ---
+compacted='{"result":{"header":{"revision":"10"},"compact_revision":"8","canceled":true,"cancel_reason":"mvcc: required revision has been compacted"}}'
+cat > "$tmp/s9.json" <<EOF
+{"/v3/kv/range": [{"body": $(jstr "$(range_one kernel/modprobe /sbin/first 5)")}],
+ "/v3/watch": [{"lines": [$(jstr "$created"), $(jstr "$compacted")], "then": "close"}]}
+EOF
+start "$tmp/s9.json"
+sleep 3 # backoff 50 ms doubling to 1 s: about 9 cycles; without it, dozens
+n=$(requests /v3/watch) r=$(requests /v3/kv/range)
+check "compaction storm backed off: at most 12 watches in 3 s (saw $n)" 1 "$([ "$n" -le 12 ] && echo 1)"
+check "and at most 13 reads of the prefix (saw $r)" 1 "$([ "$r" -le 13 ] && echo 1)"
+check "each compaction counted as a resync" 1 "$([ "$(get etcd.resyncs)" -ge 2 ] && echo 1)"
+
+# --- 10. keys put and deleted by the thousand: state freed, log rate-limited ---
+# (A watch again after the idle check starts past them: etcd sends them once.)
+python3 - "$tmp/s10.json" "$P" <<'PY'
+import base64, json, sys
+b = lambda s: base64.b64encode(s.encode()).decode()
+p = sys.argv[2]
+k = lambda i: b(p + "unknown/k%d" % i)
+line = lambda evs, rev: json.dumps({"result": {"header": {"revision": str(rev)}, "events": evs}})
+puts = [{"kv": {"key": k(i), "mod_revision": str(11 + i), "value": b("1")}} for i in range(1000)]
+dels = [{"type": "DELETE", "kv": {"key": k(i), "mod_revision": str(1011 + i)}} for i in range(1000)]
+done = [{"kv": {"key": b(p + "kernel/modprobe"), "mod_revision": "2011", "value": b("/sbin/done")}}]
+rng = {"header": {"revision": "10"}, "kvs": [{"key": b(p + "kernel/modprobe"), "mod_revision": "5",
+                                              "value": b("/sbin/first")}]}
+created = json.dumps({"result": {"header": {"revision": "10"}, "created": True}})
+json.dump({"/v3/kv/range": [{"body": json.dumps(rng)}],
+           "/v3/watch": [{"lines": [created, line(puts, 1010), line(dels, 2010), line(done, 2011)],
+                          "then": "hold"},
+                         {"lines": [created], "then": "hold"}]}, open(sys.argv[1], "w"))
+PY
+start "$tmp/s10.json"
+wait_value kernel.modprobe /sbin/done "1000 keys put and deleted, then a valid one"
+check "the 1000 refused" 1000 "$(get etcd.refused)"
+wait_value etcd.keys 1 "the state of the 1000 deleted keys freed"
+kill "$host_pid"
+wait "$host_pid"
+host_pid=
+n=$(grep -c 'refused /rcustring/web/unknown/' "$tmp/h.err")
+check "1000 refusals logged as at most 20 lines (saw $n)" 1 "$([ "$n" -le 20 ] && echo 1)"
+check "and a count of the rest" 1 \
+	"$(grep -c "$((1000 - n)) more message(s) like \"refused %s at revision" "$tmp/h.err")"
+n=$(grep -c 'unknown/k[0-9]* was deleted in etcd' "$tmp/h.err")
+check "1000 deletes logged as at most 20 lines (saw $n)" 1 "$([ "$n" -le 20 ] && echo 1)"
 
 stop_all
 finish fleet-hostile

@@ -2,7 +2,9 @@
 /*
  * libFuzzer: etcd's JSON gateway replies as a hostile gateway would send
  * them (DESIGN.md §7). The first byte picks the decoder: a /v3/kv/range
- * reply, a watch stream's "result" object, or a key for etcd_key_check().
+ * reply, a watch stream's "result" object, or a key for etcd_key_check();
+ * 0xfe and 0xff: the decoders from the text, a range reply and a watch
+ * line (etcd_stream.c and its scanner, which the daemon uses).
  * Invariants: no crash, no over-read (ASan); a decoded range holds only
  * keys under the prefix, with a value and, unless marked, a revision in
  * 1 .. INT64_MAX - 1; watch events hold a key; a key that passes the check
@@ -48,6 +50,34 @@ static void check_key(const char *key, size_t len)
 	free(k);
 }
 
+static int text_kv(void *arg, const struct etcd_kv *kv)
+{
+	(void)arg;
+	check_kv(kv, true);
+	return 0;
+}
+
+static int text_watch(void *arg, const struct etcd_watch_msg *m)
+{
+	(void)arg;
+	for (size_t i = 0; i < m->n_events; i++)
+		check_kv(&m->events[i].kv, false);
+	return 0;
+}
+
+/* The text decoders: the same invariants, each kv or event as it comes. */
+static void from_text(int watch, const char *text, size_t len)
+{
+	struct etcd_conn c = { 0 };
+	int64_t rev = 0;
+
+	if (watch)
+		etcd_watch_text(&c, text, len, text_watch, NULL);
+	else if (!etcd_range_text(&c, text, len, PREFIX, &rev, text_kv, NULL) &&
+		 (rev < 0 || rev == INT64_MAX))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -57,6 +87,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	if (data[0] >= 0xfe) {
+		from_text(data[0] == 0xff, (const char *)data + 1, size - 1);
+		return 0;
+	}
 	mode = data[0] % 3;
 	if (mode == 2) {
 		check_key((const char *)data + 1, size - 1);
