@@ -10,12 +10,14 @@
 # DEMO_CRASH_ME=PATH runs PATH as the crashing program instead of
 # helpers/crash-me, DEMO_READERS=PATH runs PATH instead of tunable-readers
 # (the test suite points them at nothing: the demo must fail).
+# DEMO_RCUSYSD=PATH and DEMO_RCUSYSCTL=PATH run installed programs instead
+# of BUILD_DIR's (tests/test_package.sh runs the Debian packages' so).
 set -u
 build=${1:?usage: demo.sh BUILD_DIR [REQUESTS]}
 requests=${2:-40}
 here=$(cd "$(dirname "$0")" && pwd)
-rcusysd=$build/tools/rcusysd/rcusysd
-rcusysctl=$build/tools/rcusysctl/rcusysctl
+rcusysd=${DEMO_RCUSYSD:-$build/tools/rcusysd/rcusysd}
+rcusysctl=${DEMO_RCUSYSCTL:-$build/tools/rcusysctl/rcusysctl}
 crash_me=${DEMO_CRASH_ME:-$here/helpers/crash-me}
 tunable_readers=${DEMO_READERS:-$build/examples/tunable-readers}
 . "$here/../tests/check.sh" # skip: exit 77, or a failure under CI=true as root
