@@ -67,7 +67,10 @@ wait_for() {
 }
 
 step "start rcusysd (run directory $run)"
-"$rcusysd" --run-dir "$run" --no-persist -t "$here/demo-tunables.conf" 2> "$demo/rcusysd.log" &
+# Its own tunables and no sysctl.d or tunables.d directory: the host's
+# /etc/rcusysd, if any, stays out of the demo.
+"$rcusysd" --run-dir "$run" --no-persist --sysctl-dirs "" --tunables-dirs "" \
+	-t "$here/demo-tunables.conf" 2> "$demo/rcusysd.log" &
 pid=$!
 wait_for test -S "$run/events.sock" || { cat "$demo/rcusysd.log"; echo "demo: FAIL: start: rcusysd did not start"; exit 1; }
 if [ -d "$run/sys/kernel" ]; then echo "tree mounted at $run/sys (FUSE)"; else echo "no FUSE here: using the control socket"; fi
