@@ -125,7 +125,8 @@ kernel-check-all:
 	kernel/check --all; st=$$?; kernel/followups/check || st=1; \
 	kernel/boot/followups-boot-test || st=1; exit $$st
 
-# Each program prints its table, then `summary NAME VALUE` lines.
+# Each program prints its table, then `summary NAME VALUE` lines. The rcusysd
+# they start read no configuration of the host's (rcusysd(8), ENVIRONMENT).
 bench: build
 	./$(BUILD)/bench/rcustring-bench --seconds $(BENCH_SECONDS)
 	./$(BUILD)/bench/rcustring-tree-bench --seconds $(BENCH_SECONDS)
@@ -133,8 +134,8 @@ bench: build
 	./$(BUILD)/bench/rcustring-tree-scale-bench
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
-	tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
-	bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
+	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
+	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
 
 # The packages are built from a copy of the tracked and new files in
 # $(DEB_BUILD)/src, so that dpkg-buildpackage writes its .debs into
