@@ -6,12 +6,13 @@
 # -Wall -Wextra -Werror. Every section 3 page must carry one, so a page
 # whose example is a fragment (or has none) fails here.
 set -u
-usage="usage: test_man_examples.sh MANDIR CC SRC-INCLUDE BUILD-INCLUDE LIBDIR"
+usage="usage: test_man_examples.sh MANDIR CC SRC-INCLUDE BUILD-INCLUDE LIBDIR [CFLAGS]"
 mandir=${1:?$usage}
 cc=${2:?$usage}
 src_inc=${3:?$usage}
 build_inc=${4:?$usage}
 libdir=${5:?$usage}
+read -r -a cflags <<< "${6:-}"
 . "$(dirname "$0")/check.sh"
 command -v groff > /dev/null || skip "groff is not installed"
 tmp=$(mktemp -d)
@@ -47,7 +48,7 @@ for page in "$mandir"/*.[1-8]; do
 		grep -q '^#include' "$src" || continue
 		found=$((found + 1))
 		programs=$((programs + 1))
-		out=$("$cc" -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$src_inc" -I"$build_inc" \
+		out=$("$cc" -std=gnu11 -Wall -Wextra -Werror "${cflags[@]}" -D_GNU_SOURCE -I"$src_inc" -I"$build_inc" \
 			-o "$tmp/prog" "$src" -L"$libdir" -lrcustring -pthread 2>&1)
 		check "$name example $(basename "$src" | sed 's/.*\.\([0-9]*\)\.c$/\1/') builds with -Wall -Wextra -Werror" \
 			"" "$out"
