@@ -23,7 +23,8 @@ FUZZ_SMOKE_SECONDS ?= 10
 RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl-dev meson \
                    ninja-build pkg-config procps util-linux
 # ...and what only the tests need (make check, fuzz).
-TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base
+TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base \
+                openssl
 # ...and what building the Debian packages needs (make package).
 PACKAGE_PACKAGES = debhelper dpkg-dev lintian
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES) $(PACKAGE_PACKAGES)
@@ -48,7 +49,7 @@ deps-runtime:
 deps: deps-runtime
 	@missing=0; \
 	pkg-config --exists cmocka 2>/dev/null || missing=1; \
-	for cmd in valgrind clang etcd etcdctl python3 man groff; do \
+	for cmd in valgrind clang etcd etcdctl python3 man groff openssl; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
 	[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] || \
 	  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing=1; \
@@ -136,6 +137,7 @@ bench: build
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
+	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/settings_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
 
 # The packages are built from a copy of the tracked and new files in
 # $(DEB_BUILD)/src, so that dpkg-buildpackage writes its .debs into

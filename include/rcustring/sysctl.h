@@ -376,8 +376,9 @@ RCUSTRING_API int sysctl_entry_is_dir(const struct sysctl_entry *e);
 RCUSTRING_API const char *sysctl_entry_name(const struct sysctl_entry *e);
 /** Dotted full path as procps prints it: "kernel.core_pattern", "net.ipv4.conf.eth0/200.forwarding". */
 RCUSTRING_API const char *sysctl_entry_path(const struct sysctl_entry *e);
-/** Mode bits of the entry (0555 for directories). */
+/** Mode bits of the entry (0555 for directories); _exec: 1 if root runs its value (MODE_EXEC). */
 RCUSTRING_API mode_t sysctl_entry_mode(const struct sysctl_entry *e);
+RCUSTRING_API int sysctl_entry_exec(const struct sysctl_entry *e);
 RCUSTRING_API const char *sysctl_entry_desc(const struct sysctl_entry *e);
 /**
  * sysctl_entry_table - the registered table row of @e
@@ -629,6 +630,12 @@ typedef int sysctl_commit_fn(struct sysctl_entry *e, const struct sysctl_change 
 RCUSTRING_API int sysctl_tree_set_commit(struct sysctl_tree *tree, sysctl_commit_fn *fn,
 					 void *arg);
 
+/* A write check (sysctl_tree_set_check()): runs in every write before the handler or a hooked
+ * table's hook, no tree lock held (@change->seq is 0); a negative errno refuses the write and
+ * nothing changes (the write returns it). It must not write @e. Context: the writer's thread. */
+typedef int sysctl_check_fn(struct sysctl_entry *e, const struct sysctl_change *change, void *arg);
+/** sysctl_tree_set_check - install it (NULL: none). Context: before the tree is shared. */
+RCUSTRING_API int sysctl_tree_set_check(struct sysctl_tree *tree, sysctl_check_fn *fn, void *arg);
 /**
  * sysctl_entry_on_change - call @fn after each change of @e
  *

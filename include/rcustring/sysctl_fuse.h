@@ -27,11 +27,21 @@
  * several read() calls never joins the head of one value to the tail of
  * the next (/proc/sys can). A first read past offset 0 takes the copy too.
  * Values longer than 16 MiB read as -EFBIG.
- * Opens are counted per uid, like the control socket's connections: uids
- * other than 0 share SYSCTL_FUSE_MAX_OPEN - SYSCTL_FUSE_ROOT_RESERVE open
- * files, each at most SYSCTL_FUSE_MAX_OPEN_PER_UID; past that open() fails
- * with ENFILE. Root may use every slot. An open file holds a copy of the
- * value it read, sized to the value, freed at close.
+ * Every handle counts against a handle budget (sysctl_budget.h), per uid:
+ * an open file, an open directory, and a polled file (one more). uids other
+ * than 0 share SYSCTL_FUSE_MAX_OPEN - SYSCTL_FUSE_ROOT_RESERVE units, each
+ * at most SYSCTL_FUSE_MAX_OPEN_PER_UID; past its own share open() and
+ * opendir() fail with EMFILE, past the users' common share with ENFILE.
+ * Root may use every unit. An open file holds a copy of the value it read,
+ * sized to the value; an open directory a compact copy of its names (taken
+ * at opendir, again at a rewind), about 8 bytes and the name per child;
+ * a copy bigger than SYSCTL_BUDGET_UNIT_BYTES costs one unit per
+ * SYSCTL_BUDGET_UNIT_BYTES, so a read or rewind past the share fails with
+ * EMFILE or ENFILE too; a first poll() past the share gets POLLERR at once
+ * (the kernel's answer to a failed poll request) and no later wake-up.
+ * Copies are freed at close. The mount has a budget
+ * of its own with these defaults; a program serving the same users on other
+ * front ends gives it theirs (sysctl_fuse_set_budget()).
  *
  * Names: a FUSE path is looked up with '/' as separator, so a '.' is part
  * of a name at any depth ("/eth0.200/mtu", "/app.d/sub/x"). Names come
@@ -56,6 +66,7 @@
 #include <stdint.h>
 
 #include "rcustring/sysctl.h"
+#include "rcustring/sysctl_budget.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,9 +74,10 @@ extern "C" {
 
 struct sysctl_fuse;
 
-#define SYSCTL_FUSE_MAX_OPEN 4096
-#define SYSCTL_FUSE_ROOT_RESERVE 1024
-#define SYSCTL_FUSE_MAX_OPEN_PER_UID 1024
+/* A mount's own budget (sysctl_budget.h's defaults). */
+#define SYSCTL_FUSE_MAX_OPEN SYSCTL_BUDGET_TOTAL
+#define SYSCTL_FUSE_ROOT_RESERVE SYSCTL_BUDGET_ROOT_RESERVE
+#define SYSCTL_FUSE_MAX_OPEN_PER_UID SYSCTL_BUDGET_PER_UID
 
 /**
  * sysctl_fuse_mount - mount @tree at @mountpoint (an existing directory)
@@ -79,6 +91,18 @@ struct sysctl_fuse;
  */
 RCUSTRING_API int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint,
 				    struct sysctl_fuse **out);
+
+/**
+ * sysctl_fuse_set_budget - count the handles of @fs against @budget
+ *
+ * Instead of the mount's own (NULL: back to its own). Give the same
+ * budget to every front end serving the same users (the control socket's
+ * sysctl_socket_options.budget), so that what a uid holds on one counts on
+ * all. @budget must outlive the mount (free it after sysctl_fuse_unmount()).
+ * Context: before sysctl_fuse_loop(), from the thread that mounted.
+ * Return: 0, -EINVAL for a NULL @fs, -EBUSY once a file or directory is open.
+ */
+RCUSTRING_API int sysctl_fuse_set_budget(struct sysctl_fuse *fs, struct sysctl_budget *budget);
 
 /**
  * sysctl_fuse_loop - serve requests on several threads until

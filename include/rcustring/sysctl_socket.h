@@ -47,6 +47,7 @@
 #include <sys/types.h>
 
 #include "rcustring/sysctl.h"
+#include "rcustring/sysctl_budget.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,6 +81,15 @@ struct sysctl_socket_options {
 	 */
 	int (*reset)(void *arg, const char *path, char *why, size_t size);
 	void *reset_arg;
+	/*
+	 * The program's handle budget (sysctl_budget.h), shared with its
+	 * other front ends (sysctl_fuse_set_budget()): each connection takes
+	 * one unit of it, a WATCH one more, on top of the server's own slots
+	 * above; past the uid's share a client gets "ERR 11 EAGAIN too many
+	 * clients of uid N" (a WATCH "... too many watches by uid N"). NULL:
+	 * only the slots count. It must outlive the server.
+	 */
+	struct sysctl_budget *budget;
 };
 
 /**

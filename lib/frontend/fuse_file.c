@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The FUSE front end's open files: open (counted per uid, as socket
- * connections are), read, write, truncate and poll. Each open file holds a
+ * The FUSE front end's open files: open (counted against the handle
+ * budget, sysctl_budget.h, as directories, pollers and socket connections
+ * are), read, write, truncate and poll. Each open file holds a
  * reference on its entry, so an entry unregistered while open reads as
  * -ENOENT instead of vanishing under the file.
  *
@@ -64,16 +65,19 @@ static void file_unlink(struct sysctl_fuse *fs, struct open_file *of)
 	pthread_mutex_unlock(&fs->files_lock);
 }
 
-void rcs_fuse_file_close(struct open_file *of)
+void rcs_fuse_file_close(struct sysctl_fuse *fs, struct open_file *of)
 {
 	/* Remove the callback first: it may be running and take of->lock. */
 	pthread_mutex_lock(&of->cb_lock);
-	if (of->cb)
+	if (of->cb) {
 		sysctl_callback_remove(of->cb);
+		sysctl_budget_put(fs->budget, of->uid, SYSCTL_HANDLE_POLL, 1);
+	}
 	of->cb = NULL;
 	pthread_mutex_unlock(&of->cb_lock);
 	if (of->ph)
 		fuse_pollhandle_destroy(of->ph);
+	sysctl_budget_put(fs->budget, of->uid, SYSCTL_HANDLE_FILE, of->units);
 	pthread_mutex_destroy(&of->lock);
 	pthread_mutex_destroy(&of->cb_lock);
 	pthread_mutex_destroy(&of->snap_lock);
@@ -91,53 +95,9 @@ static int access_mask(int flags)
 	}
 }
 
-/* Count an open by @uid, unless its share is taken: -ENFILE. */
-static int may_open(struct sysctl_fuse *fs, uid_t uid)
-{
-	struct uid_opens *u = NULL;
-	int err = 0;
-
-	pthread_mutex_lock(&fs->files_lock);
-	for (size_t i = 0; i < fs->nopens && !u; i++)
-		if (fs->opens[i].uid == uid)
-			u = &fs->opens[i];
-	if (uid != 0 && (fs->others >= SYSCTL_FUSE_MAX_OPEN - SYSCTL_FUSE_ROOT_RESERVE ||
-			 (u && u->n >= SYSCTL_FUSE_MAX_OPEN_PER_UID)))
-		err = -ENFILE;
-	if (!err && !u) {
-		u = realloc(fs->opens, (fs->nopens + 1) * sizeof(*u));
-		if (u) {
-			fs->opens = u;
-			u = &fs->opens[fs->nopens++];
-			*u = (struct uid_opens){ uid, 0 };
-		} else {
-			err = -ENOMEM;
-		}
-	}
-	if (!err) {
-		u->n++;
-		fs->others += uid != 0;
-	}
-	pthread_mutex_unlock(&fs->files_lock);
-	return err;
-}
-
-static void unopen(struct sysctl_fuse *fs, uid_t uid)
-{
-	pthread_mutex_lock(&fs->files_lock);
-	for (size_t i = 0; i < fs->nopens; i++) {
-		if (fs->opens[i].uid != uid)
-			continue;
-		if (--fs->opens[i].n == 0)
-			fs->opens[i] = fs->opens[--fs->nopens];
-		fs->others -= uid != 0;
-		break;
-	}
-	pthread_mutex_unlock(&fs->files_lock);
-}
-
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
+	struct sysctl_fuse *fs = rcs_fuse_self();
 	struct sysctl_caller who = rcs_fuse_caller();
 	struct open_file *of;
 	struct sysctl_entry *e = rcs_fuse_lookup(path);
@@ -146,11 +106,12 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	if (!e)
 		return -ENOENT;
 	err = sysctl_entry_is_dir(e) ? -EISDIR : sysctl_access(e, &who, access_mask(fi->flags));
+	/* Past the caller's share: EMFILE, or ENFILE when the users' common share is taken. */
 	if (!err)
-		err = may_open(rcs_fuse_self(), who.uid);
+		err = sysctl_budget_take(fs->budget, who.uid, SYSCTL_HANDLE_FILE, 1);
 	of = err ? NULL : calloc(1, sizeof(*of));
 	if (!err && !of) {
-		unopen(rcs_fuse_self(), who.uid);
+		sysctl_budget_put(fs->budget, who.uid, SYSCTL_HANDLE_FILE, 1);
 		err = -ENOMEM;
 	}
 	if (err) {
@@ -159,15 +120,16 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	}
 	of->e = e;
 	of->uid = who.uid;
+	of->units = 1;
 	of->seen = sysctl_entry_changes(e);
 	err = file_init_locks(of);
 	if (err) {
-		unopen(rcs_fuse_self(), who.uid);
+		sysctl_budget_put(fs->budget, who.uid, SYSCTL_HANDLE_FILE, 1);
 		sysctl_entry_put(e);
 		free(of);
 		return err;
 	}
-	file_link(rcs_fuse_self(), of);
+	file_link(fs, of);
 	fi->fh = (uintptr_t)of;
 	/* Values are never cached by the kernel: every read comes here. */
 	fi->direct_io = 1;
@@ -185,8 +147,7 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 
 	(void)path;
 	file_unlink(rcs_fuse_self(), of);
-	unopen(rcs_fuse_self(), of->uid);
-	rcs_fuse_file_close(of);
+	rcs_fuse_file_close(rcs_fuse_self(), of);
 	return 0;
 }
 
@@ -196,14 +157,23 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
  * buffer may have been cut: sysctl_entry_read_whole() reads again into a
  * bigger one.
  */
-static int take_snapshot(struct open_file *of)
+static int take_snapshot(struct sysctl_budget *b, struct open_file *of)
 {
 	char *snap;
 	size_t len;
+	unsigned units;
 	int err = sysctl_entry_read_whole(of->e, SNAPSHOT_FIRST, SNAPSHOT_MAX, &snap, &len);
 
 	if (err)
 		return err;
+	/* The copy is charged by its size: a big value costs its reader more of its share. */
+	units = sysctl_budget_units(b, len);
+	err = sysctl_budget_resize(b, of->uid, of->units, units);
+	if (err) {
+		free(snap);
+		return err;
+	}
+	of->units = units;
 	free(of->snap);
 	of->snap = snap;
 	of->snap_len = len;
@@ -223,7 +193,7 @@ static int fs_read(const char *path, char *buf, size_t size, off_t offset, struc
 	pthread_mutex_lock(&of->snap_lock);
 	/* Offset 0 takes the value anew; a first read past 0 takes it too. */
 	if (offset == 0 || !of->have_snap)
-		err = take_snapshot(of);
+		err = take_snapshot(rcs_fuse_self()->budget, of);
 	if (!err && (uint64_t)offset < of->snap_len) {
 		len = of->snap_len - (size_t)offset;
 		if (len > size)
@@ -293,8 +263,17 @@ static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_poll
 	(void)path;
 	/* Two polls of one file may run at once: register once only. */
 	pthread_mutex_lock(&of->cb_lock);
-	if (!of->cb)
-		err = sysctl_entry_on_change(of->e, wake_poller, of, &of->cb);
+	if (!of->cb) {
+		/* A poller holds a callback on the entry: it counts as one more handle. */
+		struct sysctl_budget *b = rcs_fuse_self()->budget;
+
+		err = sysctl_budget_take(b, of->uid, SYSCTL_HANDLE_POLL, 1);
+		if (!err) {
+			err = sysctl_entry_on_change(of->e, wake_poller, of, &of->cb);
+			if (err)
+				sysctl_budget_put(b, of->uid, SYSCTL_HANDLE_POLL, 1);
+		}
+	}
 	pthread_mutex_unlock(&of->cb_lock);
 	pthread_mutex_lock(&of->lock);
 	if (ph) {

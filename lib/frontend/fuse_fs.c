@@ -43,6 +43,40 @@ static void fill_ops(struct fuse_operations *ops)
 	rcs_fuse_file_ops(ops);
 }
 
+static void fs_free(struct sysctl_fuse *fs)
+{
+	sysctl_budget_free(fs->own_budget);
+	free(fs->mountpoint);
+	pthread_mutex_destroy(&fs->files_lock);
+	free(fs);
+}
+
+/* A mount's state before libfuse's: its own budget until the program gives its shared one. */
+static int fs_new(struct sysctl_tree *tree, const char *mountpoint, struct sysctl_fuse **out)
+{
+	struct sysctl_fuse *fs = calloc(1, sizeof(*fs));
+	int err;
+
+	if (!fs)
+		return -ENOMEM;
+	err = -pthread_mutex_init(&fs->files_lock, NULL);
+	if (err) {
+		free(fs);
+		return err;
+	}
+	fs->tree = tree;
+	fs->mounted_at = time(NULL);
+	fs->mountpoint = strdup(mountpoint);
+	err = fs->mountpoint ? sysctl_budget_new(NULL, &fs->own_budget) : -ENOMEM;
+	if (err) {
+		fs_free(fs);
+		return err;
+	}
+	fs->budget = fs->own_budget;
+	*out = fs;
+	return 0;
+}
+
 int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct sysctl_fuse **out)
 {
 	char *argv[] = { "rcustring", "-o",
@@ -69,21 +103,9 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	fs = calloc(1, sizeof(*fs));
-	if (!fs)
-		return -ENOMEM;
-	err = -pthread_mutex_init(&fs->files_lock, NULL);
-	if (err) {
-		free(fs);
+	err = fs_new(tree, mountpoint, &fs);
+	if (err)
 		return err;
-	}
-	fs->tree = tree;
-	fs->mounted_at = time(NULL);
-	fs->mountpoint = strdup(mountpoint);
-	if (!fs->mountpoint) {
-		err = -ENOMEM;
-		goto out_free;
-	}
 	/* fuse_new fails for memory (errno ENOMEM) or for options it refuses. */
 	fill_ops(&ops);
 	errno = 0;
@@ -115,9 +137,7 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 	return 0;
 
 out_free:
-	free(fs->mountpoint);
-	pthread_mutex_destroy(&fs->files_lock);
-	free(fs);
+	fs_free(fs);
 	return err;
 }
 
@@ -190,20 +210,33 @@ void sysctl_fuse_unmount(struct sysctl_fuse *fs)
 	while (of) {
 		struct open_file *next = of->next;
 
-		rcs_fuse_file_close(of);
+		rcs_fuse_file_close(fs, of);
 		of = next;
 	}
 	while (d) {
 		struct open_dir *next = d->next;
 
-		rcs_fuse_dir_free(d);
+		rcs_fuse_dir_free(fs, d);
 		d = next;
 	}
 	rcs_fuse_counted_remove(fs);
 	fuse_unmount(fs->fuse);
 	fuse_destroy(fs->fuse);
-	pthread_mutex_destroy(&fs->files_lock);
-	free(fs->opens);
-	free(fs->mountpoint);
-	free(fs);
+	fs_free(fs);
+}
+
+int sysctl_fuse_set_budget(struct sysctl_fuse *fs, struct sysctl_budget *budget)
+{
+	int err = 0;
+
+	if (!fs)
+		return -EINVAL;
+	pthread_mutex_lock(&fs->files_lock);
+	/* What open handles cost was taken from the budget they must go back to. */
+	if (fs->files || fs->dirs)
+		err = -EBUSY;
+	else
+		fs->budget = budget ? budget : fs->own_budget;
+	pthread_mutex_unlock(&fs->files_lock);
+	return err;
 }

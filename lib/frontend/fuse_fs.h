@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "rcustring/sysctl_budget.h"
 #include "rcustring/sysctl_fuse.h"
 
 struct open_file;
@@ -35,10 +36,13 @@ struct sysctl_fuse {
 	pthread_mutex_t files_lock;
 	struct open_file *files;
 	struct open_dir *dirs;
-	/* Open files counted per uid, under files_lock (see may_open(), fuse_file.c). */
-	struct uid_opens *opens;
-	size_t nopens;        /* uids with files open */
-	unsigned int others;  /* files open by uids other than 0 */
+	/*
+	 * Every open file, open directory and poller counts against this
+	 * budget (sysctl_budget.h): the program's, or own_budget when it gave
+	 * none. Set before the loop runs, read-only afterwards.
+	 */
+	struct sysctl_budget *budget;
+	struct sysctl_budget *own_budget;
 
 	/* Requests read from the kernel, by opcode (fuse_count.c). */
 	struct sysctl_fuse *counted_next; /* in the counted list, under counted_lock */
@@ -47,25 +51,20 @@ struct sysctl_fuse {
 	uint64_t by_op[OP_SLOTS];
 };
 
-/*
- * Open files are counted like socket connections: uids other than root
- * share SYSCTL_FUSE_MAX_OPEN - SYSCTL_FUSE_ROOT_RESERVE of them, each at
- * most SYSCTL_FUSE_MAX_OPEN_PER_UID, so no local user can pin the
- * daemon's memory or shut root out. Each open file costs its struct and a
- * snapshot the size of the value it read.
- */
-struct uid_opens {
-	uid_t uid;
-	unsigned int n;
-};
-
 /* The largest value a file serves; a bigger one reads as -EFBIG. */
 #define SNAPSHOT_MAX (16u << 20)
 #define SNAPSHOT_FIRST 4096u
 
+/*
+ * An open file costs its budget one unit, more when the value it read is
+ * bigger than a unit (sysctl_budget_units()), and one more once it is
+ * polled (its change callback); an open directory one unit, more for a
+ * big listing.
+ */
 struct open_file {
 	struct sysctl_entry *e;
-	uid_t uid; /* counted against it (may_open) */
+	uid_t uid;      /* counted against it */
+	unsigned units; /* what it costs now, less the poller's */
 	struct open_file *prev, *next; /* in sysctl_fuse.files, under files_lock */
 
 	/* The value this file reads (see fuse_file.c). */
@@ -82,32 +81,40 @@ struct open_file {
 	 * cb_lock.
 	 */
 	pthread_mutex_t cb_lock;
-	struct sysctl_callback *cb;
+	struct sysctl_callback *cb; /* set: a SYSCTL_HANDLE_POLL counted */
 	pthread_mutex_t lock;       /* seen and ph; taken by the callback */
 	uint64_t seen;              /* change counter at open or last poll */
 	struct fuse_pollhandle *ph; /* the kernel's pending poll, if any */
 };
 
 /*
- * An open directory: its children as they were when the listing started
- * (offset 0), with their attributes. READDIRPLUS hands out each name with
- * a node and attributes, so a listing fills the kernel's dentry and
- * attribute caches and the stat() and open() that follow (procps' sysctl
- * -a) need no LOOKUP or GETATTR. libfuse does that only for listings that
- * give offsets, so entries are served from this copy by index: a listing
- * costs one walk of the directory, however many requests it takes.
+ * An open directory: its children as they were when the directory was
+ * opened (or listed again from offset 0), with what their attributes need.
+ * READDIRPLUS hands out each name with a node and attributes, so a listing
+ * fills the kernel's dentry and attribute caches and the stat() and open()
+ * that follow (procps' sysctl -a) need no LOOKUP or GETATTR. libfuse does
+ * that only for listings that give offsets, so entries are served from
+ * this copy by index: a listing costs one walk of the directory, however
+ * many requests it takes. The copy is compact (a mode and a name per
+ * child, the names packed in one buffer: about 8 bytes and the name's
+ * length each) and charged to the opener's budget by its size.
  */
 struct dir_ent {
-	char *name;
-	struct stat st;
+	uint32_t name; /* offset in open_dir.names */
+	mode_t mode;   /* S_IFDIR | 0555, or S_IFREG | the entry's mode */
 };
 
 struct open_dir {
 	struct open_dir *prev, *next; /* in sysctl_fuse.dirs, under files_lock */
+	uid_t uid;      /* counted against it */
+	unsigned units; /* what it costs now */
 	pthread_mutex_t lock;
 	struct dir_ent *ents;
 	size_t n, cap;
-	int taken;
+	char *names;
+	size_t names_len, names_cap;
+	int taken;  /* ents holds a listing */
+	int served; /* a request read it since it was taken */
 };
 
 /* The mount a request is for. */
@@ -138,14 +145,14 @@ static inline struct sysctl_entry *rcs_fuse_lookup(const char *path)
 /* fuse_paths.c */
 /* What stat(2) shows for @e (NULL: a directory); the kernel may cache it (attr_timeout). */
 void rcs_fuse_entry_stat(struct sysctl_entry *e, time_t when, struct stat *st);
-/* Free an open directory no request uses any more. */
-void rcs_fuse_dir_free(struct open_dir *d);
+/* Free an open directory no request uses any more, and give back what it cost. */
+void rcs_fuse_dir_free(struct sysctl_fuse *fs, struct open_dir *d);
 /* Fill in the operations on names. */
 void rcs_fuse_path_ops(struct fuse_operations *ops);
 
 /* fuse_file.c */
-/* Free an open file no request uses any more (released, or unmounted). */
-void rcs_fuse_file_close(struct open_file *of);
+/* Free an open file no request uses any more (released, or unmounted), and give back what it cost. */
+void rcs_fuse_file_close(struct sysctl_fuse *fs, struct open_file *of);
 /* Fill in the operations on open files. */
 void rcs_fuse_file_ops(struct fuse_operations *ops);
 

@@ -43,77 +43,135 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	return 0;
 }
 
-static void dir_clear(struct open_dir *d)
+/* A listing being built; swapped into the open directory once it is charged. */
+struct listing {
+	struct dir_ent *ents;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+static void listing_free(struct listing *l)
 {
-	for (size_t i = 0; i < d->n; i++)
-		free(d->ents[i].name);
-	d->n = 0;
-	d->taken = 0;
+	free(l->ents);
+	free(l->names);
 }
 
-static int dir_add(struct open_dir *d, const char *name, const struct stat *st)
+static int grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
 {
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 32;
-		struct dir_ent *p = realloc(d->ents, cap * sizeof(*p));
+	size_t n = *cap ? *cap : first;
+	void *q;
 
-		if (!p)
-			return -ENOMEM;
-		d->ents = p;
-		d->cap = cap;
-	}
-	d->ents[d->n].name = strdup(name);
-	if (!d->ents[d->n].name)
+	while (n < need)
+		n *= 2;
+	if (n == *cap)
+		return 0;
+	q = realloc(*p, n * size);
+	if (!q)
 		return -ENOMEM;
-	d->ents[d->n].st = *st;
-	d->n++;
+	*p = q;
+	*cap = n;
 	return 0;
 }
 
-struct fill {
-	struct open_dir *d;
-	time_t when;
-};
+static int listing_add(struct listing *l, const char *name, mode_t mode)
+{
+	size_t len = strlen(name) + 1;
+	int err = grow((void **)&l->ents, &l->cap, l->n + 1, sizeof(*l->ents), 32);
+
+	if (!err)
+		err = grow((void **)&l->names, &l->names_cap, l->names_len + len, 1, 512);
+	if (err)
+		return err;
+	if (l->names_len > UINT32_MAX)
+		return -EFBIG;
+	l->ents[l->n].name = (uint32_t)l->names_len;
+	l->ents[l->n].mode = mode;
+	l->n++;
+	memcpy(l->names + l->names_len, name, len);
+	l->names_len += len;
+	return 0;
+}
 
 static int add_child(struct sysctl_entry *child, void *arg)
 {
-	struct fill *f = arg;
-	struct stat st;
+	mode_t mode = sysctl_entry_is_dir(child) ? S_IFDIR | 0555
+						 : S_IFREG | (sysctl_entry_mode(child) & 0777);
 
-	rcs_fuse_entry_stat(child, f->when, &st);
-	return dir_add(f->d, sysctl_entry_name(child), &st);
+	return listing_add(arg, sysctl_entry_name(child), mode);
 }
 
-/* Copy the children of @path; "." and ".." first: procps skips two entries blindly. */
-static int dir_take(struct open_dir *d, const char *path)
+/*
+ * List the children of @path into @d, charged to its opener: "." and ".."
+ * first (procps skips two entries blindly). A listing the budget refuses
+ * is dropped at once and @d keeps the one it had.
+ */
+static int dir_take(struct sysctl_fuse *fs, struct open_dir *d, const char *path)
 {
-	struct fill f = { d, rcs_fuse_self()->mounted_at };
-	struct stat st;
-	int err;
+	struct listing l = { 0 };
+	unsigned units;
+	int err = listing_add(&l, ".", S_IFDIR | 0555);
 
-	dir_clear(d);
-	rcs_fuse_entry_stat(NULL, f.when, &st);
-	/* Not 0: readdir(3) skips entries with inode number 0, and so would lose them. */
-	st.st_ino = 1;
-	err = dir_add(d, ".", &st);
 	if (!err)
-		err = dir_add(d, "..", &st);
+		err = listing_add(&l, "..", S_IFDIR | 0555);
 	if (!err)
-		err = sysctl_list_dir(rcs_fuse_self()->tree, path, add_child, &f);
+		err = sysctl_list_dir(fs->tree, path, add_child, &l);
+	if (!err) {
+		/* What it holds, not what it uses: realloc's doubling is charged too. */
+		units = sysctl_budget_units(fs->budget, l.cap * sizeof(*l.ents) + l.names_cap);
+		err = sysctl_budget_resize(fs->budget, d->uid, d->units, units);
+	}
 	if (err) {
-		dir_clear(d);
+		listing_free(&l);
 		return err;
 	}
+	d->units = units;
+	free(d->ents);
+	free(d->names);
+	d->ents = l.ents;
+	d->n = l.n;
+	d->cap = l.cap;
+	d->names = l.names;
+	d->names_len = l.names_len;
+	d->names_cap = l.names_cap;
 	d->taken = 1;
+	d->served = 0;
 	return 0;
 }
 
-void rcs_fuse_dir_free(struct open_dir *d)
+void rcs_fuse_dir_free(struct sysctl_fuse *fs, struct open_dir *d)
 {
-	dir_clear(d);
+	sysctl_budget_put(fs->budget, d->uid, SYSCTL_HANDLE_DIR, d->units);
 	free(d->ents);
+	free(d->names);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
+}
+
+/* The open directory of @path for @uid, counted and listed; NULL with *err. */
+static struct open_dir *dir_open(struct sysctl_fuse *fs, const char *path, uid_t uid, int *err)
+{
+	struct open_dir *d;
+
+	/* Counted before the walk: past the caller's share, nothing is listed. */
+	*err = sysctl_budget_take(fs->budget, uid, SYSCTL_HANDLE_DIR, 1);
+	if (*err)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d || pthread_mutex_init(&d->lock, NULL) != 0) {
+		free(d);
+		sysctl_budget_put(fs->budget, uid, SYSCTL_HANDLE_DIR, 1);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	d->uid = uid;
+	d->units = 1;
+	*err = dir_take(fs, d, path);
+	if (*err) {
+		rcs_fuse_dir_free(fs, d);
+		return NULL;
+	}
+	return d;
 }
 
 static int fs_opendir(const char *path, struct fuse_file_info *fi)
@@ -121,6 +179,7 @@ static int fs_opendir(const char *path, struct fuse_file_info *fi)
 	struct sysctl_fuse *fs = rcs_fuse_self();
 	struct open_dir *d;
 	struct sysctl_entry *e = NULL;
+	int err;
 
 	if (strcmp(path, "/") != 0) {
 		e = rcs_fuse_lookup(path);
@@ -132,13 +191,9 @@ static int fs_opendir(const char *path, struct fuse_file_info *fi)
 		}
 		sysctl_entry_put(e);
 	}
-	d = calloc(1, sizeof(*d));
+	d = dir_open(fs, path, rcs_fuse_caller().uid, &err);
 	if (!d)
-		return -ENOMEM;
-	if (pthread_mutex_init(&d->lock, NULL) != 0) {
-		free(d);
-		return -ENOMEM;
-	}
+		return err;
 	pthread_mutex_lock(&fs->files_lock);
 	d->next = fs->dirs;
 	if (fs->dirs)
@@ -163,13 +218,28 @@ static int fs_releasedir(const char *path, struct fuse_file_info *fi)
 	if (d->next)
 		d->next->prev = d->prev;
 	pthread_mutex_unlock(&fs->files_lock);
-	rcs_fuse_dir_free(d);
+	rcs_fuse_dir_free(fs, d);
 	return 0;
+}
+
+/* What stat(2) shows for child @i of @d (rcs_fuse_entry_stat(), from the copy). */
+static void dir_ent_stat(struct sysctl_fuse *fs, const struct open_dir *d, size_t i,
+			 struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_atime = st->st_mtime = st->st_ctime = fs->mounted_at;
+	sysctl_tree_get_owner(fs->tree, &st->st_uid, &st->st_gid);
+	st->st_mode = d->ents[i].mode;
+	st->st_nlink = S_ISDIR(st->st_mode) ? 2 : 1;
+	/* "." and "..": not 0, or readdir(3) skips them (it skips inode number 0). */
+	if (i < 2)
+		st->st_ino = 1;
 }
 
 static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
 		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
+	struct sysctl_fuse *fs = rcs_fuse_self();
 	struct open_dir *d = (struct open_dir *)(uintptr_t)fi->fh;
 	enum fuse_fill_dir_flags plus = flags & FUSE_READDIR_PLUS ? FUSE_FILL_DIR_PLUS : 0;
 	int err = 0;
@@ -177,13 +247,18 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	if (offset < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&d->lock);
-	/* Offset 0 lists anew (rewinddir); a first request past 0 lists too. */
-	if (offset == 0 || !d->taken)
-		err = dir_take(d, path);
+	/* Offset 0 lists anew (rewinddir), unless the listing opendir took is still unread. */
+	if ((offset == 0 && d->served) || !d->taken)
+		err = dir_take(fs, d, path);
+	d->served = 1;
 	/* Offsets are the index of the next entry, so a listing resumes in O(1). */
-	for (size_t i = (size_t)offset; !err && i < d->n; i++)
-		if (filler(buf, d->ents[i].name, &d->ents[i].st, (off_t)(i + 1), plus))
+	for (size_t i = (size_t)offset; !err && i < d->n; i++) {
+		struct stat st;
+
+		dir_ent_stat(fs, d, i, &st);
+		if (filler(buf, d->names + d->ents[i].name, &st, (off_t)(i + 1), plus))
 			break;
+	}
 	pthread_mutex_unlock(&d->lock);
 	return err;
 }

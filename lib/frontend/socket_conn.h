@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The control socket server's connections, shared by its three files:
- * socket_server.c accepts, caps and runs connections (start and stop);
+ * The control socket server's connections, shared by its four files:
+ * socket_server.c accepts and runs connections (start and stop);
+ * socket_slots.c counts them and their watches;
  * socket_verbs.c answers one request line; socket_reply.c builds a reply
  * and sends it within its deadline. Internal to the library.
  */
@@ -22,7 +23,7 @@ struct conn {
 	pthread_t thread;
 	int fd;
 	int done; /* atomic: the thread has finished; set under the server's lock */
-	bool watching; /* in WATCH; under the server's lock */
+	bool watching; /* in WATCH, counted as one (sock_watch_get()) */
 	struct sysctl_caller who;
 	/* Input: bytes received, not yet consumed. */
 	char in[SYSCTL_SOCKET_LINE_MAX];
@@ -48,8 +49,29 @@ struct sysctl_socket {
 	pthread_t acceptor;
 	pthread_mutex_t lock; /* conns list */
 	struct conn *conns;
-	unsigned nconns; /* not yet finished */
+	/*
+	 * Two budgets of one kind (sysctl_budget.h): @slots, the server's
+	 * own, bounds its threads (max_clients, root_reserve, max_per_uid,
+	 * max_watch_per_uid); @budget, the program's (opt.budget, may be
+	 * NULL), what a uid holds on every front end. A connection takes one
+	 * unit of each, a WATCH one more of @budget and one of @slots'
+	 * watches (no unit: it is a connection already).
+	 */
+	struct sysctl_budget *slots;
+	struct sysctl_budget *budget;
 };
+
+/*
+ * socket_slots.c: the server's own budget of threads, from its options;
+ * count a connection of @uid (0, -EMFILE: the uid's share is taken, -ENFILE:
+ * every slot or the users' common share, -ENOMEM) and give it back; count
+ * @c as a WATCH (false: its uid has all it may) and give it back.
+ */
+int sock_slots_new(struct sysctl_socket *s);
+int sock_conn_get(struct sysctl_socket *s, uid_t uid);
+void sock_conn_put(struct sysctl_socket *s, uid_t uid);
+bool sock_watch_get(struct conn *c);
+void sock_watch_put(struct conn *c);
 
 /* Whether sysctl_socket_stop() has begun: every loop of a connection ends. */
 static inline bool sock_stopping(struct sysctl_socket *s)

@@ -2,7 +2,9 @@
 /*
  * Control socket server (rcustring-socket(7)): one accepting thread, one
  * thread per connection (bounded: in all, per uid, with slots kept for
- * root), I/O bounded by deadlines (a whole request line, a whole reply).
+ * root, by the server's own budget of threads, and against the program's
+ * handle budget where it gave one: sysctl_budget.h), I/O bounded by
+ * deadlines (a whole request line, a whole reply).
  * The verbs are socket_verbs.c's, the replies socket_reply.c's.
  *
  * A connection's fd is closed only when its thread is joined (by the
@@ -112,11 +114,8 @@ static void *conn_main(void *arg)
 	}
 	/* The peer sees EOF now; the fd is closed when this thread is joined. */
 	shutdown(c->fd, SHUT_RDWR);
-	pthread_mutex_lock(&s->lock);
-	s->nconns--;
-	/* Under the lock: the per-uid counts read it there. */
+	sock_conn_put(s, c->who.uid);
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
 
@@ -166,30 +165,6 @@ static void refuse(int fd, const char *msg, size_t len)
 	close(fd);
 }
 
-/*
- * Whether @uid may have one more connection now; under s->lock. Root may
- * take every slot; other uids share all but root_reserve of them, each at
- * most max_per_uid, so no local user can shut root (or everyone) out.
- */
-static int may_connect(struct sysctl_socket *s, uid_t uid)
-{
-	unsigned others = 0, mine = 0;
-
-	if (s->nconns >= s->opt.max_clients)
-		return -EAGAIN;
-	if (uid == 0)
-		return 0;
-	for (const struct conn *c = s->conns; c; c = c->next) {
-		if (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
-			continue;
-		others += c->who.uid != 0;
-		mine += c->who.uid == uid;
-	}
-	if (others >= s->opt.max_clients - s->opt.root_reserve)
-		return -EAGAIN;
-	return mine >= s->opt.max_per_uid ? -EUSERS : 0;
-}
-
 /* Return 0, or -errno when accept() itself failed. */
 static int accept_one(struct sysctl_socket *s)
 {
@@ -207,23 +182,24 @@ static int accept_one(struct sysctl_socket *s)
 		close(fd);
 		return 0;
 	}
-	pthread_mutex_lock(&s->lock);
-	err = may_connect(s, cred.uid);
-	pthread_mutex_unlock(&s->lock);
-	if (err == -EUSERS) {
-		char msg[64];
-		int n = snprintf(msg, sizeof(msg), "ERR 11 EAGAIN too many clients of uid %u\n",
-				 (unsigned)cred.uid);
+	err = sock_conn_get(s, cred.uid);
+	if (err == -ENOMEM) {
+		refuse(fd, nomem, sizeof(nomem) - 1);
+		return 0;
+	}
+	if (err) {
+		char msg[128];
+		int n = err == -EMFILE ? snprintf(msg, sizeof(msg),
+						  "ERR 11 EAGAIN too many clients of uid %u\n",
+						  (unsigned)cred.uid)
+				       : snprintf(msg, sizeof(msg), "%s", busy);
 
 		refuse(fd, msg, (size_t)n);
 		return 0;
 	}
-	if (err) {
-		refuse(fd, busy, sizeof(busy) - 1);
-		return 0;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
+		sock_conn_put(s, cred.uid);
 		refuse(fd, nomem, sizeof(nomem) - 1);
 		return 0;
 	}
@@ -231,10 +207,9 @@ static int accept_one(struct sysctl_socket *s)
 	c->fd = fd;
 	c->who = (struct sysctl_caller){ cred.uid, cred.gid, cred.pid };
 	pthread_mutex_lock(&s->lock);
-	s->nconns++;
 	if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
-		s->nconns--;
 		pthread_mutex_unlock(&s->lock);
+		sock_conn_put(s, cred.uid);
 		free(c);
 		refuse(fd, nomem, sizeof(nomem) - 1);
 		return 0;
@@ -313,9 +288,12 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 	s->listen_fd = s->wake[0] = s->wake[1] = -1;
 	s->opt = opts ? *opts : (struct sysctl_socket_options){ 0 };
 	options_defaults(&s->opt);
+	s->budget = s->opt.budget;
 	pthread_mutex_init(&s->lock, NULL);
 	s->path = strdup(path);
 	err = s->path ? 0 : -ENOMEM;
+	if (!err)
+		err = sock_slots_new(s);
 	if (!err && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		err = -errno;
 	if (!err) {
@@ -337,6 +315,7 @@ int sysctl_socket_start_opts(struct sysctl_tree *tree, const char *path, mode_t 
 		close(s->wake[0]);
 		close(s->wake[1]);
 	}
+	sysctl_budget_free(s->slots);
 	pthread_mutex_destroy(&s->lock);
 	free(s->path);
 	free(s);
@@ -364,6 +343,7 @@ void sysctl_socket_stop(struct sysctl_socket *s)
 	close(s->listen_fd);
 	close(s->wake[0]);
 	close(s->wake[1]);
+	sysctl_budget_free(s->slots);
 	pthread_mutex_destroy(&s->lock);
 	free(s->path);
 	free(s);

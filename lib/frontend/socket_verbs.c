@@ -385,27 +385,6 @@ static bool peer_has_unread(struct conn *c)
 	return ioctl(c->fd, SIOCOUTQ, &queued) == 0 && queued > 0;
 }
 
-/*
- * Mark @c as watching, unless its uid (not root) already has all the
- * watches it may: watches never time out as idle connections do, so they
- * are capped apart.
- */
-static bool watch_slot_get(struct conn *c)
-{
-	struct sysctl_socket *s = c->server;
-	unsigned n = 0;
-
-	pthread_mutex_lock(&s->lock);
-	if (c->who.uid != 0) {
-		for (const struct conn *o = s->conns; o; o = o->next)
-			n += o->watching && o->who.uid == c->who.uid &&
-			     !__atomic_load_n(&o->done, __ATOMIC_ACQUIRE);
-	}
-	c->watching = c->who.uid == 0 || n < s->opt.max_watch_per_uid;
-	pthread_mutex_unlock(&s->lock);
-	return c->watching;
-}
-
 /* Return non-zero when the connection must end. */
 static int do_watch(struct conn *c, const char *path)
 {
@@ -417,7 +396,8 @@ static int do_watch(struct conn *c, const char *path)
 
 	if (!e)
 		return sock_out_flush(c);
-	if (!watch_slot_get(c)) {
+	/* Watches never time out as idle connections do: they are capped apart. */
+	if (!sock_watch_get(c)) {
 		sysctl_entry_put(e);
 		sock_reply_err(c, -EAGAIN, path, strlen(path), "too many watches by uid %u",
 			  (unsigned)c->who.uid);
@@ -460,6 +440,7 @@ static int do_watch(struct conn *c, const char *path)
 			last_sent = rcs_now_ms();
 		}
 	}
+	sock_watch_put(c);
 	sysctl_entry_put(e);
 	return 1;
 }

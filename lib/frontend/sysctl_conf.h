@@ -67,7 +67,9 @@ int sysctl_conf_parse(const char *text, size_t len, sysctl_conf_item_fn *on_item
  * assignment of the same key (or the same glob) replaces the earlier one,
  * and an explicit key beats every glob that matches it, wherever the glob
  * stands (procps' sysctl -p and systemd-sysctl both leave "a.b = 1" before
- * "a.* = 2" at 1). Keys are held in '/' form without a leading '/'.
+ * "a.* = 2" at 1). Keys are held in '/' form without a leading '/'. Keys
+ * are indexed: adding a line and looking a key up cost O(1) with the
+ * globs' count added to a lookup.
  */
 struct sysctl_conf_set;
 
@@ -92,6 +94,13 @@ const struct sysctl_conf_item *sysctl_conf_set_item(const struct sysctl_conf_set
  */
 const struct sysctl_conf_item *sysctl_conf_set_lookup(const struct sysctl_conf_set *s,
 						       const char *key);
+
+/*
+ * For tests: from now on add the keys @s compares (adding lines and
+ * looking keys up) to *@counter (NULL: stop), so a test counts operations
+ * instead of timing them. Context: no other call on @s running.
+ */
+void sysctl_conf_set_count_probes(struct sysctl_conf_set *s, unsigned long *counter);
 
 /*
  * The *.conf files of @dirs (':'-separated, most important first), merged

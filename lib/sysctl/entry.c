@@ -24,6 +24,7 @@ void rcs_header_put(struct sysctl_table_header *h)
 {
 	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL))
 		return;
+	rcs_row_map_free(h);
 	free(h);
 }
 
@@ -186,6 +187,11 @@ const char *sysctl_entry_path(const struct sysctl_entry *e)
 mode_t sysctl_entry_mode(const struct sysctl_entry *e)
 {
 	return e ? e->mode : 0;
+}
+
+int sysctl_entry_exec(const struct sysctl_entry *e)
+{
+	return e && e->exec;
 }
 
 const char *sysctl_entry_desc(const struct sysctl_entry *e)

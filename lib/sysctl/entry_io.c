@@ -264,6 +264,18 @@ static int hooked_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 }
 
 /*
+ * The tree's write check, before anything runs: a refused write changes
+ * nothing, not even for an instant a lock-free reader could see (a commit
+ * hook's refusal comes after the handler stored the value).
+ */
+static int check_write(struct sysctl_entry *e, const struct sysctl_change *ch)
+{
+	struct sysctl_tree *tree = rcs_entry_tree(e);
+
+	return tree->check ? tree->check(e, ch, tree->check_arg) : 0;
+}
+
+/*
  * The write, and with @expected non-NULL only while the change counter is
  * *@expected: checked under the writer lock, which every write of the entry
  * takes before it bumps the counter, so no write can land between the
@@ -284,6 +296,9 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		return -EISDIR;
 	if (!sysctl_entry_live(e))
 		return -ENOENT;
+	err = check_write(e, &ch);
+	if (err)
+		return err;
 	if (e->header->hook && !owner)
 		return hooked_write(e, who, buf, lenp, ppos, expected);
 	/* One writer at a time, so the recorded old/new pair belongs together. */
@@ -342,6 +357,15 @@ int sysctl_tree_set_commit(struct sysctl_tree *tree, sysctl_commit_fn *fn, void 
 		return -EINVAL;
 	tree->commit = fn;
 	tree->commit_arg = arg;
+	return 0;
+}
+
+int sysctl_tree_set_check(struct sysctl_tree *tree, sysctl_check_fn *fn, void *arg)
+{
+	if (!tree)
+		return -EINVAL;
+	tree->check = fn;
+	tree->check_arg = arg;
 	return 0;
 }
 

@@ -581,19 +581,23 @@ int sysctl_unregister_row(struct sysctl_table_header *h, const struct ctl_table 
 {
 	struct sysctl_tree *tree;
 	struct sysctl_entry *e = NULL;
+	unsigned long probes = 0;
 	bool last = false;
+	long i;
 
 	if (!h || !row)
 		return -EINVAL;
 	tree = h->tree;
 	pthread_mutex_lock(&tree->lock);
-	for (size_t i = 0; i < h->count && !e; i++) {
-		if (!h->entries[i] || h->entries[i]->table != row)
-			continue;
+	i = rcs_row_find(h, row, &probes);
+	if (tree->row_probes)
+		*tree->row_probes += probes;
+	if (i >= 0) {
 		e = h->entries[i];
 		last = h->rows_left == 1;
-		if (last)
-			break; /* the whole table goes, its directories with it */
+	}
+	/* The last row: the whole table goes, its directories with it. */
+	if (e && !last) {
 		h->entries[i] = NULL;
 		h->rows_left--;
 		sysctl_entry_get(e); /* for the removal callbacks */
@@ -607,4 +611,11 @@ int sysctl_unregister_row(struct sysctl_table_header *h, const struct ctl_table 
 	else
 		finish_removal(tree, &e, 1);
 	return 0;
+}
+
+void rcs_sysctl_count_probes(struct sysctl_tree *tree, unsigned long *counter)
+{
+	pthread_mutex_lock(&tree->lock);
+	tree->row_probes = counter;
+	pthread_mutex_unlock(&tree->lock);
 }

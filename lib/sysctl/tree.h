@@ -36,6 +36,9 @@ struct sysctl_tree {
 	/* The commit hook (sysctl_tree_set_commit), set before the tree is shared. */
 	sysctl_commit_fn *commit;
 	void *commit_arg;
+	/* The write check (sysctl_tree_set_check), set before the tree is shared. */
+	sysctl_check_fn *check;
+	void *check_arg;
 	/* Program handlers declared as wrappers (sysctl_tree_wrap_handler), under lock. */
 	struct rcs_handler_wrap *wraps;
 	size_t nwraps;
@@ -52,6 +55,9 @@ struct sysctl_tree {
 
 	/* Where threads sleep that wait for an entry's locks or a table's drain (entry_lock.h). */
 	struct rcs_wait_slot wait_slots[RCS_WAIT_SLOTS];
+
+	/* Test hook (rcs_sysctl_count_probes): rows compared by unregister, under lock. */
+	unsigned long *row_probes;
 };
 
 /* sysctl_register_table_hooked(): takes the writes, outside the locks. */
@@ -61,8 +67,8 @@ struct rcs_table_hook {
 };
 
 /*
- * 48 bytes, so that with one row's slot it takes a 64-byte chunk of the
- * allocator (rcusysd registers one table per tunable).
+ * 64 bytes: rcusysd registers one table per directory of tunables, and
+ * the subsystems a few small ones.
  */
 struct sysctl_table_header {
 	struct sysctl_entry *dir; /* the directory the table lives in (pinned) */
@@ -70,9 +76,12 @@ struct sysctl_table_header {
 	uint32_t count;            /* rows (at most INT32_MAX) */
 	uint32_t rows_left;        /* not removed by sysctl_unregister_row() (tree->lock) */
 	uint32_t refs;             /* atomic: 1 for the registration + 1 per entry */
+	uint32_t row_next;         /* after the row removed last (row_map.c; tree->lock) */
 	struct cds_list_head node; /* in tree->headers */
 	/* NULL, or after entries[] in the header's allocation. */
 	const struct rcs_table_hook *hook;
+	/* Rows by address, built by the first sysctl_unregister_row() (row_map.c). */
+	struct rcs_row_map *row_map;
 
 	/* The rows' entries, allocated with the header (most tables are small);
 	 * NULL for a row removed alone. */
@@ -258,6 +267,23 @@ void rcs_sysctl_reg_error(struct sysctl_tree *tree, const char *dir, const char 
 			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* lookup.c: look @path up under RCU and take a reference: 0 or -errno. */
 int rcs_sysctl_lookup_ref(struct sysctl_tree *tree, const char *path, struct sysctl_entry **out);
+
+/*
+ * row_map.c (tree lock held): the index of @row in @h's entries, or -1;
+ * adds the rows compared to *@probes. O(1) per call: a map of the
+ * rows by address is built on the first call for a table past a few rows.
+ */
+long rcs_row_find(struct sysctl_table_header *h, const struct ctl_table *row,
+		  unsigned long *probes);
+/* Frees @h's map (with the header). */
+void rcs_row_map_free(struct sysctl_table_header *h);
+
+/*
+ * tree.c, for tests: from now on add the rows each sysctl_unregister_row()
+ * compares to *@counter (NULL: stop), so a test counts operations instead
+ * of timing them. Context: no unregister running.
+ */
+void rcs_sysctl_count_probes(struct sysctl_tree *tree, unsigned long *counter);
 
 /* entry_io.c: run @e's handler with its in-flight count held */
 int rcs_sysctl_call(struct sysctl_entry *e, int write, void *buf, size_t *lenp, off_t *ppos);

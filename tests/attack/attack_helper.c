@@ -14,6 +14,13 @@
  *   opens FILE N            open FILE N times and read one byte from each;
  *                           print "opened K of N" and the first error, then
  *                           keep them open until stdin ends
+ *   opendirs DIR N          the same for a directory: open it N times and
+ *                           read one batch of names (getdents64) from each
+ *   polls FILE N            opens, and poll each file once (a poller)
+ *   conns SOCKET N LINE     open N connections, send LINE on each and read
+ *                           one reply line; print "served K of N" (replies
+ *                           starting "OK") and the first other reply, then
+ *                           keep them until stdin ends
  *   pollwait FILE SECONDS   read FILE, then poll it for a change; print
  *                           "woke" or "timeout"
  */
@@ -26,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -152,26 +160,100 @@ static int stubborn(const char *pidfile)
 		pause();
 }
 
-static int opens(const char *file, int n)
+/* One open of @file, and one read: a byte of a file, a batch of names of a directory. */
+static int open_one(const char *file, int dir, int polled)
+{
+	char buf[4096];
+	int fd = open(file, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+	long n;
+
+	if (fd < 0)
+		return -1;
+	n = dir ? syscall(SYS_getdents64, fd, buf, sizeof(buf)) : read(fd, buf, 1);
+	if (n > 0 && polled) {
+		struct pollfd p = { .fd = fd, .events = POLLPRI };
+
+		poll(&p, 1, 0);
+	}
+	if (n <= 0) {
+		int e = n == 0 ? EIO : errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int opens(const char *file, int n, int dir, int polled)
 {
 	int opened = 0, first = 0;
 	char c, *why = "";
 
 	for (int i = 0; i < n; i++) {
-		int fd = open(file, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0 || read(fd, &c, 1) != 1) {
+		if (open_one(file, dir, polled) < 0) {
 			if (!first) {
 				first = errno;
 				why = strerror(errno);
 			}
-			if (fd >= 0)
-				close(fd);
 			continue;
 		}
 		opened++;
 	}
 	printf("opened %d of %d%s%s\n", opened, n, first ? "; first error: " : "", why);
+	fflush(stdout);
+	while (read(STDIN_FILENO, &c, 1) > 0)
+		;
+	return 0;
+}
+
+/* One reply line of @fd into @line (size @size); 0, or -1 at EOF or error. */
+static int reply_line(int fd, char *line, size_t size)
+{
+	size_t len = 0;
+
+	while (len + 1 < size) {
+		ssize_t n = read(fd, line + len, 1);
+
+		if (n <= 0)
+			return -1;
+		if (line[len] == '\n')
+			break;
+		len++;
+	}
+	line[len] = '\0';
+	return 0;
+}
+
+static int conns(const char *path, int n, const char *line)
+{
+	char reply[256], other[256] = "", c;
+	int served = 0;
+
+	/* A refused client is closed at once: its send may fail, its reply still waits. */
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < n; i++) {
+		int fd = connect_to(path);
+
+		if (fd >= 0 && dprintf(fd, "%s\n", line) < 0) {
+			/* read what the server said before it closed */
+		}
+		if (fd < 0 || reply_line(fd, reply, sizeof(reply))) {
+			if (!*other)
+				snprintf(other, sizeof(other), "closed: %s", strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (!strncmp(reply, "OK", 2)) {
+			served++;
+			continue; /* kept open */
+		}
+		if (!*other)
+			snprintf(other, sizeof(other), "%s", reply);
+		close(fd);
+	}
+	printf("served %d of %d%s%s\n", served, n, *other ? "; first refusal: " : "", other);
 	fflush(stdout);
 	while (read(STDIN_FILENO, &c, 1) > 0)
 		;
@@ -199,7 +281,13 @@ static int pollwait(const char *file, int seconds)
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "opens"))
-		return opens(argv[2], atoi(argv[3]));
+		return opens(argv[2], atoi(argv[3]), 0, 0);
+	if (argc == 4 && !strcmp(argv[1], "opendirs"))
+		return opens(argv[2], atoi(argv[3]), 1, 0);
+	if (argc == 4 && !strcmp(argv[1], "polls"))
+		return opens(argv[2], atoi(argv[3]), 0, 1);
+	if (argc == 5 && !strcmp(argv[1], "conns"))
+		return conns(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "pollwait"))
 		return pollwait(argv[2], atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "hold"))

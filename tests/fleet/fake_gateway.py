@@ -12,12 +12,15 @@ last one again once the list is used up). A reply is one of
                                        a stream of lines, then the end of
                                        the reply or silence until the end
     {"hang": true}                     the request is read, never answered
+With FAKE_GATEWAY_TLS=CERT:KEY in the environment it speaks https with
+that certificate (the attack-trust test's https endpoint).
 Listens on a free loopback port, writes it to PORTFILE, and appends the
 path of every request to LOG, then "body PATH BODY" (the request's body,
 one line), and "hasleader PATH" for each request that carries the
 gateway's hasleader requirement.
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -77,8 +80,12 @@ class Server(ThreadingHTTPServer):
 
 
 srv = Server(("127.0.0.1", 0), Handler)
+if os.environ.get("FAKE_GATEWAY_TLS"):
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(*os.environ["FAKE_GATEWAY_TLS"].split(":"))
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
-import os  # noqa: E402
 os.rename(portfile + ".tmp", portfile)
 srv.serve_forever()

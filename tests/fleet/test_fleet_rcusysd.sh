@@ -57,7 +57,9 @@ printf 'app.workers = 8\napp.greeting = from-conf\n' > "$tmp/settings.conf"
 mkdir -p "$tmp/state"
 printf 'app.workers = 9\n' > "$tmp/state/state.conf"
 ctl put "$prefix/app/workers" 16 >/dev/null
-ctl put "$prefix/kernel/modprobe" /usr/sbin/modprobe >/dev/null
+# Not kernel.modprobe: entries root executes are refused to etcd without
+# --etcd-allow-exec (rcusysd(8), SECURITY MODEL; attack-trust tests that).
+ctl put "$prefix/kernel/core_uses_pid" 1 >/dev/null
 
 "$rcusysd" --no-fuse -d "$tmp/run" -t "$tmp/tunables.conf" -c "$tmp/settings.conf" \
 	--state "$tmp/state/state.conf" --etcd "$url" --etcd-prefix "$prefix/" \
@@ -68,7 +70,7 @@ until_true test -S "$tmp/run/events.sock"
 # --- first read: etcd's values win over the -c file and the state file ---
 wait_value rcusysd.etcd.connected 1 "connected"
 wait_value app.workers 16 "etcd wins over -c and the state file"
-wait_value kernel.modprobe /usr/sbin/modprobe "first read"
+wait_value kernel.core_uses_pid 1 "first read"
 check "a -c value etcd does not set stays" from-conf "$(get app.greeting)"
 
 # --- a put reaches the tree, and leaves the state file alone ---

@@ -21,6 +21,7 @@
 #include "etcdcli.h"
 #endif
 #include "settings.h"
+#include "ttysafe.h"
 #include "socktree.h"
 #include "stream.h"
 
@@ -59,7 +60,8 @@ static void usage(FILE *out, int code)
 		"  -e, --ignore         ignore unknown names\n"
 		"  -q, --quiet          do not echo written values\n"
 		"  -r, --pattern REGEX  only names matching the extended regex\n"
-		"  -b, --binary         print values alone, without newlines\n"
+		"  -b, --binary         print values alone, without newlines, raw (control bytes\n"
+		"                       are otherwise escaped on a terminal)\n"
 		"      --deprecated     list deprecated entries too (base_reachable_time,\n"
 		"                       retrans_time)\n"
 		"  -d, --describe       print descriptions instead of values (socket only)\n"
@@ -378,6 +380,8 @@ int main(int argc, char **argv)
 	code = parse_options(&c, argc, argv);
 	if (code >= 0)
 		return code;
+	/* -b asks for the raw value; everything else printed to a terminal is escaped. */
+	ttysafe_install(opts.binary);
 	if (c.etcd)
 		return run_etcd(&c, argc, argv);
 	if (opts.json && !json_supported()) {

@@ -12,8 +12,11 @@
 
 #include "config.h"
 #include "log.h"
+#include "policy.h"
 #include "sysctl_conf.h"
+#include "trusted_file.h"
 #include "tunables.h"
+#include "values.h"
 
 #define VALUE_MAX (65536 + 2)
 
@@ -23,63 +26,47 @@ struct tfile {
 };
 
 /*
- * What this module knows of each entry, by path (dotted, as
- * sysctl_entry_path()), in an open-addressing hash table, so a tree of
- * 100 000 tunables costs n lookups, not n^2 string compares (a list here
- * made rcusysd's start 27 times slower at 20 000). One record per path, one
- * allocation: the path, the default, and the value this module last left
- * in the entry only where it is not the default (after the start it is
- * the default everywhere), with a byte of flags for a header: memory per
- * tunable counts at 100 000 of them, and a pointer and an offset took a
- * 48-byte chunk where 32 bytes now hold "app.d000.t000000" and its default.
+ * Locking. A start or a reload runs in the main thread, one at a time; a
+ * reset in a control-socket thread, at any time. A reset holds the lock
+ * throughout. A reload holds it only for one entry at a time and to swap
+ * the new set in: it reads the files and registers the tunables
+ * without it (the tunables files are the main thread's alone), so a reset
+ * during a reload of 100 000 entries waits for one entry, not the reload.
  */
-enum {
-	REC_DEF = 1,         /* a default follows the path */
-	REC_APPLIED = 2,     /* this module set the entry (else: never here) */
-	REC_APPLIED_OWN = 4, /* what it set differs from the default: it follows */
-};
-
-struct record {
-	unsigned char flags;
-	char text[]; /* path '\0', [default '\0'], [applied '\0'] */
-};
-
-struct values {
-	struct record **v;
-	size_t n, cap; /* cap: 0 or a power of two, at most 7/8 full */
-};
-
 struct config {
 	struct sysctl_tree *tree;
 	const struct config_files *files;
-	pthread_mutex_t lock; /* everything below; a reset and a reload take turns */
+	/* The main thread's (start, reload, free): */
 	struct tfile *tfiles;
 	size_t ntfiles;
+	int failures; /* of the current start or reload (a reset's are only logged) */
+	pthread_mutex_t lock; /* everything below */
 	struct values values; /* each entry's value before any file, and the last one applied */
-	struct sysctl_conf_set *set;
+	struct sysctl_conf_set *set; /* replaced by a reload under the lock, read by resets */
 	struct persist *state;
 	bool (*etcd_holds)(const char *key);
 	char *value; /* VALUE_MAX bytes */
-	int failures; /* of the current start, reload or reset */
 	bool announce; /* log each value applied (reload and reset, not start) */
+	bool resetting; /* a reset converging: failures are not the reload's */
 	bool reset_all; /* converging after --reset --all */
 };
 
-static char *read_file(const char *path, size_t *len)
+/*
+ * @path's text through the one file check (trusted_file.h); NULL for a
+ * file refused or unreadable, named in the log with the reason, skipped.
+ * A masked file (a link to /dev/null) reads as empty.
+ */
+static char *read_file(struct config *c, const char *path, size_t *len, bool reload)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	long size;
+	char why[512], *text = NULL;
+	int err = trusted_file_read(path, TRUSTED_FILE_MAX, &text, len, why, sizeof(why));
 
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)size + 1)) != NULL) {
-		*len = fread(buf, 1, (size_t)size, f);
-		buf[*len] = '\0';
-	}
-	fclose(f);
-	return buf;
+	if (err >= 0)
+		return text;
+	rlog(LOG_ERR, "%s%s %s: %s (skipped)", reload ? "reload: " : "",
+	     err == -ENOENT || err == -EACCES || err == -EIO ? "cannot read" : "refused", path, why);
+	c->failures++;
+	return NULL;
 }
 
 /* ---- layer 1: tunables and the defaults ---- */
@@ -133,7 +120,7 @@ static int load_tunables(struct config *c, bool reload)
 		struct tunables *old = NULL;
 		char err[512] = "";
 		size_t len;
-		char *text = read_file(paths[i], &len);
+		char *text = read_file(c, paths[i], &len, reload);
 
 		/* The same file as before takes over its declarations. */
 		for (size_t j = 0; j < c->ntfiles; j++)
@@ -144,13 +131,9 @@ static int load_tunables(struct config *c, bool reload)
 			}
 		next[i].path = paths[i];
 		next[i].declared = old;
-		if (!text) {
-			rlog(LOG_ERR, "%scannot read %s: %s%s", reload ? "reload: " : "", paths[i],
-			     strerror(errno), reload ? " (its tunables are kept)" : "");
-			c->failures++;
-			ret = ret ? ret : -EIO;
+		/* Skipped, logged; at reload its tunables are kept (a file gone keeps none). */
+		if (!text)
 			continue;
-		}
 		if (reload)
 			ret = tunables_reload(c->tree, old, text, len, &next[i].declared, reload_report,
 					      paths[i], err, sizeof(err));
@@ -191,153 +174,6 @@ static const char *live_value(struct config *c, const char *path)
 	return c->value;
 }
 
-static size_t hash_path(const char *path)
-{
-	size_t h = 2166136261u; /* FNV-1a */
-
-	for (; *path; path++)
-		h = (h ^ (unsigned char)*path) * 16777619u;
-	return h;
-}
-
-/* The slot of @path, or the empty slot where it would go (vs->cap > 0). */
-static struct record **values_slot(const struct values *vs, const char *path)
-{
-	size_t i = hash_path(path) & (vs->cap - 1);
-
-	while (vs->v[i] && strcmp(vs->v[i]->text, path))
-		i = (i + 1) & (vs->cap - 1);
-	return &vs->v[i];
-}
-
-static struct record *values_find(const struct values *vs, const char *path)
-{
-	return vs->cap ? *values_slot(vs, path) : NULL;
-}
-
-static const char *record_default(const struct record *r)
-{
-	return r->flags & REC_DEF ? r->text + strlen(r->text) + 1 : NULL;
-}
-
-/* What this module last left in the entry, as it reads back; NULL if never set here. */
-static const char *record_applied(const struct record *r)
-{
-	const char *after = r->text + strlen(r->text) + 1;
-
-	if (!(r->flags & REC_APPLIED))
-		return NULL;
-	if (!(r->flags & REC_APPLIED_OWN))
-		return after; /* the default */
-	return r->flags & REC_DEF ? after + strlen(after) + 1 : after;
-}
-
-/* The value @path had before any file; NULL if none was captured. */
-static const char *values_default(const struct values *vs, const char *path)
-{
-	struct record *r = values_find(vs, path);
-
-	return r ? record_default(r) : NULL;
-}
-
-/* What this module last left in @path; NULL if it never set it. */
-static const char *values_applied(const struct values *vs, const char *path)
-{
-	struct record *r = values_find(vs, path);
-
-	return r ? record_applied(r) : NULL;
-}
-
-static bool values_grow(struct values *vs)
-{
-	size_t cap = vs->cap ? vs->cap * 2 : 64;
-	struct values bigger = { calloc(cap, sizeof(struct record *)), vs->n, cap };
-
-	if (!bigger.v)
-		return false;
-	for (size_t i = 0; i < vs->cap; i++)
-		if (vs->v[i])
-			*values_slot(&bigger, vs->v[i]->text) = vs->v[i];
-	free(vs->v);
-	*vs = bigger;
-	return true;
-}
-
-/*
- * A record for @path with default @def (NULL: none) and applied value
- * @applied (NULL: never set here), or NULL when out of memory.
- */
-static struct record *record_new(const char *path, const char *def, const char *applied)
-{
-	size_t plen = strlen(path) + 1, dlen = def ? strlen(def) + 1 : 0;
-	bool own = applied && !(def && !strcmp(def, applied));
-	size_t alen = own ? strlen(applied) + 1 : 0;
-	struct record *r = malloc(sizeof(*r) + plen + dlen + alen);
-
-	if (!r)
-		return NULL;
-	r->flags = (def ? REC_DEF : 0) | (applied ? REC_APPLIED : 0) | (own ? REC_APPLIED_OWN : 0);
-	memcpy(r->text, path, plen);
-	if (def)
-		memcpy(r->text + plen, def, dlen);
-	if (own)
-		memcpy(r->text + plen + dlen, applied, alen);
-	return r;
-}
-
-/*
- * Replaces the record of @path (its slot's) with one holding @def and
- * @applied; NULL when out of memory, with the old record left as it was.
- * @def and @applied may point into the old record.
- */
-static struct record *values_put(struct values *vs, const char *path, const char *def,
-				 const char *applied)
-{
-	struct record **slot, *r;
-
-	if ((vs->n + 1) * 8 > vs->cap * 7 && !values_grow(vs))
-		return NULL;
-	slot = values_slot(vs, path);
-	r = record_new(path, def, applied);
-	if (!r)
-		return NULL;
-	if (!*slot)
-		vs->n++;
-	free(*slot);
-	*slot = r;
-	return r;
-}
-
-/* Captures @value as @path's default, unless one is, and as what it was last left at. */
-static void values_capture(struct values *vs, const char *path, const char *value)
-{
-	struct record *r = values_find(vs, path);
-
-	/* Out of memory, the default is not remembered: no file's value can fall back to it. */
-	if (!r || !record_default(r))
-		values_put(vs, path, value, value);
-}
-
-/* Out of memory, the value is not remembered: the entry then counts as never set here. */
-static void values_set_applied(struct values *vs, const char *path, const char *value)
-{
-	struct record *r = values_find(vs, path);
-	const char *def = r ? record_default(r) : NULL;
-
-	if (r && r->flags & REC_APPLIED && !strcmp(record_applied(r), value))
-		return;
-	/* Forgotten rather than left stale (its bytes, if any, stay unused). */
-	if (!values_put(vs, path, def, value) && r)
-		r->flags &= (unsigned char)~(REC_APPLIED | REC_APPLIED_OWN);
-}
-
-static void values_free(struct values *vs)
-{
-	for (size_t i = 0; i < vs->cap; i++)
-		free(vs->v[i]);
-	free(vs->v);
-}
-
 /*
  * Every entry, in a walk: the walk's callbacks run on entries it holds
  * references to, outside its read-side section, so they may read and
@@ -349,25 +185,53 @@ static int walk_all(struct config *c, int (*fn)(struct sysctl_entry *e, void *ar
 {
 	int err = sysctl_walk(c->tree, "", fn, arg);
 
-	if (err)
+	if (err < 0)
 		rlog(LOG_ERR, "cannot list the tree: %s", strerror(-err));
 	return err;
+}
+
+/* One pass of capture or converge: which entries, the lock per entry, its stop. */
+struct step {
+	struct config *c;
+	const char *only;           /* converge_entry(): that entry alone (a reset), */
+	struct sysctl_entry *entry; /* which is this one */
+	bool lock;                  /* take c->lock per entry (a reset holds it throughout) */
+	config_stop_fn *stop;       /* asked every STOP_EVERY entries; NULL: never */
+	void *stop_arg;
+	unsigned long n; /* entries so far */
+};
+
+/* Often enough to answer a stop within a millisecond, rarely enough to cost nothing. */
+#define STOP_EVERY 256
+
+/* A stop was asked for (checked every STOP_EVERY calls). */
+static bool step_stopped(struct step *w)
+{
+	return w->stop && ++w->n % STOP_EVERY == 0 && w->stop(w->stop_arg);
 }
 
 /* Remembers the value of an entry not seen before: what it had before any file. */
 static int capture_one(struct sysctl_entry *e, void *arg)
 {
-	struct config *c = arg;
+	struct step *w = arg;
+	struct config *c = w->c;
 	const char *path = sysctl_entry_path(e), *value;
 
+	if (step_stopped(w))
+		return 1;
+	pthread_mutex_lock(&c->lock);
 	if (!values_default(&c->values, path) && (value = live_value(c, path)))
 		values_capture(&c->values, path, value);
+	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
 
-static void capture_defaults(struct config *c)
+/* 0, or 1 when stopped. */
+static int capture_defaults(struct config *c, config_stop_fn *stop, void *stop_arg)
 {
-	walk_all(c, capture_one, c);
+	struct step w = { .c = c, .stop = stop, .stop_arg = stop_arg };
+
+	return walk_all(c, capture_one, &w) == 1;
 }
 
 /*
@@ -405,13 +269,10 @@ static struct sysctl_conf_set *read_set(struct config *c)
 	for (ssize_t i = 0; i < n + c->files->nconfigs && n >= 0; i++) {
 		struct set_ctx s = { c, i < n ? paths[i] : c->files->configs[i - n] };
 		size_t len;
-		char *text = read_file(s.file, &len);
+		char *text = read_file(c, s.file, &len, false);
 
-		if (!text) {
-			rlog(LOG_ERR, "cannot read %s: %s", s.file, strerror(errno));
-			c->failures++;
+		if (!text)
 			continue;
-		}
 		if (i < n)
 			rlog(LOG_INFO, "reading %s", s.file);
 		if (sysctl_conf_set_add(set, s.file, text, len, set_error, &s) < 0)
@@ -436,7 +297,11 @@ static void report_set_error(struct config *c, const struct sysctl_conf_item *it
 	struct sysctl_entry *e = sysctl_lookup(c->tree, path);
 	char reason[160], name[4096];
 
-	if (!e || sysctl_entry_explain(e, err, reason, sizeof(reason)) < 0)
+	/* Refused by the write check (policy.h): its rule, "read-only entry (mode 0444)". */
+	if (e && (err == -EACCES || err == -EPERM) &&
+	    policy_decide(NULL, e, SYSCTL_ORIGIN_FILE, NULL, reason, sizeof(reason)))
+		;
+	else if (!e || sysctl_entry_explain(e, err, reason, sizeof(reason)) < 0)
 		snprintf(reason, sizeof(reason), "%s", err == -ENOENT ? "no such entry" : strerror(-err));
 	if (e)
 		sysctl_entry_put(e);
@@ -445,7 +310,8 @@ static void report_set_error(struct config *c, const struct sysctl_conf_item *it
 		rlog(LOG_ERR, "%s:%u: setting %s: %s", it->file, it->line, name, reason);
 	else
 		rlog(LOG_ERR, "restoring the default of %s: %s", name, reason);
-	c->failures++;
+	if (!c->resetting)
+		c->failures++;
 }
 
 /*
@@ -508,15 +374,9 @@ static void converge_explicit(struct config *c, const struct sysctl_conf_item *i
 		converge_one(c, path, it->key, it, it->value);
 }
 
-struct converge_walk {
-	struct config *c;
-	const char *only;
-};
-
-/* Globs and defaults for one entry (converge). */
-static int converge_entry(struct sysctl_entry *e, void *arg)
+/* Globs and defaults for one entry (converge; c->lock held). */
+static int converge_entry(struct sysctl_entry *e, struct step *w)
 {
-	struct converge_walk *w = arg;
 	struct config *c = w->c;
 	const char *path = sysctl_entry_path(e);
 	const struct sysctl_conf_item *it;
@@ -542,20 +402,47 @@ static int converge_entry(struct sysctl_entry *e, void *arg)
 	return 0;
 }
 
+static int converge_walked(struct sysctl_entry *e, void *arg)
+{
+	struct step *w = arg;
+	int ret;
+
+	if (step_stopped(w))
+		return 1;
+	if (w->lock)
+		pthread_mutex_lock(&w->c->lock);
+	ret = converge_entry(e, w);
+	if (w->lock)
+		pthread_mutex_unlock(&w->c->lock);
+	return ret;
+}
+
 /*
- * Every entry of @only (NULL: all) gets the value of the highest layer
+ * Every entry of @w->only (NULL: all) gets the value of the highest layer
  * naming it: explicit assignments first, in the set's order (so messages
  * come in file order), then globs and defaults for writable entries that
- * no explicit key names.
+ * no explicit key names. Returns 0, or 1 when stopped.
  */
-static void converge(struct config *c, const char *only)
+static int converge(struct step *w)
 {
-	struct converge_walk w = { c, only };
+	struct config *c = w->c;
 
-	for (size_t i = 0; !only && i < sysctl_conf_set_count(c->set); i++)
-		if (!sysctl_conf_set_item(c->set, i)->glob)
-			converge_explicit(c, sysctl_conf_set_item(c->set, i), c->reset_all);
-	walk_all(c, converge_entry, &w);
+	/* One entry: the reset's, not a walk of 100 000 to find it. */
+	if (w->only)
+		return sysctl_entry_is_dir(w->entry) ? 0 : converge_walked(w->entry, w);
+	/* The set is replaced by the reload alone: a reload reads it unlocked. */
+	for (size_t i = 0; i < sysctl_conf_set_count(c->set); i++) {
+		if (sysctl_conf_set_item(c->set, i)->glob)
+			continue;
+		if (step_stopped(w))
+			return 1;
+		if (w->lock)
+			pthread_mutex_lock(&c->lock);
+		converge_explicit(c, sysctl_conf_set_item(c->set, i), c->reset_all);
+		if (w->lock)
+			pthread_mutex_unlock(&c->lock);
+	}
+	return walk_all(c, converge_walked, w) == 1;
 }
 
 int config_start(struct sysctl_tree *tree, const struct config_files *files, struct config **out)
@@ -576,9 +463,10 @@ int config_start(struct sysctl_tree *tree, const struct config_files *files, str
 		config_free(c);
 		return err;
 	}
-	capture_defaults(c);
+	capture_defaults(c, NULL, NULL);
 	c->set = read_set(c);
-	converge(c, NULL);
+	converge(&(struct step){ .c = c, .lock = true });
+	c->announce = true; /* from now on (reloads, resets) */
 	*out = c;
 	return 0;
 }
@@ -591,25 +479,32 @@ void config_set_layers(struct config *c, struct persist *state, bool (*etcd_hold
 	pthread_mutex_unlock(&c->lock);
 }
 
-void config_reload(struct config *c)
+int config_reload(struct config *c, config_stop_fn *stop, void *stop_arg)
 {
-	struct sysctl_conf_set *set;
+	struct sysctl_conf_set *set, *old;
+	struct step w = { .c = c, .lock = true, .stop = stop, .stop_arg = stop_arg };
 
-	pthread_mutex_lock(&c->lock);
 	c->failures = 0;
-	c->announce = true;
 	load_tunables(c, true);
-	capture_defaults(c);
+	if ((stop && stop(stop_arg)) || capture_defaults(c, stop, stop_arg))
+		goto stopped;
 	set = read_set(c);
 	if (set) {
-		sysctl_conf_set_free(c->set);
+		pthread_mutex_lock(&c->lock);
+		old = c->set;
 		c->set = set;
+		pthread_mutex_unlock(&c->lock);
+		sysctl_conf_set_free(old);
 	}
 	/* Entries the reload declared are the state file's too: its commit hook is the tree's. */
-	converge(c, NULL);
+	if ((stop && stop(stop_arg)) || converge(&w))
+		goto stopped;
 	rlog(c->failures ? LOG_WARNING : LOG_INFO, "reloaded%s",
 	     c->failures ? " with errors (see above)" : "");
-	pthread_mutex_unlock(&c->lock);
+	return 0;
+stopped:
+	rlog(LOG_NOTICE, "reload stopped part way: stopping");
+	return -EINTR;
 }
 
 int config_reset(struct config *c, const char *path, char *why, size_t size)
@@ -622,10 +517,8 @@ int config_reset(struct config *c, const char *path, char *why, size_t size)
 		snprintf(why, size, "no such entry");
 		return -ENOENT;
 	}
-	if (e) {
+	if (e)
 		snprintf(dotted_path, sizeof(dotted_path), "%s", sysctl_entry_path(e));
-		sysctl_entry_put(e);
-	}
 	pthread_mutex_lock(&c->lock);
 	err = c->state ? persist_forget(c->state, path ? dotted_path : NULL) : 0;
 	if (err == -ENOENT)
@@ -633,14 +526,16 @@ int config_reset(struct config *c, const char *path, char *why, size_t size)
 	if (err) {
 		snprintf(why, size, "cannot rewrite the state file: %s", strerror(-err));
 	} else {
-		c->failures = 0;
-		c->announce = true;
+		c->resetting = true;
 		c->reset_all = !path;
-		converge(c, path ? dotted_path : NULL);
+		converge(&(struct step){ .c = c, .only = path ? dotted_path : NULL, .entry = e });
 		c->reset_all = false;
+		c->resetting = false;
 		rlog(LOG_NOTICE, "reset %s to the configuration files' values", path ? dotted_path : "all entries");
 	}
 	pthread_mutex_unlock(&c->lock);
+	if (e)
+		sysctl_entry_put(e);
 	return err;
 }
 

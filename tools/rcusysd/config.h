@@ -54,13 +54,25 @@ int config_start(struct sysctl_tree *tree, const struct config_files *files, str
 /* Layer 3: the state file (may be NULL) and etcd's keys ('/' form; NULL without etcd). */
 void config_set_layers(struct config *c, struct persist *state, bool (*etcd_holds)(const char *key));
 
-/* SIGHUP: every file read again, every entry brought to its layers' value. */
-void config_reload(struct config *c);
+/* Asked during a reload: true to end it now (the process is stopping). */
+typedef bool config_stop_fn(void *arg);
+
+/*
+ * SIGHUP: every file read again, every entry brought to its layers' value.
+ * Holds the configuration's lock only for one entry at a time and to swap
+ * the new settings in, so config_reset() answers during a reload. @stop
+ * (may be NULL) is asked between steps and every few hundred entries; when
+ * it says true the reload ends there, logged, and -EINTR comes back (the
+ * tree is left part way: for a process about to exit). Else 0. Context:
+ * the thread that called config_start(), one reload at a time.
+ */
+int config_reload(struct config *c, config_stop_fn *stop, void *stop_arg);
 
 /*
  * Drops the runtime write of @path (NULL: all of them) and applies the
  * files' value or the default. Returns 0 or a negative errno with @why
- * (size @size) filled. Any thread may call.
+ * (size @size) filled. Context: any thread, during a reload too (it waits
+ * for the entry the reload is at, not for the reload).
  */
 int config_reset(struct config *c, const char *path, char *why, size_t size);
 

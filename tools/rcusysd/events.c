@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rcustring/sysctl_budget.h>
 #include <rcustring/umh.h>
 
 #include "children.h"
@@ -45,6 +46,7 @@ struct events {
 	int conns[EVENTS_MAX_CLIENTS];  /* client fds (-1: free slot), shut down at stop */
 	bool stopping;                  /* deaths from here on are our own SIGTERM/SIGKILL */
 	bool allow_poweroff;            /* set before serving; read only afterwards */
+	struct sysctl_budget *budget;   /* the daemon's handle budget: a connection is a handle */
 };
 
 struct supervised {
@@ -56,6 +58,7 @@ struct supervised {
 struct client {
 	struct events *ev;
 	int slot;
+	uid_t uid; /* counted in ev->budget */
 };
 
 static void busy_add(struct events *ev, int n)
@@ -252,6 +255,7 @@ static void *serve_client(void *arg)
 	struct client *c = arg;
 	struct events *ev = c->ev;
 	int slot = c->slot, fd;
+	uid_t uid = c->uid;
 	char line[LINE_MAX_BYTES], reply[LINE_MAX_BYTES + 64], result[64] = "";
 	long long deadline = rcs_now_ms() + IDLE_TIMEOUT_MS;
 	size_t len = 0;
@@ -301,6 +305,7 @@ static void *serve_client(void *arg)
 	ev->conns[slot] = -1;
 	close(fd);
 	pthread_mutex_unlock(&ev->lock);
+	sysctl_budget_put(ev->budget, uid, SYSCTL_HANDLE_CONN, 1);
 	busy_add(ev, -1);
 	return NULL;
 }
@@ -331,14 +336,40 @@ static void put_slot(struct events *ev, int slot)
 	busy_add(ev, -1);
 }
 
+/* Tells a refused client why (when it can be told) and closes it. */
+static void refuse(int fd, const char *msg)
+{
+	if (send(fd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* the client is told when it can be; it is closed either way */
+	}
+	close(fd);
+}
+
+/*
+ * The peer's uid, counted as a handle of the daemon's budget (shared with
+ * the tree's FUSE mount and the control socket): 0, or -errno.
+ */
+static int count_peer(struct events *ev, int fd, uid_t *uid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return -errno;
+	*uid = cred.uid;
+	return ev->budget ? sysctl_budget_take(ev->budget, cred.uid, SYSCTL_HANDLE_CONN, 1) : 0;
+}
+
 static void accept_one(struct events *ev)
 {
 	static const char full[] = "ERR 11 Resource temporarily unavailable\n";
 	struct timeval send_timeout = { SEND_TIMEOUT_MS / 1000, 0 };
 	struct pollfd stop = { ev->stop_pipe[0], POLLIN, 0 };
+	char msg[96];
 	struct client *c;
 	pthread_t tid;
-	int fd, slot;
+	uid_t uid = 0;
+	int fd, slot, err;
 
 	fd = accept4(ev->fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0) {
@@ -351,24 +382,28 @@ static void accept_one(struct events *ev)
 			poll(&stop, 1, 100);
 		return;
 	}
+	err = count_peer(ev, fd, &uid);
+	if (err) {
+		snprintf(msg, sizeof(msg), "ERR %d uid %u: %s (the handle budget)\n", -err,
+			 (unsigned)uid, strerror(-err));
+		refuse(fd, msg);
+		return;
+	}
 	slot = take_slot(ev, fd);
 	if (slot < 0) {
-		if (send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-			/* the client is told when it can be; it is closed either way */
-		}
-		close(fd);
+		sysctl_budget_put(ev->budget, uid, SYSCTL_HANDLE_CONN, 1);
+		refuse(fd, full);
 		return;
 	}
 	/* A client that does not read its replies must not hold a thread either. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
 	c = malloc(sizeof(*c));
-	if (c) {
-		c->ev = ev;
-		c->slot = slot;
-	}
+	if (c)
+		*c = (struct client){ ev, slot, uid };
 	if (!c || pthread_create(&tid, NULL, serve_client, c) != 0) {
 		free(c);
 		put_slot(ev, slot);
+		sysctl_budget_put(ev->budget, uid, SYSCTL_HANDLE_CONN, 1);
 		close(fd);
 		return;
 	}
@@ -395,7 +430,8 @@ static void *accept_loop(void *arg)
 	return NULL;
 }
 
-int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct events **out)
+int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct sysctl_budget *budget,
+		 struct events **out)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	pthread_condattr_t cattr;
@@ -409,6 +445,7 @@ int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct e
 		return -ENOMEM;
 	strcpy(addr.sun_path, path);
 	ev->allow_poweroff = allow_poweroff;
+	ev->budget = budget;
 	ev->stop_pipe[0] = ev->stop_pipe[1] = -1;
 	for (int i = 0; i < EVENTS_MAX_CLIENTS; i++)
 		ev->conns[i] = -1;

@@ -21,7 +21,7 @@
  * with other verbs, though both take lines under the same deadlines
  * (lib/common/deadline.h) on a socket made the same way
  * (lib/common/unix_listen.h): its clients are root alone (no per-uid caps
- * or root reserve), a reply is one line (no WATCH stream, no multi-line
+ * of its own; its connections count in the daemon's handle budget), a reply is one line (no WATCH stream, no multi-line
  * reply), and what a request starts (helpers, supervised programs)
  * outlives the connection, so its stop waits for those, with a grace
  * period and SIGKILL, not for the connections.
@@ -32,6 +32,7 @@
 #include <stdbool.h>
 
 struct events;
+struct sysctl_budget;
 
 /* Concurrent events connections; beyond it a client gets ERR EAGAIN. */
 #define EVENTS_MAX_CLIENTS 32
@@ -41,9 +42,14 @@ struct events;
  * 0600); crash records with relative names go under the directory @core_dirfd
  * (duplicated, the caller keeps its own). POWEROFF is answered ERR 1
  * unless @allow_poweroff: it runs kernel.poweroff_cmd, /sbin/poweroff by
- * default, so one stray line would turn the machine off.
+ * default, so one stray line would turn the machine off. Each connection
+ * is a handle of @budget (the daemon's, shared with the FUSE mount and the
+ * control socket; NULL: not counted), by its peer's uid; a connection past
+ * the uid's share is answered "ERR 24 ..." (EMFILE) or "ERR 23 ..."
+ * (ENFILE) and closed.
  */
-int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct events **out);
+int events_start(const char *path, int core_dirfd, bool allow_poweroff, struct sysctl_budget *budget,
+		 struct events **out);
 
 /*
  * Stops listening, closes every connection (idle or not), then waits for

@@ -38,6 +38,7 @@
 #include "notify.h"
 #include "options.h"
 #include "persist.h"
+#include "policy.h"
 #include "rundir.h"
 #include "subsys.h"
 #ifdef HAVE_ETCD
@@ -176,6 +177,15 @@ static bool etcd_holds(const char *key)
 	return etcd_sync_holds(etcd, key);
 }
 
+/* For the log line of an exec entry etcd sets (policy.h): what the mirror held before. */
+static int64_t etcd_revision(void *arg)
+{
+	struct etcd_sync_status st;
+
+	etcd_sync_status(arg, &st);
+	return st.revision;
+}
+
 /* The sync's messages (never a value or a secret), as log lines like ours. */
 static void etcd_log(void *arg, const char *message)
 {
@@ -201,6 +211,7 @@ static void tree_log(void *arg, const char *message)
 struct daemon {
 	struct options o;
 	struct sysctl_tree *tree;
+	struct policy policy; /* who may write what: every write of the tree asks it */
 	struct config *config;
 	struct persist *persist;
 #ifdef HAVE_ETCD
@@ -213,6 +224,7 @@ struct daemon {
 	pthread_t fuse_tid;
 	struct sysctl_socket *sock;
 	struct events *events;
+	struct sysctl_budget *budget; /* every handle of every front end, per uid */
 };
 
 /*
@@ -274,7 +286,21 @@ static int start_etcd(struct daemon *d)
 
 	if (!eo->endpoints)
 		return 0;
-	err = etcd_sync_start(d->tree, eo, &etcd);
+	/* Before the sync's thread starts, which reads the policy. */
+	d->policy.etcd_tls = policy_endpoints_tls(eo->endpoints);
+	d->policy.etcd_allow_exec = d->o.etcd_allow_exec;
+	if (d->o.etcd_allow_exec && !d->policy.etcd_tls)
+		rlog(LOG_WARNING, "--etcd-allow-exec: ignored, an endpoint is not https");
+	d->policy.etcd_revision = etcd_revision;
+	err = etcd_sync_new(d->tree, eo, &etcd);
+	if (!err) {
+		d->policy.etcd_arg = etcd;
+		err = etcd_sync_run(etcd);
+		if (err) {
+			etcd_sync_stop(etcd);
+			etcd = NULL;
+		}
+	}
 	if (!err)
 		err = etcd_sync_register_status(etcd, "rcusysd.etcd", &d->etcd_status);
 	if (err) {
@@ -297,6 +323,7 @@ static int build_tree(struct daemon *d, struct sysctl_socket_options *sock_opts)
 		return 1;
 	}
 	sysctl_tree_set_log(d->tree, tree_log, NULL);
+	policy_install(&d->policy, d->tree);
 	if (d->o.owner) /* parse_owner refused -1 */
 		sysctl_tree_set_owner(d->tree, d->o.owner_uid, d->o.owner_gid);
 	umh_set_log(log_helper, NULL);
@@ -382,6 +409,8 @@ static int start_fuse(struct daemon *d)
 	}
 	if (!err)
 		err = sysctl_fuse_mount(d->tree, d->mountpoint, &d->fs);
+	if (!err)
+		err = sysctl_fuse_set_budget(d->fs, d->budget);
 	if (!err && pthread_create(&d->fuse_tid, NULL, fuse_thread, d->fs) != 0)
 		err = -EAGAIN;
 	if (err) {
@@ -430,7 +459,7 @@ static int start_sockets(struct daemon *d, const struct sysctl_socket_options *s
 	/* Events run programs: root only. */
 	umask(0177);
 	snprintf(path, sizeof(path), "%s/events.sock", d->o.run_dir);
-	err = events_start(path, d->dirfd, d->o.allow_poweroff, &d->events);
+	err = events_start(path, d->dirfd, d->o.allow_poweroff, d->budget, &d->events);
 	umask(old_umask);
 	if (err) {
 		log_serve_error(path, err);
@@ -446,6 +475,16 @@ static int start_sockets(struct daemon *d, const struct sysctl_socket_options *s
 	return 0;
 }
 
+/* A reload ends early when SIGTERM or SIGINT waits (run() then takes it). */
+static bool stop_pending(void *arg)
+{
+	sigset_t pending;
+
+	(void)arg;
+	return sigpending(&pending) == 0 &&
+	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 /* Until SIGTERM or SIGINT; SIGHUP reloads the files. */
 static void run(struct daemon *d, const sigset_t *stop)
 {
@@ -459,7 +498,8 @@ static void run(struct daemon *d, const sigset_t *stop)
 		}
 		rlog(LOG_INFO, "%s: reloading", strsignal(sig));
 		notify_reloading();
-		config_reload(d->config);
+		if (config_reload(d->config, stop_pending, NULL))
+			continue; /* stopped for SIGTERM or SIGINT, which sigwait() returns now */
 #ifdef HAVE_ETCD
 		if (etcd)
 			etcd_sync_rescan(etcd); /* values refused for want of an entry the reload declared */
@@ -535,7 +575,13 @@ int main(int argc, char **argv)
 		return events_send(path, d.o.event);
 	}
 	take_signals(&stop);
-	status = build_tree(&d, &sock_opts);
+	/* One handle budget for the mount and both sockets (sysctl_budget.h). */
+	status = sysctl_budget_new(NULL, &d.budget) ? 1 : 0;
+	if (status)
+		rlog(LOG_ERR, "out of memory");
+	sock_opts.budget = d.budget;
+	if (!status)
+		status = build_tree(&d, &sock_opts);
 	if (!status)
 		status = open_run_dir(&d);
 	if (!status)
@@ -547,5 +593,6 @@ int main(int argc, char **argv)
 		stop_front_ends(&d);
 	}
 	free_tree(&d);
+	sysctl_budget_free(d.budget);
 	return status;
 }

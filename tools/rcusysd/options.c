@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "options.h"
@@ -105,6 +106,11 @@ static void usage(FILE *out, int code)
 		"                        the state file (rcustring-etcd(7)); needs --etcd-prefix\n"
 		"      --etcd-prefix P   the prefix, e.g. /rcustring/web/\n"
 		"      --etcd-host NAME  this host's name in its status keys (default: the host name)\n"
+		"      --etcd-user USER[:GROUP]  whose rights etcd's values are written with:\n"
+		"                        that user's bits of each entry's mode (default: the owner\n"
+		"                        bits, as --owner has them); never an entry root executes\n"
+		"      --etcd-allow-exec let etcd set entries root executes (helper paths, exec=\n"
+		"                        tunables); only with https:// endpoints; each is logged\n"
 		"      --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE\n"
 		"                        TLS files for the connection to etcd\n"
 		"  -e, --event LINE      send one event to a running rcusysd and print the reply\n"
@@ -167,11 +173,42 @@ static int take_option(struct options *o, int opt, char *arg)
 	case 'E': o->etcd_url = arg; break;
 	case 'X': case 'C': case 'T': case 'K': case 'H': break;
 #endif
+	case 'W': o->etcd_user = arg; break;
+	case 'x': o->etcd_allow_exec = true; break;
 	case 'V': printf("rcusysd %s\n", RCUSYSD_VERSION); return 0;
 	case 'h': usage(stdout, 0); break;
 	default: return usage_error(NULL, NULL, NULL); /* getopt named the option */
 	}
 	return -1;
+}
+
+/* --etcd-user and --etcd-allow-exec: what the mirror may write (policy.h). 0 or 1. */
+static int check_etcd_principal(struct options *o)
+{
+#ifdef HAVE_ETCD
+	struct sysctl_caller *c = &o->etcd_caller;
+	char why[512];
+
+	if ((o->etcd_user || o->etcd_allow_exec) && !o->eo.endpoints) {
+		rlog(LOG_ERR, "--etcd-user and --etcd-allow-exec need --etcd");
+		return 1;
+	}
+	if (!o->etcd_user)
+		return 0;
+	if (parse_owner(o->etcd_user, &c->uid, &c->gid, why, sizeof(why))) {
+		rlog(LOG_ERR, "--etcd-user %s: %s", o->etcd_user, why);
+		return 1;
+	}
+	c->pid = getpid();
+	o->eo.caller = c;
+	return 0;
+#else
+	if (o->etcd_user || o->etcd_allow_exec) {
+		rlog(LOG_ERR, "--etcd-user, --etcd-allow-exec: built without etcd support");
+		return 1;
+	}
+	return 0;
+#endif
 }
 
 /* The options that go together, the owner, the state file's default. -1 or the exit status. */
@@ -194,6 +231,8 @@ static int check_options(struct options *o)
 		rlog(LOG_ERR, "--owner %s: %s", o->owner, why);
 		return 2;
 	}
+	if (check_etcd_principal(o))
+		return 2;
 	/* Each instance its own state: another run directory is another instance. */
 	if (!o->event && o->run_dir_given && strcmp(o->run_dir, DEFAULT_RUN_DIR) &&
 	    !o->state_given) {
@@ -238,6 +277,8 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "etcd-cacert", required_argument, NULL, 'C' }, { "etcd-cert", required_argument, NULL, 'T' },
 		{ "etcd-key", required_argument, NULL, 'K' }, { "owner", required_argument, NULL, 'O' },
 		{ "etcd-host", required_argument, NULL, 'H' },
+		{ "etcd-user", required_argument, NULL, 'W' },
+		{ "etcd-allow-exec", no_argument, NULL, 'x' },
 		{ "sysctl-dirs", required_argument, NULL, 'D' },
 		{ "tunables-dirs", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },

@@ -26,8 +26,11 @@ struct options {
 	gid_t owner_gid;
 	struct config_files files;
 	char state_path[4096];
+	const char *etcd_user;     /* --etcd-user USER[:GROUP] */
+	bool etcd_allow_exec;      /* --etcd-allow-exec */
 #ifdef HAVE_ETCD
 	struct etcd_sync_opts eo;
+	struct sysctl_caller etcd_caller; /* the mirror's principal with --etcd-user */
 #else
 	const char *etcd_url;
 #endif

@@ -69,8 +69,8 @@ static int check_own_dir(int parent, const char *name, const char *shown, struct
 	return 0;
 }
 
-/* Walks @dir (absolute, no symlinks) from "/" checking each level; returns its fd. */
-static int open_ancestors(const char *dir, char *why, size_t why_size)
+/* What rundir.h says: each level checked as check_ancestor() does. */
+int rundir_walk(const char *dir, char *why, size_t why_size)
 {
 	char sofar[PATH_MAX] = "";
 	size_t at = 0;
@@ -154,7 +154,7 @@ int rundir_open(const char *path, char *canon, size_t canon_size, char *why, siz
 		snprintf(why, why_size, "cannot resolve %s: %s", parent, strerror(-err));
 		return err;
 	}
-	pfd = open_ancestors(parent_real, why, why_size);
+	pfd = rundir_walk(parent_real, why, why_size);
 	if (pfd < 0)
 		return pfd;
 	if (mkdirat(pfd, name, 0755) != 0 && errno != EEXIST) {

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Sourced by test_trust.sh: the etcd mirror against a fake gateway
+# (tests/fleet/fake_gateway.py, over http and over https) that holds a
+# program of the attacker's for kernel.modprobe: refused without
+# --etcd-allow-exec, and with it over http; applied, and logged at notice,
+# only with it over https; --etcd-user holds the mirror to that user's bits.
+if [ "$etcd" != etcd ]; then
+	echo "skip: etcd cases: rcusysd built without etcd support"
+	return 0
+fi
+if ! command -v python3 > /dev/null || ! command -v openssl > /dev/null; then
+	echo "skip: etcd cases: python3 and openssl are needed for the fake gateway"
+	[ "${CI:-}" = true ] && failed "python3 and openssl must be there on CI"
+	return 0
+fi
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$dir/gw.key" -out "$dir/gw.pem" 2> "$dir/openssl.err" || {
+	failed "a certificate for the https gateway" "$(cat "$dir/openssl.err")"
+	return 0
+}
+P=/rcustring/web/
+b64() { printf '%s' "$1" | base64 -w0; }
+kv() { printf '{"key":"%s","mod_revision":"5","value":"%s"}' "$(b64 "$P$1")" "$(b64 "$2")"; }
+range="{\"header\":{\"revision\":\"5\"},\"kvs\":[$(kv kernel/modprobe "$dir/evil"),$(kv good/val 5),$(kv open/val from-etcd)]}"
+created='{"result":{"header":{"revision":"5"},"created":true}}'
+python3 -c 'import json, sys
+print(json.dumps({"/v3/kv/range": [{"body": sys.argv[1]}],
+                  "/v3/watch": [{"lines": [sys.argv[2]], "then": "hold"}],
+                  "/v3/kv/txn": [{"body": "{\"header\":{\"revision\":\"6\"}}"}]}))' \
+	"$range" "$created" > "$dir/etcd.json"
+
+# etcd_start NAME http|https [rcusysd args]: a gateway and a daemon on it; sets $run, $log.
+etcd_start() {
+	local name=$1 scheme=$2 tls=
+	shift 2
+	[ "$scheme" = https ] && tls="$dir/gw.pem:$dir/gw.key"
+	FAKE_GATEWAY_TLS=$tls python3 "$gateway" "$dir/etcd.json" "$dir/$name.port" "$dir/$name.requests" \
+		2> "$dir/$name.gw.err" &
+	pids+=($!)
+	wait_for 20 test -s "$dir/$name.port"
+	run=$dir/e-$name log=$dir/e-$name.log
+	start "$run" "$log" --no-fuse --no-persist -t "$t/tunables.conf" --etcd-prefix "$P" \
+		--etcd "$scheme://127.0.0.1:$(cat "$dir/$name.port")" --etcd-cacert "$dir/gw.pem" "$@" || {
+		failed "etcd $name: the daemon starts" "log: $(tail -3 "$log")"
+		return 1
+	}
+	# The first read applied what it may: open.val (0666) is everyone's.
+	wait_for 20 eval '[ "$(ctl "$run" -n open.val)" = from-etcd ]' ||
+		failed "etcd $name: the first read" "open.val is $(ctl "$run" -n open.val); log: $(tail -3 "$log")"
+}
+refusal="refused the etcd mirror's write of kernel.modprobe: an entry root executes: the etcd mirror may set it only with --etcd-allow-exec and https:// endpoints"
+
+if etcd_start plain http; then
+	refused "etcd over http: kernel.modprobe refused" "$log" "$refusal" "$run" kernel.modprobe /sbin/modprobe
+	attack "etcd over http: the rest applied (good.val, mode 0644)" "good.val is $(ctl "$run" -n good.val)" \
+		test "$(ctl "$run" -n good.val)" = 5
+	attack "etcd over http: warned at start" "log: $(grep -m1 etcd "$log")" \
+		logged "$log" "--etcd endpoint http://127.0.0.1:"
+	"$rcusysd" -d "$run" -e "MODULE foo" > /dev/null
+	attack "etcd over http: its program never ran as root" "it ran as uid $(cat "$dir/pwned" 2>/dev/null)" test ! -e "$dir/pwned"
+	stop "$pid"
+fi
+if etcd_start optin-http http --etcd-allow-exec; then
+	refused "etcd over http with --etcd-allow-exec: still refused" "$log" "$refusal (an endpoint is not https)" "$run" kernel.modprobe /sbin/modprobe
+	attack "--etcd-allow-exec over http: said ignored" "log: $(grep -m1 allow-exec "$log")" \
+		logged "$log" "--etcd-allow-exec: ignored, an endpoint is not https"
+	stop "$pid"
+fi
+if etcd_start tls https; then
+	refused "etcd over https without --etcd-allow-exec: refused" "$log" "$refusal" "$run" kernel.modprobe /sbin/modprobe
+	stop "$pid"
+fi
+if etcd_start optin-tls https --etcd-allow-exec; then
+	wait_for 20 eval '[ "$(ctl "$run" -n kernel.modprobe)" = "$dir/evil" ]'
+	attack "etcd over https with --etcd-allow-exec: applied, logged at notice" \
+		"it is $(ctl "$run" -n kernel.modprobe); log: $(grep -m2 modprobe "$log")" \
+		eval '[ "$(ctl "$run" -n kernel.modprobe)" = "$dir/evil" ] && logged "$log" "notice rcusysd: etcd sets kernel.modprobe, an entry root executes (--etcd-allow-exec"'
+	stop "$pid"
+fi
+if etcd_start user http --etcd-user "$nobody:$nobody"; then
+	refused "--etcd-user: a 0644 entry refused to that user" "$log" \
+		"refused ${P}good/val at revision 5 (1 bytes): Permission denied" "$run" good.val 1
+	stop "$pid"
+fi

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The one decision of who may write what (policy.h), and the tree's write
+ * check that asks it for every write.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "policy.h"
+
+static const char *origin_name(enum sysctl_origin origin)
+{
+	switch (origin) {
+	case SYSCTL_ORIGIN_CLIENT: return "a client";
+	case SYSCTL_ORIGIN_PROGRAM: return "the program";
+	case SYSCTL_ORIGIN_FILE: return "a settings file";
+	case SYSCTL_ORIGIN_STATE: return "the state file";
+	case SYSCTL_ORIGIN_MIRROR: return "the etcd mirror";
+	default: return "an unknown origin";
+	}
+}
+
+/* The mode bits, as /proc/sys checks them (sysctl_access(), which --owner goes through). */
+static int mode_allows(const struct sysctl_entry *e, const struct sysctl_caller *who,
+		       enum sysctl_origin origin, char *why, size_t size)
+{
+	if (!sysctl_access(e, who, W_OK))
+		return 0;
+	if (!(sysctl_entry_mode(e) & 0200))
+		snprintf(why, size, "read-only entry (mode %04o): %s cannot set it",
+			 (unsigned)sysctl_entry_mode(e), origin_name(origin));
+	else
+		snprintf(why, size, "mode %04o does not let %s (uid %u) write it",
+			 (unsigned)sysctl_entry_mode(e), origin_name(origin), (unsigned)who->uid);
+	return -EACCES;
+}
+
+/* An entry root executes: root-owned local sources, and the mirror when named and on TLS. */
+static int exec_allows(const struct policy *p, enum sysctl_origin origin,
+		       const struct sysctl_caller *who, char *why, size_t size)
+{
+	switch (origin) {
+	case SYSCTL_ORIGIN_CLIENT:
+		if (who && who->uid == 0)
+			return 0;
+		snprintf(why, size, "an entry root executes: uid %u is not root (--owner never covers it)",
+			 who ? (unsigned)who->uid : 0u);
+		return -EPERM;
+	case SYSCTL_ORIGIN_MIRROR:
+		if (p && p->etcd_allow_exec && p->etcd_tls)
+			return 0;
+		snprintf(why, size, "an entry root executes: the etcd mirror may set it only with "
+				    "--etcd-allow-exec and https:// endpoints%s",
+			 p && p->etcd_allow_exec ? " (an endpoint is not https)" : "");
+		return -EPERM;
+	default:
+		/* The program, and files the one file check held to root or our uid. */
+		return 0;
+	}
+}
+
+int policy_decide(const struct policy *p, const struct sysctl_entry *e, enum sysctl_origin origin,
+		  const struct sysctl_caller *who, char *why, size_t size)
+{
+	/* A file's owner passed the file check: root's rights (or ours, when not root). */
+	static const struct sysctl_caller local_root = { .uid = 0, .gid = 0, .pid = 0 };
+	int err;
+
+	if (origin == SYSCTL_ORIGIN_PROGRAM)
+		return 0; /* its defaults and its own entries */
+	if (origin == SYSCTL_ORIGIN_CLIENT && !who) {
+		snprintf(why, size, "a client write without credentials");
+		return -EACCES;
+	}
+	err = mode_allows(e, who ? who : &local_root, origin, why, size);
+	if (!err && sysctl_entry_exec(e))
+		err = exec_allows(p, origin, who, why, size);
+	return err;
+}
+
+/* The tree's write check (sysctl_check_fn). */
+static int check(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
+{
+	struct policy *p = arg;
+	char why[256];
+	int err = policy_decide(p, e, ch->origin, ch->who, why, sizeof(why));
+
+	if (err && ch->origin != SYSCTL_ORIGIN_FILE)
+		rlog(LOG_WARNING, "refused %s's write of %s: %s", origin_name(ch->origin),
+		     sysctl_entry_path(e), why);
+	else if (!err && ch->origin == SYSCTL_ORIGIN_MIRROR && sysctl_entry_exec(e))
+		rlog(LOG_NOTICE, "etcd sets %s, an entry root executes (--etcd-allow-exec; the "
+				 "mirror held revision %lld before this write)",
+		     sysctl_entry_path(e), p->etcd_revision ? (long long)p->etcd_revision(p->etcd_arg) : -1LL);
+	return err;
+}
+
+int policy_install(struct policy *p, struct sysctl_tree *tree)
+{
+	if (!p)
+		return -EINVAL;
+	return sysctl_tree_set_check(tree, check, p);
+}
+
+bool policy_endpoints_tls(const char *endpoints)
+{
+	const char *at = endpoints;
+	bool tls = at && *at;
+
+	while (at && *at) {
+		size_t len = strcspn(at, ",");
+
+		if (len < 8 || strncasecmp(at, "https://", 8)) {
+			const char *host = memchr(at, '@', len); /* no user:password in the log */
+			size_t skip = host ? (size_t)(host + 1 - at) : 0;
+
+			tls = false;
+			rlog(LOG_WARNING, "--etcd endpoint %s%.*s is not https: anyone on its path can set "
+					  "this host's values (entries root executes stay refused)",
+			     host ? "(credentials left out) " : "", (int)(len - skip), at + skip);
+		}
+		at += len;
+		at += *at == ',';
+	}
+	return tls;
+}
