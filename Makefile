@@ -7,10 +7,14 @@
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
 #   make kernel-check  the Linux series in kernel/ (also part of make check)
 #   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test, and kernel/followups/check
+#   make package        the Debian packages (librcustring0, librcustring-dev, rcusysd) in
+#                       $(DEB_BUILD)/ with dpkg-buildpackage -us -uc -b, then lintian
+#   make package-check  that, then installs them into a fresh root and runs the demo there
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+DEB_BUILD  ?= build-deb
 BENCH_SECONDS ?= 0.5
 FUZZ_SECONDS  ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
@@ -21,10 +25,12 @@ RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl
 # ...and what only the tests need (make check, fuzz).
 TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base \
                 openssl
-DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
+# ...and what building the Debian packages needs (make package).
+PACKAGE_PACKAGES = debhelper dpkg-dev lintian
+DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES) $(PACKAGE_PACKAGES)
 
-.PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all bench fuzz \
-        clean
+.PHONY: all deps deps-runtime deps-package build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all \
+        bench fuzz package package-check clean
 
 all: build
 
@@ -50,6 +56,15 @@ deps: deps-runtime
 	if [ $$missing = 1 ]; then \
 	  echo "deps: installing Debian packages: $(TEST_PACKAGES)"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(TEST_PACKAGES); \
+	fi
+
+deps-package: deps-runtime
+	@missing=0; \
+	for cmd in dh dpkg-buildpackage lintian; do \
+	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
+	if [ $$missing = 1 ]; then \
+	  echo "deps: installing Debian packages: $(PACKAGE_PACKAGES)"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(PACKAGE_PACKAGES); \
 	fi
 
 $(BUILD)/build.ninja:
@@ -111,7 +126,8 @@ kernel-check-all:
 	kernel/check --all; st=$$?; kernel/followups/check || st=1; \
 	kernel/boot/followups-boot-test || st=1; exit $$st
 
-# Each program prints its table, then `summary NAME VALUE` lines.
+# Each program prints its table, then `summary NAME VALUE` lines. The rcusysd
+# they start read no configuration of the host's (rcusysd(8), ENVIRONMENT).
 bench: build
 	./$(BUILD)/bench/rcustring-bench --seconds $(BENCH_SECONDS)
 	./$(BUILD)/bench/rcustring-tree-bench --seconds $(BENCH_SECONDS)
@@ -120,9 +136,24 @@ bench: build
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
 	./$(BUILD)/tests/tools/rcusysd-durable-bench --seconds 1
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
-	tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
-	bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
-	bench/settings_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
+	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
+	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
+	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/settings_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
+
+# The packages are built from a copy of the tracked and new files in
+# $(DEB_BUILD)/src, so that dpkg-buildpackage writes its .debs into
+# $(DEB_BUILD)/, not beside the checkout. lintian at its default level
+# (errors and warnings) must say nothing.
+package: deps-package
+	rm -rf $(DEB_BUILD) && mkdir -p $(DEB_BUILD)/src
+	git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C $(DEB_BUILD)/src
+	cd $(DEB_BUILD)/src && dpkg-buildpackage -us -uc -b
+	@changes=$$(ls $(DEB_BUILD)/rcustring_*.changes); echo "lintian $$changes"; \
+	out=$$(lintian "$$changes" 2>&1 | grep -v '^running with root privileges'); \
+	if [ -n "$$out" ]; then echo "$$out"; echo "package: lintian is not clean"; exit 1; fi
+
+package-check: package
+	tests/test_package.sh $(DEB_BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(DEB_BUILD)

@@ -10,12 +10,14 @@
 # DEMO_CRASH_ME=PATH runs PATH as the crashing program instead of
 # helpers/crash-me, DEMO_READERS=PATH runs PATH instead of tunable-readers
 # (the test suite points them at nothing: the demo must fail).
+# DEMO_RCUSYSD=PATH and DEMO_RCUSYSCTL=PATH run installed programs instead
+# of BUILD_DIR's (tests/test_package.sh runs the Debian packages' so).
 set -u
 build=${1:?usage: demo.sh BUILD_DIR [REQUESTS]}
 requests=${2:-40}
 here=$(cd "$(dirname "$0")" && pwd)
-rcusysd=$build/tools/rcusysd/rcusysd
-rcusysctl=$build/tools/rcusysctl/rcusysctl
+rcusysd=${DEMO_RCUSYSD:-$build/tools/rcusysd/rcusysd}
+rcusysctl=${DEMO_RCUSYSCTL:-$build/tools/rcusysctl/rcusysctl}
 crash_me=${DEMO_CRASH_ME:-$here/helpers/crash-me}
 tunable_readers=${DEMO_READERS:-$build/examples/tunable-readers}
 . "$here/../tests/check.sh" # skip: exit 77, or a failure under CI=true as root
@@ -65,7 +67,10 @@ wait_for() {
 }
 
 step "start rcusysd (run directory $run)"
-"$rcusysd" --run-dir "$run" --no-persist -t "$here/demo-tunables.conf" 2> "$demo/rcusysd.log" &
+# Its own tunables and no sysctl.d or tunables.d directory: the host's
+# /etc/rcusysd, if any, stays out of the demo.
+"$rcusysd" --run-dir "$run" --no-persist --sysctl-dirs "" --tunables-dirs "" \
+	-t "$here/demo-tunables.conf" 2> "$demo/rcusysd.log" &
 pid=$!
 wait_for test -S "$run/events.sock" || { cat "$demo/rcusysd.log"; echo "demo: FAIL: start: rcusysd did not start"; exit 1; }
 if [ -d "$run/sys/kernel" ]; then echo "tree mounted at $run/sys (FUSE)"; else echo "no FUSE here: using the control socket"; fi

@@ -270,19 +270,22 @@ Try 'rcusysctl --help' for more information.
 rc=1" "$(srun -w kernel.modprobe=/x --if-generation -1)"
 
 	# --system over the socket: rcusysd's sysctl.d directories, not the
-	# kernel's (a private /run shows one file in each).
+	# kernel's (a private /run shows one file in each; rcusysd's other
+	# directories are hidden, so that a host's own files stay out).
 	if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
 		check "socket: --system applies rcusysd's directories only" "* Applying /run/rcusysd/sysctl.d/50-demo.conf ...
 kernel.core_pattern = from-rcusysd-dir
 rc=0" "$(unshare -m --propagation private sh -c '
-			mount -t tmpfs none /run && mkdir -p /run/rcusysd/sysctl.d /run/sysctl.d &&
+			mount -t tmpfs none /run && for d in /etc/rcusysd /usr/local/lib/rcusysd /usr/lib/rcusysd; do
+				[ ! -d "$d" ] || mount -t tmpfs none "$d"; done && mkdir -p /run/rcusysd/sysctl.d /run/sysctl.d &&
 			echo "kernel.core_pattern = from-rcusysd-dir" > /run/rcusysd/sysctl.d/50-demo.conf &&
 			echo "kernel.core_pattern = from-kernel-dir" > /run/sysctl.d/50-demo.conf &&
 			"$1" --socket "$2" --system 2>&1 | grep -e /run/ -e core_pattern -e rcusysctl:; exit $?' sh "$cli" "$sock"; echo "rc=$?")"
 		check "socket: --system --dry-run" "* Applying /run/rcusysd/sysctl.d/50-demo.conf ...
 kernel.core_pattern: from-rcusysd-dir -> other
 rc=0" "$(unshare -m --propagation private sh -c '
-			mount -t tmpfs none /run && mkdir -p /run/rcusysd/sysctl.d &&
+			mount -t tmpfs none /run && for d in /etc/rcusysd /usr/local/lib/rcusysd /usr/lib/rcusysd; do
+				[ ! -d "$d" ] || mount -t tmpfs none "$d"; done && mkdir -p /run/rcusysd/sysctl.d &&
 			echo "kernel.core_pattern = other" > /run/rcusysd/sysctl.d/50-demo.conf &&
 			"$1" --socket "$2" --system --dry-run 2>&1 | grep -e /run/ -e core_pattern -e rcusysctl:; exit $?' sh "$cli" "$sock"; echo "rc=$?")"
 		check "socket: dry run wrote nothing" "from-rcusysd-dir" "$(srun -n kernel.core_pattern | head -1)"

@@ -85,9 +85,11 @@ static void usage(FILE *out, int code)
 		"  -c, --config FILE     sysctl.d-style settings, after the directories; repeatable\n"
 		"      --sysctl-dirs DIR[:DIR...]  sysctl.d directories, merged by file name, the\n"
 		"                        first one winning (default /etc, /run, /usr/local/lib,\n"
-		"                        /usr/lib, each /rcusysd/sysctl.d; \"\" for none)\n"
+		"                        /usr/lib, each /rcusysd/sysctl.d, or $RCUSYSD_SYSCTL_DIRS;\n"
+		"                        \"\" for none)\n"
 		"      --tunables-dirs DIR[:DIR...]  tunables.d directories, merged the same way\n"
-		"                        (default the same four, each /rcusysd/tunables.d)\n"
+		"                        (default the same four, each /rcusysd/tunables.d, or\n"
+		"                        $RCUSYSD_TUNABLES_DIRS)\n"
 		"  -s, --state FILE      persist every write there; its values win over the files\n"
 		"                        until rcusysctl --reset (default DIR/state.conf with\n"
 		"                        --run-dir, else %s); its directory is checked as DIR is\n"
@@ -244,6 +246,23 @@ static int check_options(struct options *o)
 	return -1;
 }
 
+/*
+ * The environment may replace the directories' defaults, as systemd's
+ * $SYSTEMD_UNIT_PATH does its units': so a test suite keeps every rcusysd
+ * it starts off the host's /etc/rcusysd ("" reads none). The options still
+ * win.
+ */
+static void dirs_from_env(struct options *o)
+{
+	const char *sysctl_dirs = getenv("RCUSYSD_SYSCTL_DIRS");
+	const char *tunables_dirs = getenv("RCUSYSD_TUNABLES_DIRS");
+
+	if (sysctl_dirs)
+		o->files.sysctl_dirs = sysctl_dirs;
+	if (tunables_dirs)
+		o->files.tunables_dirs = tunables_dirs;
+}
+
 /* What options.h says. */
 int options_parse(int argc, char **argv, struct options *o)
 {
@@ -266,6 +285,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	};
 	int opt, code;
 
+	dirs_from_env(o);
 	while ((opt = getopt_long(argc, argv, "d:t:c:e:s:hV", opts, NULL)) != -1)
 		if ((code = take_option(o, opt, optarg)) >= 0)
 			return code;
