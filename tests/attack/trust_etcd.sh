@@ -73,9 +73,9 @@ if etcd_start tls https; then
 fi
 if etcd_start optin-tls https --etcd-allow-exec; then
 	wait_for 20 eval '[ "$(ctl "$run" -n kernel.modprobe)" = "$dir/evil" ]'
-	attack "etcd over https with --etcd-allow-exec: applied, logged at notice" \
+	attack "etcd over https with --etcd-allow-exec: applied, logged at notice with its revision" \
 		"it is $(ctl "$run" -n kernel.modprobe); log: $(grep -m2 modprobe "$log")" \
-		eval '[ "$(ctl "$run" -n kernel.modprobe)" = "$dir/evil" ] && logged "$log" "notice rcusysd: etcd sets kernel.modprobe, an entry root executes (--etcd-allow-exec"'
+		eval '[ "$(ctl "$run" -n kernel.modprobe)" = "$dir/evil" ] && grep -qE "notice rcusysd: etcd sets kernel.modprobe, an entry root executes \(--etcd-allow-exec; etcd revision [1-9][0-9]*\)" "$log"'
 	stop "$pid"
 fi
 if etcd_start user http --etcd-user "$nobody:$nobody"; then

@@ -177,13 +177,10 @@ static bool etcd_holds(const char *key)
 	return etcd_sync_holds(etcd, key);
 }
 
-/* For the log line of an exec entry etcd sets (policy.h): what the mirror held before. */
+/* For the log line of an exec entry etcd sets (policy.h): the etcd revision being applied. */
 static int64_t etcd_revision(void *arg)
 {
-	struct etcd_sync_status st;
-
-	etcd_sync_status(arg, &st);
-	return st.revision;
+	return etcd_sync_applying_revision(arg);
 }
 
 /* The sync's messages (never a value or a secret), as log lines like ours. */

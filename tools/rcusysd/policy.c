@@ -93,8 +93,8 @@ static int check(struct sysctl_entry *e, const struct sysctl_change *ch, void *a
 		rlog(LOG_WARNING, "refused %s's write of %s: %s", origin_name(ch->origin),
 		     sysctl_entry_path(e), why);
 	else if (!err && ch->origin == SYSCTL_ORIGIN_MIRROR && sysctl_entry_exec(e))
-		rlog(LOG_NOTICE, "etcd sets %s, an entry root executes (--etcd-allow-exec; the "
-				 "mirror held revision %lld before this write)",
+		rlog(LOG_NOTICE, "etcd sets %s, an entry root executes (--etcd-allow-exec; "
+				 "etcd revision %lld)",
 		     sysctl_entry_path(e), p->etcd_revision ? (long long)p->etcd_revision(p->etcd_arg) : -1LL);
 	return err;
 }

@@ -28,7 +28,7 @@
 struct policy {
 	bool etcd_allow_exec; /* --etcd-allow-exec */
 	bool etcd_tls;        /* every --etcd endpoint is https:// */
-	/* The revision the mirror held before the write it is making, for the log (may be NULL). */
+	/* The etcd mod_revision of the value the mirror is writing, for the log (may be NULL). */
 	int64_t (*etcd_revision)(void *arg);
 	void *etcd_arg;
 };
