@@ -164,7 +164,7 @@ attack "reload: the user's file is refused again" "f.owner is $(ctl "$run" -n f.
 	eval '[ "$(grep -c "refused $t/etc/10-owner.conf" "$log")" = 2 ] && [ "$(ctl "$run" -n f.owner)" = 1 ]'
 stop "$pid"
 
-# ---- the state file: owner and mode (its own check, persist.c) ----
+# ---- the state file: owner and mode (the same file check, trusted_file.c) ----
 for c in owner mode; do
 	mkdir -m 755 "$dir/st-$c"
 	printf 'good.val = 7\n' > "$dir/st-$c/state.conf"
@@ -173,8 +173,8 @@ for c in owner mode; do
 	: > "$dir/st-$c.log"
 	timeout 20 "$rcusysd" -d "$dir/st-$c-run" --no-fuse -t "$t/tunables.conf" -s "$dir/st-$c/state.conf" 2> "$dir/st-$c.log"
 	rc=$?
-	msg="owned by uid $nobody, not by us (uid 0)"
-	[ "$c" = mode ] && msg="writable by group or others (mode 0666)"
+	msg="the file is owned by uid $nobody (must be root or uid 0)"
+	[ "$c" = mode ] && msg="the file is writable by group or others (mode 0666)"
 	attack "state file: $c refused at start" "rc=$rc; log: $(tail -2 "$dir/st-$c.log")" \
 		eval '[ "$rc" = 1 ] && logged "$dir/st-$c.log" "state file $dir/st-$c/state.conf: $msg"'
 done

@@ -23,6 +23,7 @@
 #include "persist_int.h"
 #include "rundir.h"
 #include "sysctl_conf.h"
+#include "trusted_file.h"
 
 /* The longest value the store keeps: what the tree saves for a rollback too. */
 #define VALUE_MAX (16u << 20)
@@ -33,27 +34,20 @@ static int fail(char *why, size_t why_size, int err, const char *fmt, const char
 	return err;
 }
 
-/* The state file's name in the checked directory: a regular file of ours, or none yet. */
+/*
+ * The state file in the checked directory passes the one file check
+ * (trusted_file.h), as every file rcusysd reads does; none yet is fine.
+ */
 static int check_file(int dirfd, const char *name, char *why, size_t why_size)
 {
 	struct stat st;
+	int fd = trusted_file_openat(dirfd, name, &st, why, why_size);
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-		return errno == ENOENT ? 0 : fail(why, why_size, -errno, "cannot inspect it%s: %s", "");
-	if (S_ISLNK(st.st_mode))
-		return snprintf(why, why_size, "a symbolic link (refused)"), -ELOOP;
-	if (!S_ISREG(st.st_mode))
-		return snprintf(why, why_size, "not a regular file (refused)"), -EINVAL;
-	if (st.st_uid != geteuid()) {
-		snprintf(why, why_size, "owned by uid %u, not by us (uid %u)", (unsigned)st.st_uid,
-			 (unsigned)geteuid());
-		return -EPERM;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(why, why_size, "writable by group or others (mode %04o)",
-			 (unsigned)(st.st_mode & 07777));
-		return -EPERM;
-	}
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
 }
 
@@ -310,13 +304,15 @@ static int load(struct persist *p, const char *text, size_t len)
 
 int persist_apply(struct persist *p)
 {
-	int fd = openat(p->dirfd, p->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	char *text = NULL;
+	char *text = NULL, why[256];
+	struct stat st;
 	size_t len = 0;
-	int err = 0;
+	int err = 0, fd = trusted_file_openat(p->dirfd, p->name, &st, why, sizeof(why));
 
-	if (fd < 0 && errno != ENOENT)
-		return -errno;
+	if (fd < 0 && fd != -ENOENT) {
+		rlog(LOG_ERR, "%s: refused: %s", p->path, why);
+		return fd;
+	}
 	if (fd >= 0) {
 		err = read_all(fd, &text, &len);
 		close(fd);
