@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/deadline.h"
 #include "etcd_sync_int.h"
 
 static size_t key_hash(const char *key)
@@ -239,11 +240,44 @@ static int write_value(struct etcd_sync *s, const char *path, const char *value,
 	return sysctl_set_owner(s->tree, path, value, len, &s->caller);
 }
 
-/* A value refused for want of its entry: does the entry exist now (a reload)? */
-static bool declared_now(struct etcd_sync *s, const char *path, int refused)
+/*
+ * A refusal that says nothing of the value: the commit could not be made
+ * durable (a full disk, an I/O error) or memory ran out. The same value is
+ * applied again later (etcd_retry_due()), not dropped for good.
+ */
+static bool passing(int err)
+{
+	return err == -EIO || err == -ENOSPC || err == -EDQUOT || err == -ENOMEM ||
+	       err == -EAGAIN || err == -EBUSY || err == -EINTR;
+}
+
+/* Read the prefix again after the backoff, doubling while refusals keep passing. */
+static void retry_later(struct etcd_sync *s)
+{
+	if (s->retry_at_ms)
+		return;
+	s->retry_delay_ms = s->retry_delay_ms ? s->retry_delay_ms * 2 : s->backoff_min;
+	if (s->retry_delay_ms > s->backoff_max)
+		s->retry_delay_ms = s->backoff_max;
+	s->retry_at_ms = rcs_now_ms() + s->retry_delay_ms;
+}
+
+bool etcd_retry_due(struct etcd_sync *s)
+{
+	if (!s->retry_at_ms || rcs_now_ms() < s->retry_at_ms)
+		return false;
+	s->retry_at_ms = 0;
+	return true;
+}
+
+/* A value refused before: worth applying again (its entry exists now, after
+ * a reload; or its refusal was a passing one)? */
+static bool worth_again(struct etcd_sync *s, const char *path, int refused)
 {
 	struct sysctl_entry *e;
 
+	if (passing(refused))
+		return true;
 	if (refused != -ENOENT)
 		return false;
 	e = sysctl_lookup(s->tree, path);
@@ -291,10 +325,11 @@ void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
 	/* A watch event at or below what was applied is a replay: skip it. A
 	 * re-read compares values instead, so that it also restores a value
 	 * changed in the tree behind etcd's back. A value refused because its
-	 * entry did not exist is tried again: a reload may have declared it. */
+	 * entry did not exist is tried again (a reload may have declared it), and
+	 * so is one whose commit failed (a full disk): the store's error, not the value's. */
 	if (!resync && seen >= kv->mod_revision)
 		return;
-	if (resync && seen == kv->mod_revision && was && !declared_now(s, path, was))
+	if (resync && seen == kv->mod_revision && was && !worth_again(s, path, was))
 		return; /* the same value, refused already: not counted or reported twice */
 	err = kv->err;
 	if (!err && len && value[len - 1] == '\n')
@@ -317,6 +352,8 @@ void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
 				 (long long)kv->mod_revision, len,
 				 kv->err ? "the value could not be decoded" : strerror(-err));
 		etcd_report_refusal(s, k, kv->mod_revision, len, err);
+		if (passing(err))
+			retry_later(s);
 	} else {
 		if (!err)
 			count(s, true);

@@ -118,6 +118,8 @@ static int full_read(struct etcd_sync *s)
 		etcd_say(s, "%zu key(s) left the prefix while the watch was down; the tree keeps "
 			    "their values", gone);
 	etcd_keys_reap(s);
+	if (!s->retry_at_ms)
+		s->retry_delay_ms = 0; /* no passing refusal left: the next starts the backoff anew */
 	/* After a compaction the revision may move back below what we applied
 	 * only if etcd lost data; keep the newest. */
 	set_revision(s, rev, rev);
@@ -180,7 +182,7 @@ static int watch_tick(void *arg)
 		return -ECANCELED;
 	etcd_keys_reap(s); /* keys deleted: freed once their status keys are */
 	etcd_say_flush(s, false);
-	if (__atomic_exchange_n(&s->rescan, false, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&s->rescan, false, __ATOMIC_ACQ_REL) || etcd_retry_due(s))
 		return RESCAN_ASKED;
 	if (rcs_now_ms() - s->last_msg_ms >= s->idle_ms)
 		return IDLE_EXPIRED;

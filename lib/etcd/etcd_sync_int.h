@@ -120,6 +120,10 @@ struct etcd_sync {
 	int64_t applying;     /* etcd_sync_applying_revision() (atomic) */
 	size_t read_refusals; /* in the current whole-prefix read */
 	int64_t last_msg_ms; /* rcs_now_ms() of the watch's last message */
+	/* A value the tree refused for a passing reason (its commit failed: a full
+	 * disk, an I/O error): the prefix is read again at retry_at_ms (sync thread). */
+	int64_t retry_at_ms;
+	int retry_delay_ms;
 
 	struct ctl_table status_table[ETCD_ST_COUNT];
 };
@@ -136,6 +140,8 @@ size_t etcd_keys_absent(struct etcd_sync *s);
 /* Free the keys gone whose status key etcd no longer holds (sync thread). */
 void etcd_keys_reap(struct etcd_sync *s);
 void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync);
+/* A value refused for a passing reason is due to be applied again (sync thread). */
+bool etcd_retry_due(struct etcd_sync *s);
 void etcd_refuse_undecodable(struct etcd_sync *s, size_t count);
 
 /* etcd_held.c (lock held but etcd_held_free) */

@@ -4,7 +4,7 @@
  * socket, standing for one host of a fleet in the etcd tests.
  *
  *   fleet-host --socket PATH --etcd URL[,URL] --prefix P --host NAME [--write-through]
- *              [--idle-ms N] [--backoff-ms N]
+ *              [--idle-ms N] [--backoff-ms N] [--refuse-commits N]
  *
  * Entries: kernel.core_pattern (string, 63 bytes at most), kernel.modprobe
  * (string), kernel.cpus (a 64-bit bitmap), net.core.somaxconn (int
@@ -48,6 +48,20 @@ static struct ctl_table vm_table[] = {
 	  &swappiness_max, "swap tendency" },
 };
 
+/* --refuse-commits N: the first N commits of mirrored values fail as a full
+ * disk's would (-EIO), so a test sees the mirror apply them again later. */
+static int refuse_commits;
+
+static int commit(struct sysctl_entry *e, const struct sysctl_change *change, void *arg)
+{
+	(void)e;
+	(void)arg;
+	if (change->origin == SYSCTL_ORIGIN_MIRROR &&
+	    __atomic_fetch_sub(&refuse_commits, 1, __ATOMIC_RELAXED) > 0)
+		return -EIO;
+	return 0;
+}
+
 static void log_line(void *arg, const char *msg)
 {
 	fprintf(stderr, "%s: %s\n", (const char *)arg, msg);
@@ -77,6 +91,7 @@ int main(int argc, char **argv)
 		{ "write-through", no_argument, NULL, 'w' },
 		{ "idle-ms", required_argument, NULL, 'i' },
 		{ "backoff-ms", required_argument, NULL, 'b' },
+		{ "refuse-commits", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct etcd_sync_opts so = { .backoff_min_ms = 50, .backoff_max_ms = 1000 };
@@ -97,6 +112,7 @@ int main(int argc, char **argv)
 		case 'w': so.write_through = 1; break;
 		case 'i': so.idle_ms = atoi(optarg); break;
 		case 'b': so.backoff_min_ms = so.backoff_max_ms = atoi(optarg); break;
+		case 'r': refuse_commits = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -113,7 +129,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	tree = sysctl_tree_new();
-	if (!tree)
+	if (!tree || sysctl_tree_set_commit(tree, commit, NULL))
 		return 1;
 	ret = etcd_sync_new(tree, &so, &sync);
 	if (ret) {

@@ -8,7 +8,7 @@
 # stop, replies of many megabytes (peak memory within 4 times the reply, a
 # stop in the middle), a member claiming a compaction at every watch, and
 # keys put and deleted by the thousand (their state freed, their log lines
-# rate-limited). Each case checks that the host
+# rate-limited), and a value whose commit failed (applied again later). Each case checks that the host
 # lives, refuses what it must, applies the rest, and that readers never wait
 # for the network. Waits are bounded only as a hang guard.
 set -u
@@ -350,6 +350,17 @@ check "and a count of the rest" 1 \
 	"$(grep -c "$((1000 - n)) more message(s) like \"refused %s at revision" "$tmp/h.err")"
 n=$(grep -c 'unknown/k[0-9]* was deleted in etcd' "$tmp/h.err")
 check "1000 deletes logged as at most 20 lines (saw $n)" 1 "$([ "$n" -le 20 ] && echo 1)"
+
+# --- 11. a value whose commit failed (a full disk): applied again later ---
+cat > "$tmp/s11.json" <<EOF
+{"/v3/kv/range": [{"body": $(jstr "$(range_one kernel/modprobe /sbin/retried 5)")}],
+ "/v3/watch": [{"lines": [$(jstr "$created")], "then": "hold"}]}
+EOF
+start "$tmp/s11.json" --refuse-commits 2 --backoff-ms 100
+wait_value kernel.modprobe /sbin/retried "a value refused twice by its commit (EIO), then applied"
+check "both failed commits counted as refusals" 2 "$(get etcd.refused)"
+r=$(requests /v3/kv/range)
+check "the prefix read again for it (3 reads, saw $r)" 1 "$([ "$r" -ge 3 ] && echo 1)"
 
 stop_all
 finish fleet-hostile
