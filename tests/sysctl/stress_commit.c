@@ -4,7 +4,9 @@
  * (x spelled as a run of one letter, its length and letter both from x, so
  * two values differ in length and in every byte) and an int, while readers
  * take sysctl_snapshot()s of both; a reader that ever sees a string and a
- * number from different commits fails. --key-by-key writes the pair with
+ * number from different commits fails. Every 16th commit carries a number
+ * its handler refuses: it must fail naming that item, and no reader, not
+ * even a plain sysctl_get(), may ever see its string. --key-by-key writes the pair with
  * two sysctl_set() calls instead, the way a front end did before commits:
  * readers then see mixed pairs, which shows the test can fail.
  */
@@ -29,7 +31,25 @@ static struct rcustring name;
 static int number;
 static unsigned long next_x = 1;
 static bool stop, key_by_key;
-static unsigned long mixed, snapshots, commits;
+static unsigned long mixed, snapshots, commits, refused, leaked;
+
+/* A commit whose number is refused: its name ("ZZZ", never spelled) must never show. */
+static void refused_commit(void)
+{
+	struct sysctl_commit_item items[2] = {
+		{ "pair.name", "ZZZ", 3 },
+		{ "pair.number", "not-a-number", 12 },
+	};
+	size_t failed = 0;
+	int err = sysctl_commit(tree, items, 2, NULL, SYSCTL_ORIGIN_PROGRAM, &failed);
+
+	if (err != -EINVAL || failed != 1) {
+		fprintf(stderr, "refused commit: %s, item %zu (want EINVAL, item 1)\n",
+			strerror(-err), failed);
+		exit(1);
+	}
+	__atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED);
+}
 
 static struct ctl_table table[] = {
 	{ .procname = "name", .data = &name, .maxlen = STR_MAX, .mode = 0644,
@@ -62,6 +82,8 @@ static void *writer(void *arg)
 		size_t failed;
 		int err;
 
+		if (!key_by_key && x % 16 == 0)
+			refused_commit();
 		if (key_by_key)
 			err = sysctl_set(tree, items[0].path, s, items[0].len, NULL) ?:
 			      sysctl_set(tree, items[1].path, n, items[1].len, NULL);
@@ -102,6 +124,10 @@ static void *reader(void *arg)
 					(int)strcspn(s, "\n"), s, x);
 		}
 		__atomic_add_fetch(&snapshots, 1, __ATOMIC_RELAXED);
+		/* A single read, outside any snapshot: never a refused commit's value. */
+		if (sysctl_get(tree, "pair.name", s, sizeof(s)) > 0 && s[0] == 'Z' &&
+		    __atomic_add_fetch(&leaked, 1, __ATOMIC_RELAXED) == 1)
+			fprintf(stderr, "a refused commit's name was read: %s", s);
 	}
 	return NULL;
 }
@@ -135,11 +161,12 @@ int main(int argc, char **argv)
 		pthread_join(w[i], NULL);
 	for (int i = 0; i < READERS; i++)
 		pthread_join(r[i], NULL);
-	printf("%lu commits, %lu snapshots, %lu mixed pairs\n", commits, snapshots, mixed);
+	printf("%lu commits, %lu refused, %lu snapshots, %lu mixed pairs, %lu refused values read\n",
+	       commits, refused, snapshots, mixed, leaked);
 	sysctl_unregister_table(h);
 	sysctl_tree_free(tree);
 	rcustring_destroy(&name);
 	if (!commits || !snapshots)
 		return fprintf(stderr, "nothing ran: the test proves nothing\n"), 1;
-	return mixed ? 1 : 0;
+	return mixed || leaked ? 1 : 0;
 }
