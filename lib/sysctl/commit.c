@@ -182,6 +182,8 @@ static int publish(struct commit *c, size_t *failed)
 
 	__atomic_add_fetch(seq, 1, __ATOMIC_SEQ_CST);
 	for (i = 0; i < c->n && !err; i++) {
+		/* Its handler (sysctl_entry_writing()) sees its own change number. */
+		c->cc.ch.seq = c->seqs[i];
 		c->entries[i]->writing = &c->cc.ch;
 		err = store(c->entries[i], &c->items[i]);
 		c->entries[i]->writing = NULL;
@@ -192,6 +194,7 @@ static int publish(struct commit *c, size_t *failed)
 		}
 	}
 	__atomic_add_fetch(seq, 1, __ATOMIC_RELEASE);
+	c->cc.ch.seq = c->seqs[0];
 	return err;
 }
 
