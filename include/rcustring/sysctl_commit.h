@@ -107,7 +107,8 @@ struct sysctl_snapshot_item {
  * delays a writer; entries whose handler changes its data in place are
  * read under their reader lock, as sysctl_get() reads them. Single
  * sysctl_set() writes are not commits: a snapshot sees each one whole.
- * Context: any thread outside a read-side section.
+ * Context: any thread outside a read-side section, not from a handler (a
+ * commit runs its handlers while the sequence is odd: it would wait forever).
  * Return: 0, or a negative errno with *@failed set (sysctl_get()'s).
  */
 RCUSTRING_API int sysctl_snapshot(struct sysctl_tree *tree, struct sysctl_snapshot_item *items,
