@@ -132,6 +132,7 @@ bench: build
 	./$(BUILD)/bench/rcustring-bench --seconds $(BENCH_SECONDS)
 	./$(BUILD)/bench/rcustring-tree-bench --seconds $(BENCH_SECONDS)
 	./$(BUILD)/bench/rcustring-entry-lock-bench
+	./$(BUILD)/bench/rcustring-snapshot-bench
 	./$(BUILD)/bench/rcustring-tree-scale-bench
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
 	./$(BUILD)/tests/tools/rcusysd-durable-bench --seconds 1

@@ -20,6 +20,7 @@
 #include "rcustring/sysctl.h"
 #include "entry_lock.h"
 #include "entry.h"
+#include "commit.h"
 #include "handlers.h"
 #include "tree.h"
 
@@ -167,7 +168,7 @@ ssize_t sysctl_entry_explain(struct sysctl_entry *e, int err, char *buf, size_t 
  * @e held). One byte more than the record holds is asked for, to know
  * whether the value was cut.
  */
-static void audit_value(struct sysctl_entry *e, char *out)
+void rcs_audit_entry_value(struct sysctl_entry *e, char *out)
 {
 	char buf[SYSCTL_AUDIT_VALUE_MAX + 1];
 	size_t len = sizeof(buf);
@@ -183,24 +184,8 @@ static void audit_value(struct sysctl_entry *e, char *out)
 /* The largest value a commit hook's rollback saves (a bigger one cannot be written). */
 #define SAVE_MAX (16u << 20)
 
-/*
- * What a refused commit puts back. For the kinds whose layout the library
- * knows (numbers, vectors, bitmaps, proc_dostring's array) the stored bytes
- * themselves: their text can be lossy (jiffies: 2 jiffies read "0" s) or
- * refused by the handler (a minmax value outside its bounds). For an RCU
- * string and a program's own handler, the value's text, written back
- * through the handler (exact for strings).
- */
-struct saved {
-	void *raw; /* the bytes at @where; NULL: the text path */
-	void *where;
-	size_t raw_len;
-	char *text;
-	size_t text_len;
-};
-
 /* Where @e's stored bytes are and how many: 0 for the text path. Row in use. */
-static size_t raw_layout(struct sysctl_entry *e, void **where)
+size_t rcs_raw_layout(struct sysctl_entry *e, void **where)
 {
 	unsigned int flags = rcs_kind_flags(e->kind);
 	const struct ctl_table *t = e->table;
@@ -217,14 +202,14 @@ static size_t raw_layout(struct sysctl_entry *e, void **where)
 }
 
 /* @e's value, saved (writer lock held, so no writer changes it meanwhile). */
-static int save_value(struct sysctl_entry *e, struct saved *sv)
+int rcs_save_value(struct sysctl_entry *e, struct rcs_saved *sv)
 {
 	size_t len = 0;
 
 	memset(sv, 0, sizeof(*sv));
 	if (!rcs_entry_use(e))
 		return -ENOENT;
-	len = raw_layout(e, &sv->where);
+	len = rcs_raw_layout(e, &sv->where);
 	if (len && (sv->raw = malloc(len)) != NULL)
 		memcpy(sv->raw, sv->where, sv->raw_len = len);
 	rcs_entry_unuse(e);
@@ -238,7 +223,7 @@ static int save_value(struct sysctl_entry *e, struct saved *sv)
  * 0, or -ENOTRECOVERABLE when the handler refused the saved text (a
  * program's own handler): the refused value stays live.
  */
-static int restore_value(struct sysctl_entry *e, struct saved *sv)
+int rcs_restore_value(struct sysctl_entry *e, struct rcs_saved *sv)
 {
 	size_t len = sv->text_len;
 	off_t pos = 0;
@@ -271,11 +256,11 @@ static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const 
 			size_t *lenp, off_t *ppos)
 {
 	struct sysctl_tree *tree = rcs_entry_tree(e);
-	struct saved sv = { 0 };
+	struct rcs_saved sv = { 0 };
 	int err = 0;
 
 	if (tree->commit)
-		err = save_value(e, &sv);
+		err = rcs_save_value(e, &sv);
 	if (err)
 		return err;
 	e->writing = ch;
@@ -286,7 +271,7 @@ static int write_locked(struct sysctl_entry *e, struct sysctl_change *ch, const 
 		rcs_elock_data_unlock(e);
 	if (!err && tree->commit) {
 		err = tree->commit(e, ch, tree->commit_arg);
-		if (err && restore_value(e, &sv))
+		if (err && rcs_restore_value(e, &sv))
 			err = -ENOTRECOVERABLE;
 	}
 	e->writing = NULL;
@@ -322,7 +307,7 @@ static int hooked_write(struct sysctl_entry *e, const struct sysctl_caller *who,
  * nothing, not even for an instant a lock-free reader could see (a commit
  * hook's refusal comes after the handler stored the value).
  */
-static int check_write(struct sysctl_entry *e, const struct sysctl_change *ch)
+int rcs_check_write(struct sysctl_entry *e, const struct sysctl_change *ch)
 {
 	struct sysctl_tree *tree = rcs_entry_tree(e);
 
@@ -350,7 +335,7 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		return -EISDIR;
 	if (!sysctl_entry_live(e))
 		return -ENOENT;
-	err = check_write(e, &ch);
+	err = rcs_check_write(e, &ch);
 	if (err)
 		return err;
 	if (e->header->hook && !owner)
@@ -362,13 +347,13 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 		return -ESTALE;
 	}
 	/* No other writer now: the audit's reads need not exclude anyone. */
-	audit_value(e, old_value);
+	rcs_audit_entry_value(e, old_value);
 	ch.seq = __atomic_load_n(&e->changes, __ATOMIC_SEQ_CST) + 1;
 	err = write_locked(e, &ch, buf, lenp, ppos);
 	if (!err) {
 		change = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
 		rcs_sysctl_stamp(e, change, origin);
-		audit_value(e, new_value);
+		rcs_audit_entry_value(e, new_value);
 		rcs_audit_record(rcs_entry_tree(e), who, rcs_entry_path(e), old_value, new_value);
 	}
 	rcs_elock_write_unlock(e);

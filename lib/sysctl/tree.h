@@ -36,6 +36,15 @@ struct sysctl_tree {
 	/* The commit hook (sysctl_tree_set_commit), set before the tree is shared. */
 	sysctl_commit_fn *commit;
 	void *commit_arg;
+	/* The commit listener (sysctl_tree_set_commit_notify), set before the tree is shared. */
+	void (*commit_notify)(struct sysctl_tree *, struct sysctl_entry *const *,
+			      const uint64_t *, size_t, enum sysctl_origin, void *);
+	void *commit_notify_arg;
+	/*
+	 * The commit sequence (commit.c): odd while a sysctl_commit() stores
+	 * its values, so sysctl_snapshot() retries around it; atomic.
+	 */
+	uint64_t commit_seq;
 	/* The write check (sysctl_tree_set_check), set before the tree is shared. */
 	sysctl_check_fn *check;
 	void *check_arg;

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sysctl_commit(): a refused item changes nothing and is named, a path
+ * twice is refused, the commit hook is called once and sees every entry
+ * (a single write still sees one), the listener is told once, a hook's
+ * refusal puts every value back, and a program's own handler is refused.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rcustring/rcustring.h"
+#include "rcustring/sysctl.h"
+#include "rcustring/sysctl_commit.h"
+
+static struct rcustring host;
+static int port = 80, zero = 0, top = 65535;
+static char note[16] = "n";
+
+static int own(const struct ctl_table *t, int write, void *buf, size_t *lenp, off_t *ppos)
+{
+	return proc_dostring(t, write, buf, lenp, ppos);
+}
+
+static struct ctl_table table[] = {
+	{ .procname = "host", .data = &host, .maxlen = 16, .mode = 0644,
+	  .proc_handler = proc_rcu_string },
+	{ .procname = "port", .data = &port, .maxlen = sizeof(int), .mode = 0644,
+	  .proc_handler = proc_dointvec_minmax, .extra1 = &zero, .extra2 = &top },
+	{ .procname = "note", .data = note, .maxlen = sizeof(note), .mode = 0644,
+	  .proc_handler = own },
+};
+
+static int hook_calls, hook_seen, hook_err, notified, notified_n;
+
+static int hook(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
+{
+	(void)e, (void)arg;
+	hook_calls++;
+	hook_seen = (int)sysctl_change_entries(ch, NULL, NULL);
+	return hook_err;
+}
+
+static void listener(struct sysctl_tree *t, struct sysctl_entry *const *e, const uint64_t *seqs,
+		     size_t n, enum sysctl_origin origin, void *arg)
+{
+	(void)t, (void)e, (void)seqs, (void)origin, (void)arg;
+	notified++;
+	notified_n = (int)n;
+}
+
+static struct sysctl_tree *tree;
+static struct sysctl_table_header *hdr;
+
+static void value_is(const char *path, const char *want)
+{
+	char buf[64];
+
+	assert_true(sysctl_get(tree, path, buf, sizeof(buf)) > 0);
+	buf[strcspn(buf, "\n")] = '\0';
+	assert_string_equal(buf, want);
+}
+
+static int commit2(const char *p0, const char *v0, const char *p1, const char *v1, size_t *failed)
+{
+	struct sysctl_commit_item it[2] = { { p0, v0, strlen(v0) }, { p1, v1, strlen(v1) } };
+
+	return sysctl_commit(tree, it, 2, NULL, SYSCTL_ORIGIN_PROGRAM, failed);
+}
+
+static void test_refusals(void **state)
+{
+	size_t failed = 99;
+
+	(void)state;
+	assert_int_equal(commit2("app.host", "b", "app.port", "70000", &failed), -EINVAL);
+	assert_int_equal(failed, 1); /* the port is named */
+	assert_int_equal(commit2("app.host", "a-value-too-long!", "app.port", "1", &failed),
+			 -EMSGSIZE);
+	assert_int_equal(failed, 0);
+	assert_int_equal(commit2("app.port", "1", "app.port", "2", &failed), -EINVAL);
+	assert_int_equal(failed, 1); /* one path twice */
+	assert_int_equal(commit2("app.host", "b", "app.note", "x", &failed), -EOPNOTSUPP);
+	assert_int_equal(failed, 1);
+	assert_int_equal(commit2("app.host", "b", "app.nope", "x", &failed), -ENOENT);
+	assert_int_equal(failed, 1);
+	value_is("app.host", "a");
+	value_is("app.port", "80");
+	assert_int_equal(hook_calls, 0);
+	assert_int_equal(notified, 0);
+}
+
+static void test_one_commit(void **state)
+{
+	struct sysctl_entry *h = sysctl_lookup(tree, "app.host"), *p = sysctl_lookup(tree, "app.port");
+	uint64_t hc = sysctl_entry_changes(h), pc = sysctl_entry_changes(p);
+	size_t failed;
+
+	(void)state;
+	hook_calls = notified = 0;
+	assert_int_equal(commit2("app.host", "b", "app.port", "8080", &failed), 0);
+	assert_int_equal(hook_calls, 1);
+	assert_int_equal(hook_seen, 2);
+	assert_int_equal(notified, 1);
+	assert_int_equal(notified_n, 2);
+	assert_int_equal(sysctl_entry_changes(h), hc + 1);
+	assert_int_equal(sysctl_entry_changes(p), pc + 1);
+	/* The hook refuses: both values go back, nothing counted or told. */
+	hook_err = -ENOSPC;
+	assert_int_equal(commit2("app.host", "ccc", "app.port", "9", &failed), -ENOSPC);
+	hook_err = 0;
+	value_is("app.host", "b");
+	value_is("app.port", "8080");
+	assert_int_equal(sysctl_entry_changes(h), hc + 1);
+	assert_int_equal(notified, 1);
+	/* A single write is what it was: the hook sees its one entry. */
+	assert_int_equal(sysctl_set(tree, "app.port", "1", 1, NULL), 0);
+	assert_int_equal(hook_seen, 1);
+	assert_int_equal(notified, 1);
+	sysctl_entry_put(h);
+	sysctl_entry_put(p);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	tree = sysctl_tree_new();
+	if (!tree || rcustring_init(&host, 16, "a") ||
+	    sysctl_register_table(tree, "app", table, 3, &hdr))
+		return -1;
+	sysctl_tree_set_commit(tree, hook, NULL);
+	sysctl_tree_set_commit_notify(tree, listener, NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sysctl_unregister_table(hdr);
+	sysctl_tree_free(tree);
+	rcustring_destroy(&host);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_one_commit),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
