@@ -589,10 +589,13 @@ RCUSTRING_API int64_t sysctl_entry_wait(struct sysctl_entry *e, uint64_t seen, i
  * the write in progress: @seq is the number it will have, @who its caller
  * (NULL for the program), valid while they run.
  */
+struct sysctl_commit_record; /* the entries of one sysctl_commit() (sysctl_commit.h) */
 struct sysctl_change {
 	uint64_t seq;
 	enum sysctl_origin origin;
 	const struct sysctl_caller *who;
+	/* NULL for a single write; a commit's entries (sysctl_change_entries()) */
+	const struct sysctl_commit_record *commit;
 };
 
 struct sysctl_callback;

@@ -65,7 +65,9 @@ RCUSTRING_API int sysctl_commit(struct sysctl_tree *tree, const struct sysctl_co
  * A hook called for a single write sees one entry, its own; for a
  * sysctl_commit() the hook is called once, with the first entry, and this
  * lists all of them, so that a durable store keeps the commit as one record.
- * Context: inside the tree's commit hook, in the writer's thread.
+ * The change carries its commit (@change->commit), so any code handed it
+ * may ask, whatever thread runs it.
+ * Context: while @change is valid: the commit hook, a handler of the commit.
  * Return: the number of entries; 1 for a single write, *@entries and
  * *@seqs then untouched (the entry is the hook's own, @change->seq its number).
  */

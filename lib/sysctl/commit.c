@@ -40,12 +40,6 @@ struct commit {
 	struct rcs_commit_change cc;
 };
 
-static __thread const struct rcs_commit_change *current_commit;
-
-const struct rcs_commit_change *rcs_current_commit(void)
-{
-	return current_commit;
-}
 
 /*
  * Run @e's kind's handler on a scratch copy of its data: the candidate's
@@ -206,9 +200,7 @@ static int call_hook(struct commit *c, size_t *failed)
 
 	if (!tree->commit)
 		return 0;
-	current_commit = &c->cc;
 	err = tree->commit(c->entries[0], &c->cc.ch, tree->commit_arg);
-	current_commit = NULL;
 	if (!err)
 		return 0;
 	*failed = 0;
@@ -300,8 +292,9 @@ int sysctl_commit(struct sysctl_tree *tree, const struct sysctl_commit_item *ite
 	*c = (struct commit){ .tree = tree, .items = items, .n = n };
 	c->cc = (struct rcs_commit_change){
 		.ch = { .origin = origin, .who = who },
-		.entries = c->entries, .seqs = c->seqs, .n = n,
+		.rec = { .entries = c->entries, .seqs = c->seqs, .n = n },
 	};
+	c->cc.ch.commit = &c->cc.rec;
 	err = find_all(c, &found, failed);
 	if (!err)
 		err = commit_all(c, failed);
@@ -318,14 +311,13 @@ int sysctl_commit(struct sysctl_tree *tree, const struct sysctl_commit_item *ite
 size_t sysctl_change_entries(const struct sysctl_change *change,
 			     struct sysctl_entry *const **entries, const uint64_t **seqs)
 {
-	const struct rcs_commit_change *cc = current_commit;
+	const struct sysctl_commit_record *rec = change ? change->commit : NULL;
 
-	if (cc && change == &cc->ch) {
-		if (entries)
-			*entries = cc->entries;
-		if (seqs)
-			*seqs = cc->seqs;
-		return cc->n;
-	}
-	return 1;
+	if (!rec)
+		return 1;
+	if (entries)
+		*entries = rec->entries;
+	if (seqs)
+		*seqs = rec->seqs;
+	return rec->n;
 }

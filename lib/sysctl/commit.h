@@ -46,14 +46,17 @@ size_t rcs_raw_layout(struct sysctl_entry *e, void **where);
  * (a hook runs in the committing thread), so struct sysctl_change keeps
  * its size and a single write's record is what it always was.
  */
-struct rcs_commit_change {
-	struct sysctl_change ch;
+/* What sysctl_change_entries() lists: the change carries it (no thread state). */
+struct sysctl_commit_record {
 	struct sysctl_entry *const *entries;
 	const uint64_t *seqs;
 	size_t n;
 };
 
-/* commit.c: the commit the calling thread is publishing, or NULL. */
-const struct rcs_commit_change *rcs_current_commit(void);
+/* A commit's change record; ch.commit points at rec. */
+struct rcs_commit_change {
+	struct sysctl_change ch;
+	struct sysctl_commit_record rec;
+};
 
 #endif
