@@ -63,8 +63,9 @@ static char *read_file(struct config *c, const char *path, size_t *len, bool rel
 
 	if (err >= 0)
 		return text;
-	rlog(LOG_ERR, "%s%s %s: %s (skipped)", reload ? "reload: " : "",
-	     err == -ENOENT || err == -EACCES || err == -EIO ? "cannot read" : "refused", path, why);
+	/* FILE first, as every other problem names its file (rcusysd --check-config). */
+	rlog(LOG_ERR, "%s%s: %s: %s (skipped)", reload ? "reload: " : "", path,
+	     err == -ENOENT || err == -EACCES || err == -EIO ? "cannot read" : "refused", why);
 	c->failures++;
 	return NULL;
 }
@@ -165,8 +166,8 @@ static int load_tunables(struct config *c, bool reload)
 			     *err ? err : strerror(-ret), reload ? " (its tunables are kept)" : "");
 			c->failures++;
 		}
-		if (ret && !reload)
-			break;
+		if (ret && !reload && !c->files->check)
+			break; /* a check goes on, to list every file's problem */
 	}
 	/* Files gone from the directories: their tunables go too. */
 	for (size_t j = 0; j < c->ntfiles; j++)
@@ -485,7 +486,7 @@ int config_start(struct sysctl_tree *tree, const struct config_files *files, str
 	c->files = files;
 	pthread_mutex_init(&c->lock, NULL);
 	err = load_tunables(c, false);
-	if (err) {
+	if (err && !files->check) {
 		config_free(c);
 		return err;
 	}
