@@ -134,25 +134,25 @@ if ! start "$run" "$log" --no-fuse --no-persist -t "$t/tunables.conf" -t "$t/c/u
 	exit 1
 fi
 held "start with FIFOs, a directory and a 65 MiB file among the files (no hang)"
-refused "sysctl.d: a user's file" "$log" "refused $t/etc/10-owner.conf: the file is owned by uid $nobody (must be root or uid 0)" "$run" f.owner 1
-refused "sysctl.d: a file others may write" "$log" "refused $t/etc/20-mode.conf: the file is writable by group or others (mode 0666)" "$run" f.mode 1
-refused "sysctl.d: a symbolic link to a user's file" "$log" "refused $t/etc/30-link.conf: a symbolic link" "$run" f.link 1
-refused "sysctl.d: a FIFO" "$log" "refused $t/etc/40-fifo.conf: not a regular file (a FIFO)" "$run" f.fifo 1
-refused "sysctl.d: a directory named .conf" "$log" "refused $t/etc/50-dir.conf: not a regular file (a directory)" "$run" f.dir 1
-refused "sysctl.d: a file over 64 MiB" "$log" "refused $t/etc/60-big.conf: larger than 64 MiB" "$run" f.big 1
-refused "sysctl.d: a directory others may write" "$log" "refused $t/wdir/15-wdir.conf: $t/wdir is writable by group or others (mode 0777) and not sticky" "$run" f.wdir 1
-refused "sysctl.d: a sticky directory others may write" "$log" "refused $t/sticky/16-sticky.conf: its directory is writable by group or others (mode 1777)" "$run" f.sticky 1
-refused "sysctl.d: a directory above others may write" "$log" "refused $t/open/sub/17-ancestor.conf: $t/open is writable by group or others (mode 0777) and not sticky" "$run" f.ancestor 1
-refused "-c: a user's file" "$log" "refused $t/c/owner.conf: the file is owned by uid $nobody" "$run" f.c_owner 1
-refused "-c: a FIFO" "$log" "refused $t/c/fifo.conf: not a regular file (a FIFO)" "$run" f.c_fifo 1
+refused "sysctl.d: a user's file" "$log" "$t/etc/10-owner.conf: refused: the file is owned by uid $nobody (must be root or uid 0)" "$run" f.owner 1
+refused "sysctl.d: a file others may write" "$log" "$t/etc/20-mode.conf: refused: the file is writable by group or others (mode 0666)" "$run" f.mode 1
+refused "sysctl.d: a symbolic link to a user's file" "$log" "$t/etc/30-link.conf: refused: a symbolic link" "$run" f.link 1
+refused "sysctl.d: a FIFO" "$log" "$t/etc/40-fifo.conf: refused: not a regular file (a FIFO)" "$run" f.fifo 1
+refused "sysctl.d: a directory named .conf" "$log" "$t/etc/50-dir.conf: refused: not a regular file (a directory)" "$run" f.dir 1
+refused "sysctl.d: a file over 64 MiB" "$log" "$t/etc/60-big.conf: refused: larger than 64 MiB" "$run" f.big 1
+refused "sysctl.d: a directory others may write" "$log" "$t/wdir/15-wdir.conf: refused: $t/wdir is writable by group or others (mode 0777) and not sticky" "$run" f.wdir 1
+refused "sysctl.d: a sticky directory others may write" "$log" "$t/sticky/16-sticky.conf: refused: its directory is writable by group or others (mode 1777)" "$run" f.sticky 1
+refused "sysctl.d: a directory above others may write" "$log" "$t/open/sub/17-ancestor.conf: refused: $t/open is writable by group or others (mode 0777) and not sticky" "$run" f.ancestor 1
+refused "-c: a user's file" "$log" "$t/c/owner.conf: refused: the file is owned by uid $nobody" "$run" f.c_owner 1
+refused "-c: a FIFO" "$log" "$t/c/fifo.conf: refused: not a regular file (a FIFO)" "$run" f.c_fifo 1
 refused "settings: a line for a read-only entry" "$log" "$t/etc/80-ro.conf:1: setting ro.val: read-only entry (mode 0444)" "$run" ro.val 1
 attack "sysctl.d: a link to /dev/null masks a file of that name" "f.masked is $(ctl "$run" -n f.masked); log: $(grep masked "$log")" \
 	eval '[ "$(ctl "$run" -n f.masked)" = 1 ] && ! grep -q "refused.*70-masked" "$log"'
 attack "tunables.d: a user's file declares nothing" "log: $(grep 10-user "$log"); u.tunable: $(ctl "$run" -n u.tunable 2>&1)" \
-	eval 'logged "$log" "refused $t/tun/10-user.conf: the file is owned by uid $nobody" && ! ctl "$run" -n u.tunable > /dev/null 2>&1'
-attack "tunables.d: a FIFO" "log: $(grep 20-fifo "$log")" logged "$log" "refused $t/tun/20-fifo.conf: not a regular file (a FIFO)"
+	eval 'logged "$log" "$t/tun/10-user.conf: refused: the file is owned by uid $nobody" && ! ctl "$run" -n u.tunable > /dev/null 2>&1'
+attack "tunables.d: a FIFO" "log: $(grep 20-fifo "$log")" logged "$log" "$t/tun/20-fifo.conf: refused: not a regular file (a FIFO)"
 attack "-t: a user's file declares nothing" "log: $(grep user-tunables "$log")" \
-	eval 'logged "$log" "refused $t/c/user-tunables.conf: the file is owned by uid $nobody" && ! ctl "$run" -n u.c_tunable > /dev/null 2>&1'
+	eval 'logged "$log" "$t/c/user-tunables.conf: refused: the file is owned by uid $nobody" && ! ctl "$run" -n u.c_tunable > /dev/null 2>&1'
 attack "the good file is applied" "good.val is $(ctl "$run" -n good.val)" test "$(ctl "$run" -n good.val)" = 9
 # A reload reads every file again: the same refusals, no hang on the FIFOs.
 kill -HUP "$pid"
@@ -161,7 +161,7 @@ attack "reload with FIFOs among the files finishes" "log: $(tail -3 "$log")" log
 attack "reload: the read-only line is refused again" "log: $(grep ro.val "$log")" \
 	test "$(grep -c "setting ro.val: read-only entry" "$log")" = 2
 attack "reload: the user's file is refused again" "f.owner is $(ctl "$run" -n f.owner)" \
-	eval '[ "$(grep -c "refused $t/etc/10-owner.conf" "$log")" = 2 ] && [ "$(ctl "$run" -n f.owner)" = 1 ]'
+	eval '[ "$(grep -c "$t/etc/10-owner.conf: refused" "$log")" = 2 ] && [ "$(ctl "$run" -n f.owner)" = 1 ]'
 stop "$pid"
 
 # ---- the state file: owner and mode (the same file check, trusted_file.c) ----

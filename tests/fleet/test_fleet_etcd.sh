@@ -175,6 +175,12 @@ vm.swappiness = 42
 status a kernel.nonexistent = {\"revision\":$nrev,\"error\":\"ENOENT\"
 status b kernel.nonexistent = {\"revision\":$nrev,\"error\":\"ENOENT\"
 rc=0" "$(ecli -a | sed 's/\("error":"[A-Z]*"\).*/\1/')"
+check "rcusysctl --etcd --json: one array, {name, value}" '[{"name":"vm.swappiness","value":"42"}]
+rc=0' "$(ecli --json vm.swappiness)"
+check "rcusysctl --etcd --json -a: a host's status key says its host" '{"name":"kernel.nonexistent","value":"{\"revision\":'"$nrev"',\"error\":\"ENOENT\"' \
+	"$(ecli --json -a | grep -oE '\{"name":"kernel.nonexistent","value":"\{[^}]*' | grep error | head -1 | sed 's/,\\"error\\":\\"ENOENT\\".*/,\\"error\\":\\"ENOENT\\"/')"
+check "rcusysctl --etcd --json -a: hosts named" "a b" \
+	"$(ecli --json -a | grep -oE '"host":"[a-z]+"' | sed 's/"host":"\(.*\)"/\1/' | sort -u | xargs)"
 check "rcusysctl --etcd needs --prefix" "rc=1" "$("$cli" --etcd "$url" -a >/dev/null 2>&1; echo "rc=$?")"
 
 # --- write-through: local writes become puts, every host applies etcd's order ---

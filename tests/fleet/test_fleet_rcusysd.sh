@@ -164,7 +164,7 @@ check "--etcd with an empty prefix: start refused" 1 "$("$rcusysd" --no-fuse -d 
 # --- the drop-in: a clean unit, etcd's options on the command line ---
 if command -v systemd-analyze >/dev/null; then
 	mkdir -p "$tmp/units/rcusysd.service.d"
-	sed -E "s|^ExecStart=[^ ]*/rcusysd|ExecStart=$rcusysd|" "$unit" > "$tmp/units/rcusysd.service"
+	sed -E "s|^(Exec[A-Za-z]+=)[^ ]*/rcusysd |\1$rcusysd |" "$unit" > "$tmp/units/rcusysd.service"
 	sed -E "s|^ExecStart=[^ ]*/rcusysd|ExecStart=$rcusysd|" "$dropin" \
 		> "$tmp/units/rcusysd.service.d/etcd.conf"
 	check "drop-in: systemd-analyze verify is clean" "" \

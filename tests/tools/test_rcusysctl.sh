@@ -113,6 +113,46 @@ check "--system: first directory wins per basename, sorted by basename, merged" 
 kernel.core_pattern = usr-only
 kernel.modprobe = /etc-wins
 rc=0" "$(RCUSYSCTL_SYSTEM_DIRS="$sys/etc:$sys/usr" run --system)"
+# --cat-config: what --system reads, in its order, as systemd-sysctl --cat-config prints it.
+mkdir -p "$sys/run"
+ln -s /dev/null "$sys/etc/60-masked.conf"
+echo 'kernel.modprobe = /hidden' > "$sys/usr/60-masked.conf"
+printf 'kernel.lines = no newline' > "$sys/run/70-c.conf"
+check "--cat-config: each file after # PATH, a masked one noted, in --system's order" "# $sys/usr/10-b.conf
+kernel.core_pattern = usr-only
+
+# $sys/etc/50-a.conf
+kernel.modprobe = /etc-wins
+
+# $sys/etc/60-masked.conf
+# masked: a link to /dev/null hides the files of its name
+
+# $sys/run/70-c.conf
+kernel.lines = no newline
+rc=0" "$(RCUSYSCTL_SYSTEM_DIRS="$sys/etc:$sys/run:$sys/usr" run --cat-config)"
+check "--cat-config takes no names" "rcusysctl: --cat-config takes no names
+Try 'rcusysctl --help' for more information.
+rc=1" "$(run --cat-config kernel.modprobe)"
+rm "$sys/etc/60-masked.conf" "$sys/usr/60-masked.conf" "$sys/run/70-c.conf"
+# --prefix without --etcd limits what --system and -p apply, as systemd-sysctl's does.
+printf 'core\n' > "$root/kernel/core_pattern"
+check "--system --prefix: only keys at or below the prefix apply" "* Applying $sys/usr/10-b.conf ...
+* Applying $sys/etc/50-a.conf ...
+kernel.modprobe = /etc-wins
+rc=0" "$(RCUSYSCTL_SYSTEM_DIRS="$sys/etc:$sys/usr" run --system --prefix kernel.modprobe)"
+check "--system --prefix: the key outside it is untouched" "core" "$(cat "$root/kernel/core_pattern")"
+echo 'net.ipv4.conf.*.forwarding = 7' > "$sys/etc/80-glob.conf"
+echo 'net.ipv4.conf.eth0/200.forwarding = 5' > "$sys/etc/90-net.conf"
+printf '0\n' > "$root/net/ipv4/conf/eth0.200/forwarding"
+check "-p --prefix (/proc/sys form): a glob and explicit keys apply only below it" "0 7 core" \
+	"$(run -q --prefix /proc/sys/net/ipv4/conf/lo -p "$sys/etc/80-glob.conf" "$sys/etc/90-net.conf" \
+		"$sys/usr/10-b.conf" >/dev/null
+	for f in net/ipv4/conf/eth0.200/forwarding net/ipv4/conf/lo/forwarding kernel/core_pattern; do
+		cat "$root/$f"; echo; done | xargs)"
+printf '1\n' > "$root/net/ipv4/conf/lo/forwarding"
+check "--prefix alone is refused, not ignored" "rcusysctl: --prefix limits what -p and --system apply (or names the etcd prefix, with --etcd); nothing else takes it
+Try 'rcusysctl --help' for more information.
+rc=1" "$(run --prefix kernel kernel.modprobe)"
 rm -rf "$sys"
 
 conf=$root/../rcusysctl-dry-$$.conf
@@ -333,6 +373,8 @@ kernel.core_pattern" "$(watch_test -N)"
 rc=1" "$(srun watch kernel.nope)"
 	check "socket: watch needs a key" "rcusysctl: watch: name at least one key
 rc=1" "$(srun watch)"
+	check "watch with --etcd: a clear error" "rcusysctl: watch follows rcusysd's control socket, not etcd: drop --etcd, or run etcdctl watch --prefix /p/
+rc=1" "$(run --etcd http://127.0.0.1:9 --prefix /p/ watch kernel.modprobe)"
 	check "socket: watch needs the socket" "rcusysctl: watch needs the control socket; a tree of files (--root) has none
 rc=1" "$(run watch kernel.modprobe)"
 
@@ -356,6 +398,12 @@ rc=1" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" --socket "$so
 rc=0' "$(srun --json kernel.core_pattern /vlan.d/eth0.300/mtu)"
 		check "socket: --json -N listing" '[{"name":"net.ipv4.conf.eth0/200.forwarding"},{"name":"net.ipv4.conf.lo.forwarding"}]
 rc=0' "$(srun --json -N net)"
+		check "--json --dry-run: JSON only, {name, old, new}" '[{"name":"kernel.core_pattern","old":"core","new":"dry"}]
+rc=0' "$(printf 'core\n' > "$root/kernel/core_pattern"; echo 'kernel.core_pattern = dry' | run --json --dry-run -p -)"
+		check "socket: --json -d: a description, named so" '[{"name":"kernel.core_pattern","description":"pattern for core file names"}]
+rc=0' "$(srun --json -d kernel.core_pattern)"
+		check "socket: --json --generation: a count, named so" 'generation N' \
+			"$(srun --json --generation kernel.core_pattern | sed -nE 's/^\[\{"name":"kernel.core_pattern","(generation)":[0-9]+\}\]$/\1 N/p')"
 		check "--json: strings escaped by json-c" '[{"name":"kernel.lines","value":"one\ntwo"}]
 rc=0' "$(run --json kernel.lines)"
 	else

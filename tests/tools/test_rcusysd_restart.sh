@@ -69,6 +69,9 @@ check "reload: a changed type is refused, the entry kept" "6" "$("$cli" "${S[@]}
 check "reload: the refusal names the line and why" \
 	"err rcusysd: $dir/tunables.conf:3: app.typed: declared \"string maxlen=8 mode=0644\", live as \"int mode=0644\": a live entry keeps its declaration (restart to change it)" \
 	"$(grep "live entry" "$dir/log" | untime)"
+check "reload: a refused declaration is no plain \"reloaded\"" \
+	"warning rcusysd: reloaded with errors: a line refused or a file skipped, each named above" \
+	"$(grep "reloaded" "$dir/log" | untime)"
 # New tunables of one directory: one with a refused default is left out, its neighbours stay.
 printf 'app.kept int default=1\napp.new string maxlen=8 default=fresh\napp.typed string maxlen=8\nnd.a int default=3\nnd.b int min=0 max=5 default=9\nnd.c int default=4\n' \
 	> "$dir/tunables.conf"

@@ -49,7 +49,9 @@ STOPPING=1" "$(sed -E 's/MONOTONIC_USEC=[0-9]+/MONOTONIC_USEC=N/' "$dir/notes")"
 
 if command -v systemd-analyze > /dev/null; then
 	# The unit names the installed path; check it against the built binary.
-	sed -E "s|^ExecStart=[^ ]*/rcusysd|ExecStart=$rcusysd|" "$unit" > "$dir/rcusysd.service"
+	sed -E "s|^(Exec[A-Za-z]+=)[^ ]*/rcusysd |\1$rcusysd |" "$unit" > "$dir/rcusysd.service"
+	check "unit: the configuration is checked before a start and a reload" "2" \
+		"$(grep -cE '^Exec(StartPre|Reload)=/[^ ]*/sbin/rcusysd --check-config ' "$unit")"
 	check "unit: ExecStart at the installed path" "yes" \
 		"$(grep -qE '^ExecStart=/[^ ]*/sbin/rcusysd ' "$unit" && echo yes || echo no)"
 	check "unit: systemd-analyze verify is clean" "" \

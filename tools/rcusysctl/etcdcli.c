@@ -15,6 +15,7 @@
 #include "dirtree.h"
 #include "etcd_http.h"
 #include "etcdcli.h"
+#include "jsonout.h"
 #include "sysctl_conf.h"
 
 static char *join(const char *prefix, const char *name)
@@ -29,15 +30,26 @@ static char *join(const char *prefix, const char *name)
 	return out;
 }
 
-static void print(const struct etcdcli_opts *o, const char *lead, const char *key, const char *value)
+/* A value, or a status key of @host (NULL: a value); --json gathers {name, value[, host]}. */
+static void print(const struct etcdcli_opts *o, const char *host, int hostlen, const char *key,
+		  const char *value)
 {
-	char name[4096];
+	char name[4096], h[256];
+	struct json_object *j;
 
 	sysctl_conf_dotted(key, name, sizeof(name));
-	if (o->values_only)
+	snprintf(h, sizeof(h), "%.*s", hostlen, host ? host : "");
+	if (o->json) {
+		j = json_obj_new();
+		json_obj_str(j, "name", o->values_only ? NULL : name);
+		json_obj_str(j, "value", value);
+		json_obj_str(j, "host", host ? h : NULL);
+		json_list_add(j);
+	} else if (o->values_only) {
 		printf("%s\n", value);
-	else
-		printf("%s%s = %s\n", lead, name, value);
+	} else {
+		printf("%s%s%s%s = %s\n", host ? "status " : "", h, host ? " " : "", name, value);
+	}
 }
 
 static int fail(struct etcd_conn *c, const char *what, const char *name, int err)
@@ -78,7 +90,7 @@ static int list_all(const struct etcdcli_opts *o, struct etcd_conn *c, const cha
 		return fail(c, "listing", prefix, err ? err : -ENOMEM);
 	}
 	for (size_t i = 0; i < n; i++)
-		print(o, "", kvs[i].key + plen, kvs[i].value);
+		print(o, NULL, 0, kvs[i].key + plen, kvs[i].value);
 	etcd_kvs_free(kvs, n);
 	rev = 0;
 	err = etcd_range_prefix(c, sp, &rev, &kvs, &n);
@@ -89,12 +101,9 @@ static int list_all(const struct etcdcli_opts *o, struct etcd_conn *c, const cha
 	}
 	for (size_t i = 0; i < n && !o->values_only; i++) {
 		const char *host = kvs[i].key + strlen(sp), *slash = strchr(host, '/');
-		char lead[300];
 
-		if (!slash)
-			continue;
-		snprintf(lead, sizeof(lead), "status %.*s ", (int)(slash - host), host);
-		print(o, lead, slash + 1, kvs[i].value);
+		if (slash)
+			print(o, host, (int)(slash - host), slash + 1, kvs[i].value);
 	}
 	etcd_kvs_free(kvs, n);
 	free(sp);
@@ -119,7 +128,7 @@ static int read_one(const struct etcdcli_opts *o, struct etcd_conn *c, const cha
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(kvs[i].key, key)) { /* a prefix read also finds "name2" */
-			print(o, "", key + strlen(prefix), kvs[i].value);
+			print(o, NULL, 0, key + strlen(prefix), kvs[i].value);
 			found = 1;
 		}
 	etcd_kvs_free(kvs, n);
@@ -148,7 +157,7 @@ static int write_one(const struct etcdcli_opts *o, struct etcd_conn *c, const ch
 		return 1;
 	err = etcd_put(c, key, eq + 1, strlen(eq + 1), NULL);
 	if (!err && !o->quiet)
-		print(o, "", key + strlen(prefix), eq + 1);
+		print(o, NULL, 0, key + strlen(prefix), eq + 1);
 	free(key);
 	return err ? fail(c, "setting key", name, err) : 0;
 }
@@ -181,6 +190,8 @@ int etcdcli_main(const struct etcdcli_opts *o, int argc, char **argv)
 		else
 			code |= read_one(o, &c, prefix, argv[i]);
 	}
+	if (o->json)
+		json_list_print();
 	etcd_conn_free(&c);
 	curl_global_cleanup();
 	free(prefix);

@@ -11,7 +11,7 @@
 struct etcdcli_opts {
 	const char *endpoints, *prefix;
 	const char *cacert, *cert, *key;
-	bool all, write, quiet, values_only;
+	bool all, write, quiet, values_only, json; /* json: one array of {name, value[, host]} */
 };
 
 /* Runs the request for the name[=value] arguments; returns the exit code. */

@@ -20,6 +20,7 @@
 #ifdef HAVE_ETCD
 #include "etcdcli.h"
 #endif
+#include "keys.h"
 #include "kept_list.h"
 #include "settings.h"
 #include "ttysafe.h"
@@ -73,14 +74,20 @@ static void usage(FILE *out, int code)
 		"                       instead of its value (socket only)\n"
 		"      --if-generation N  write only while the entry's generation is N; a\n"
 		"                       write that came first is refused (socket only)\n"
-		"      --json           JSON output (json-c): reads, lists and audit one array\n"
-		"                       of objects, watch one object per line\n"
+		"      --json           JSON output (json-c): reads, lists, writes, --etcd and\n"
+		"                       audit one array of objects ({name, value}; with -d\n"
+		"                       \"description\", with --generation \"generation\";\n"
+		"                       --dry-run {name, old, new}), watch one object per line\n"
 		"      --socket PATH    rcusysd's control socket (default $RCUSYSCTL_SOCKET or\n"
 		"                       %s)\n"
 		"      --root DIR       a tree mounted at DIR instead (rcusysd's FUSE mount, /proc/sys)\n"
 		"      --etcd URL[,URL] the values a fleet mirrors, in etcd (rcustring-etcd(7)):\n"
 		"                       -w puts, -a lists them and the hosts' status keys\n"
-		"      --prefix P       the mirrored prefix (with --etcd), e.g. /rcustring/web/\n"
+		"      --prefix P       with --etcd the mirrored prefix, e.g. /rcustring/web/;\n"
+		"                       else -p and --system apply only keys at or below P\n"
+		"                       (net.ipv4 or /proc/sys/net/ipv4), as systemd-sysctl's\n"
+		"      --cat-config     print the files --system reads, in its order, each after\n"
+		"                       \"# PATH\" (a masked one says so), as systemd-sysctl does\n"
 		"      --cacert F, --cert F, --key F   TLS files for --etcd (passed to libcurl)\n"
 		"  -o, -x               ignored, as procps ignores them (BSD compatibility)\n"
 		"  -h, --help           this help\n"
@@ -160,7 +167,7 @@ static int exec_etcd_helper(char **argv)
 /* The command line's choices that only main's steps read (the rest are in o). */
 struct cli {
 	const char *etcd, *etcd_prefix, *cacert, *cert, *key;
-	bool all, write, load, system_dirs, socket_given, reset;
+	bool all, write, load, system_dirs, socket_given, reset, cat_config;
 	const char *kept;     /* --kept's store; NULL: not asked */
 	const char *load_now; /* -pFILE, --load=FILE: applied before the other FILE arguments */
 	const char *sub;      /* "watch" or "audit" */
@@ -200,6 +207,7 @@ static int take_option(struct cli *c, int opt, char *arg)
 	case 'Z': c->reset = true; break;
 	case 'L': c->kept = arg ? arg : "/var/lib/rcusysd/state.conf"; break;
 	case 'S': c->system_dirs = true; break;
+	case 'k': c->cat_config = true; break;
 	case 'e': opts.ignore_unknown = true; break;
 	case 'q': opts.quiet = true; break;
 	case 'b': opts.binary = true; break;
@@ -249,6 +257,7 @@ static int parse_options(struct cli *c, int argc, char **argv)
 		{ "etcd", required_argument, NULL, 'E' },
 		{ "prefix", required_argument, NULL, 'P' }, { "cacert", required_argument, NULL, 'C' },
 		{ "cert", required_argument, NULL, 'T' }, { "key", required_argument, NULL, 'K' },
+		{ "cat-config", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, code;
@@ -268,8 +277,14 @@ static int run_etcd(const struct cli *c, int argc, char **argv)
 	return exec_etcd_helper(argv);
 #elif defined(HAVE_ETCD)
 	struct etcdcli_opts eo = { c->etcd, c->etcd_prefix, c->cacert, c->cert, c->key, c->all,
-				   c->write, opts.quiet, opts.values_only };
+				   c->write, opts.quiet, opts.values_only, opts.json };
 
+	if (optind < argc && !strcmp(argv[optind], "watch")) {
+		fprintf(stderr, "rcusysctl: watch follows rcusysd's control socket, not etcd: "
+				"drop --etcd, or run etcdctl watch --prefix %s\n",
+			c->etcd_prefix ? c->etcd_prefix : "PREFIX");
+		return 1;
+	}
 	if (!c->all && optind == argc)
 		return usage_error("--etcd: name keys, or -a to list them");
 	return etcdcli_main(&eo, argc - optind, argv + optind);
@@ -278,6 +293,27 @@ static int run_etcd(const struct cli *c, int argc, char **argv)
 	fprintf(stderr, "rcusysctl: built without etcd support (libcurl and json-c)\n");
 	return 1;
 #endif
+}
+
+/*
+ * --prefix without --etcd: what -p and --system apply, as systemd-sysctl
+ * --prefix limits it ("net.ipv4", "/proc/sys/net/ipv4" or "net/ipv4").
+ * -1 to go on, else the exit status.
+ */
+static int take_prefix(const struct cli *c)
+{
+	static char prefix[4096];
+	const char *p = c->etcd_prefix;
+
+	if (!c->load && !c->system_dirs)
+		return usage_error("--prefix limits what -p and --system apply (or names the etcd "
+				   "prefix, with --etcd); nothing else takes it");
+	if (!strncmp(p, "/proc/sys/", 10))
+		p += 10;
+	snprintf(prefix, sizeof(prefix), "%s", p);
+	rcusysctl_normalize_key(prefix);
+	opts.prefix = prefix;
+	return -1;
 }
 
 /* What a tree of files (--root) cannot do, and what goes with what: -1 or the exit status. */
@@ -390,6 +426,11 @@ int main(int argc, char **argv)
 	ttysafe_install(opts.binary);
 	if (c.etcd)
 		return run_etcd(&c, argc, argv);
+	if (c.cat_config) /* files: no tree, no socket (--root: the kernel's directories) */
+		return optind < argc ? usage_error("--cat-config takes no names") :
+				       (settings_cat_config(), settings_status());
+	if (c.etcd_prefix && (code = take_prefix(&c)) >= 0)
+		return code;
 	if (c.kept) /* a file: no tree, no socket */
 		return optind < argc ? usage_error("--kept takes no names") :
 				       kept_list(c.kept, opts.names_only);

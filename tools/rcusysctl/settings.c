@@ -101,7 +101,12 @@ static void print_value(const char *name, char *value)
 		if (len && value[len - 1] == '\n')
 			value[--len] = '\0';
 		json_obj_str(j, "name", opts.values_only ? NULL : name);
-		json_obj_str(j, "value", opts.names_only ? NULL : value);
+		/* What the member holds, by its name: a description or a count is no value. */
+		if (opts.generation && !opts.names_only)
+			json_obj_int(j, "generation", strtoll(value, NULL, 10));
+		else
+			json_obj_str(j, opts.describe ? "description" : "value",
+				     opts.names_only ? NULL : value);
 		json_list_add(j);
 		return;
 	}
@@ -244,15 +249,25 @@ static int dry_run_write(const char *key, const char *name, const char *value)
 {
 	ssize_t n = t_read(key, value_buf, sizeof(value_buf));
 
-	if (n < 0) {
-		/* Write-only entries: the change cannot be shown, only announced. */
-		printf("%s: (unreadable: %s) -> %s\n", name, why((int)n), value);
-		return 0;
-	}
+	struct json_object *j;
+
 	if (n > 0 && value_buf[n - 1] == '\n')
 		value_buf[--n] = '\0';
-	if (strcmp(value_buf, value) != 0)
+	if (n >= 0 && strcmp(value_buf, value) == 0)
+		return 0;
+	if (opts.json) { /* {name, old, new}; "old" left out, "error" said, for a write-only entry */
+		j = json_obj_new();
+		json_obj_str(j, "name", name);
+		json_obj_str(j, "old", n >= 0 ? value_buf : NULL);
+		json_obj_str(j, "new", value);
+		json_obj_str(j, "error", n < 0 ? why((int)n) : NULL);
+		json_list_add(j);
+	} else if (n < 0) {
+		/* Write-only entries: the change cannot be shown, only announced. */
+		printf("%s: (unreadable: %s) -> %s\n", name, why((int)n), value);
+	} else {
 		printf("%s: %s -> %s\n", name, value_buf, value);
+	}
 	return 0;
 }
 
@@ -341,11 +356,19 @@ struct glob_write {
 	const struct sysctl_conf_item *item;
 };
 
+/* --prefix without --etcd: only keys at or below it apply, as systemd-sysctl --prefix. */
+static bool under_prefix(const char *key)
+{
+	size_t n = opts.prefix ? strlen(opts.prefix) : 0;
+
+	return !n || (!strncmp(key, opts.prefix, n) && (key[n] == '\0' || key[n] == '/'));
+}
+
 static int write_if_match(const char *key, void *arg)
 {
 	struct glob_write *g = arg;
 
-	if (sysctl_conf_set_lookup(g->set, key) == g->item)
+	if (under_prefix(key) && sysctl_conf_set_lookup(g->set, key) == g->item)
 		write_key(key, g->item->value, g->item->ignore_failure);
 	return 0;
 }
@@ -360,7 +383,7 @@ static void apply_set(const struct sysctl_conf_set *set)
 			struct glob_write g = { set, it };
 
 			t_walk("", write_if_match, &g);
-		} else {
+		} else if (under_prefix(it->key)) {
 			write_key(it->key, it->value, it->ignore_failure);
 		}
 	}
@@ -433,37 +456,111 @@ void settings_load_file(const char *path)
 }
 
 /*
- * --system: *.conf from each directory, the first directory holding a name
- * winning, merged into one set as systemd-sysctl merges them (and as
- * rcusysd does at start and at reload).
+ * --system's files in the order they apply: *.conf from each directory,
+ * the first directory holding a name winning (sysctl_conf_list_dirs()),
+ * then, for the kernel's tree, /etc/sysctl.conf as procps reads it last.
+ * The count, or -ENOMEM (printed); free with sysctl_conf_free_paths().
+ */
+static ssize_t system_files(const char *what, char ***out)
+{
+	const char *env = getenv("RCUSYSCTL_SYSTEM_DIRS");
+	char **paths = NULL, **more, *conf;
+	ssize_t count = sysctl_conf_list_dirs(env ? env : opts.root ? SYSTEM_DIRS : RCUSYSD_DIRS,
+					      &paths);
+
+	if (count >= 0 && !env && opts.root && access("/etc/sysctl.conf", R_OK) == 0) {
+		more = realloc(paths, ((size_t)count + 1) * sizeof(*paths));
+		conf = strdup("/etc/sysctl.conf");
+		if (more)
+			paths = more;
+		if (more && conf) {
+			paths[count++] = conf;
+		} else {
+			free(conf);
+			sysctl_conf_free_paths(paths, (size_t)count);
+			count = -ENOMEM;
+		}
+	}
+	if (count < 0) {
+		fprintf(stderr, "rcusysctl: %s: %s\n", what, strerror((int)-count));
+		fail();
+		return count;
+	}
+	*out = paths;
+	return count;
+}
+
+/*
+ * --system: the files merged into one set as systemd-sysctl merges them
+ * (and as rcusysd does at start and at reload), then applied.
  */
 void settings_load_system(void)
 {
-	const char *env = getenv("RCUSYSCTL_SYSTEM_DIRS");
 	struct sysctl_conf_set *set = sysctl_conf_set_new();
 	char **paths = NULL;
-	ssize_t count = set ? sysctl_conf_list_dirs(env ? env : opts.root ? SYSTEM_DIRS : RCUSYSD_DIRS,
-						    &paths) : -ENOMEM;
+	ssize_t count = set ? system_files("--system", &paths) : -ENOMEM;
 
 	if (count < 0) {
-		fprintf(stderr, "rcusysctl: --system: %s\n", strerror((int)-count));
+		if (!set)
+			fprintf(stderr, "rcusysctl: --system: %s\n", strerror(ENOMEM)), fail();
 		sysctl_conf_set_free(set);
-		fail();
 		return;
 	}
 	for (ssize_t i = 0; i < count; i++) {
-		if (!opts.quiet)
+		if (!opts.quiet && !opts.json)
 			printf("* Applying %s ...\n", paths[i]);
 		add_file(set, paths[i]);
-	}
-	if (!env && opts.root && access("/etc/sysctl.conf", R_OK) == 0) {
-		if (!opts.quiet)
-			printf("* Applying /etc/sysctl.conf ...\n");
-		add_file(set, "/etc/sysctl.conf");
 	}
 	apply_set(set);
 	sysctl_conf_set_free(set);
 	sysctl_conf_free_paths(paths, (size_t)count);
+}
+
+/* Is @path systemd's mask, a symbolic link to /dev/null? */
+static bool masked(const char *path)
+{
+	char target[16];
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+
+	return n == 9 && !memcmp(target, "/dev/null", 9);
+}
+
+/*
+ * --cat-config: the files --system reads, in its order, each after a
+ * "# PATH" line and separated by an empty line, as systemd-sysctl
+ * --cat-config prints them; a masked file says so instead of its text.
+ */
+void settings_cat_config(void)
+{
+	char **paths = NULL, buf[8192];
+	ssize_t count = system_files("--cat-config", &paths);
+
+	for (ssize_t i = 0; i < count; i++) {
+		bool mask = masked(paths[i]);
+		FILE *f = mask ? NULL : fopen(paths[i], "re");
+		int last = '\n';
+		size_t n;
+
+		printf("%s# %s\n", i ? "\n" : "", paths[i]);
+		if (mask) {
+			printf("# masked: a link to /dev/null hides the files of its name\n");
+			continue;
+		}
+		if (!f) {
+			fprintf(stderr, "rcusysctl: cannot open %s: %s\n", paths[i], strerror(errno));
+			fail();
+			continue;
+		}
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+			fwrite(buf, 1, n, stdout);
+			last = buf[n - 1];
+		}
+		if (last != '\n') /* the next "# PATH" on a line of its own */
+			putchar('\n');
+		fclose(f);
+	}
+	if (count > 0)
+		sysctl_conf_free_paths(paths, (size_t)count);
 }
 
 /* --reset NAME...: each runtime value dropped; @all: every one. */

@@ -22,6 +22,7 @@ struct settings_opts {
 	bool generation;      /* --generation: print generations instead of values */
 	bool if_generation;   /* --if-generation N: writes only while the generation is N */
 	uint64_t expected;
+	const char *prefix;   /* --prefix without --etcd ('/' form): -p and --system apply below it */
 	bool have_pattern;
 	bool pattern_invalid; /* -r REGEX that does not compile: matches nothing, as in procps */
 	regex_t pattern;
@@ -38,6 +39,8 @@ void settings_show_all(void);
 void settings_load_file(const char *path);
 /* --system: the sysctl.d directories merged as systemd-sysctl merges them. */
 void settings_load_system(void);
+/* --cat-config: --system's files in its order, as systemd-sysctl --cat-config prints them. */
+void settings_cat_config(void);
 /* --reset: drop rcusysd's runtime value of each of @names, or of every entry (@all). */
 void settings_reset(bool all, char **names, int count);
 /* The exit status so far: 0, or 1 once anything failed. */

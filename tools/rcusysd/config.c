@@ -63,8 +63,9 @@ static char *read_file(struct config *c, const char *path, size_t *len, bool rel
 
 	if (err >= 0)
 		return text;
-	rlog(LOG_ERR, "%s%s %s: %s (skipped)", reload ? "reload: " : "",
-	     err == -ENOENT || err == -EACCES || err == -EIO ? "cannot read" : "refused", path, why);
+	/* FILE first, as every other problem names its file (rcusysd --check-config). */
+	rlog(LOG_ERR, "%s%s: %s: %s (skipped)", reload ? "reload: " : "", path,
+	     err == -ENOENT || err == -EACCES || err == -EIO ? "cannot read" : "refused", why);
 	c->failures++;
 	return NULL;
 }
@@ -97,9 +98,18 @@ static ssize_t tunables_paths(const struct config_files *f, char ***out)
 	return (ssize_t)n;
 }
 
+struct reload_ctx {
+	struct config *c;
+	const char *path;
+};
+
+/* A declaration the reload refused: the reload's end line says it had errors. */
 static void reload_report(void *arg, unsigned line, const char *msg)
 {
-	rlog(LOG_ERR, "%s:%u: %s", (const char *)arg, line, msg);
+	struct reload_ctx *r = arg;
+
+	rlog(LOG_ERR, "%s:%u: %s", r->path, line, msg);
+	r->c->failures++;
 }
 
 /* At start (@reload false) a bad file fails the start; at reload it keeps its tunables. */
@@ -117,8 +127,8 @@ static int reload_file(struct config *c, struct tunables *old, const char *text,
 	for (size_t j = 0; others && j < c->ntfiles; j++)
 		if (c->tfiles[j].path)
 			others[n++] = c->tfiles[j].declared;
-	ret = tunables_reload(c->tree, old, others, n, text, len, out, reload_report, (void *)path,
-			      err, size);
+	ret = tunables_reload(c->tree, old, others, n, text, len, out, reload_report,
+			      &(struct reload_ctx){ c, path }, err, size);
 	free(others);
 	return ret;
 }
@@ -165,8 +175,8 @@ static int load_tunables(struct config *c, bool reload)
 			     *err ? err : strerror(-ret), reload ? " (its tunables are kept)" : "");
 			c->failures++;
 		}
-		if (ret && !reload)
-			break;
+		if (ret && !reload && !c->files->check)
+			break; /* a check goes on, to list every file's problem */
 	}
 	/* Files gone from the directories: their tunables go too. */
 	for (size_t j = 0; j < c->ntfiles; j++)
@@ -485,7 +495,7 @@ int config_start(struct sysctl_tree *tree, const struct config_files *files, str
 	c->files = files;
 	pthread_mutex_init(&c->lock, NULL);
 	err = load_tunables(c, false);
-	if (err) {
+	if (err && !files->check) {
 		config_free(c);
 		return err;
 	}
@@ -525,8 +535,8 @@ int config_reload(struct config *c, config_stop_fn *stop, void *stop_arg)
 	/* Entries the reload declared are the state file's too: its commit hook is the tree's. */
 	if ((stop && stop(stop_arg)) || converge(&w))
 		goto stopped;
-	rlog(c->failures ? LOG_WARNING : LOG_INFO, "reloaded%s",
-	     c->failures ? " with errors (see above)" : "");
+	rlog(c->failures ? LOG_WARNING : LOG_INFO, "reloaded%s", c->failures ?
+	     " with errors: a line refused or a file skipped, each named above" : "");
 	return 0;
 stopped:
 	rlog(LOG_NOTICE, "reload stopped part way: stopping");

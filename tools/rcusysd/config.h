@@ -40,6 +40,7 @@ struct config_files {
 	int ntunables, nconfigs;
 	const char *sysctl_dirs;   /* ':'-separated; "" for none */
 	const char *tunables_dirs; /* ':'-separated; "" for none */
+	bool check;                /* --check-config: a bad tunables file stops nothing */
 };
 
 struct config;

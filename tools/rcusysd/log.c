@@ -8,7 +8,8 @@
 
 #include "log.h"
 
-static bool journal;
+static bool journal, check;
+static unsigned problems;
 static int max_level = LOG_INFO;
 
 static const char *const names[] = { "emerg", "alert", "crit", "err", "warning", "notice", "info",
@@ -24,6 +25,16 @@ void log_init(void)
 void log_set_level(int level)
 {
 	max_level = level;
+}
+
+void log_set_check(void)
+{
+	check = true;
+}
+
+unsigned log_problems(void)
+{
+	return problems;
 }
 
 int log_level_from_name(const char *name)
@@ -42,7 +53,9 @@ void rlog(int level, const char *fmt, ...)
 
 	if (level > max_level)
 		return;
-	if (journal) {
+	if (check) {
+		problems += level <= LOG_WARNING;
+	} else if (journal) {
 		n = (size_t)snprintf(line, sizeof(line), "<%d>rcusysd: ", level);
 	} else {
 		struct timespec ts;

@@ -19,6 +19,15 @@ void log_init(void);
 /* Lines above @level (LOG_ERR .. LOG_DEBUG) are dropped; the default is LOG_INFO. */
 void log_set_level(int level);
 
+/*
+ * --check-config: each line is the message alone ("FILE:LINE: message"),
+ * and lines at LOG_WARNING or above are counted as problems.
+ */
+void log_set_check(void);
+
+/* Problems logged since log_set_check(). Context: the main thread, after the check. */
+unsigned log_problems(void);
+
 /* "err", "warning", "notice", "info", "debug" -> LOG_*, or -1. */
 int log_level_from_name(const char *name);
 

@@ -247,11 +247,14 @@ static int open_state(struct daemon *d)
 {
 	const char *state = d->o.state;
 	char why[512];
+	struct stat st;
 	int err;
 
-	if (!state)
+	/* A check reads what is there: a missing store is an empty one, as at start. */
+	if (!state || (d->o.check && stat(state, &st) && errno == ENOENT))
 		return 0;
-	err = persist_open(d->tree, state, &d->persist, why, sizeof(why));
+	err = (d->o.check ? persist_open_check : persist_open)(d->tree, state, &d->persist, why,
+								   sizeof(why));
 	if (err) {
 		rlog(LOG_ERR, "state file %s: %s", state, why);
 		return 1;
@@ -260,6 +263,8 @@ static int open_state(struct daemon *d)
 	if (err)
 		rlog(LOG_ERR, "cannot read the state file %s: %s (starting without it)", state,
 		     strerror(-err));
+	if (d->o.check)
+		return 0; /* no commit hook: the check writes nothing */
 	err = persist_watch(d->persist);
 	if (err) {
 		rlog(LOG_ERR, "state file %s: cannot watch the entries: %s", state, strerror(-err));
@@ -331,6 +336,8 @@ static int build_tree(struct daemon *d, struct sysctl_socket_options *sock_opts)
 	/* Layers 1 and 2; a bad tunables file stops the start. */
 	if (config_start(d->tree, &d->o.files, &d->config) || open_state(d))
 		return 1;
+	if (d->o.check)
+		return 0; /* etcd is not asked: its values are etcd's to check */
 #ifdef HAVE_ETCD
 	if (start_etcd(d))
 		return 1;
@@ -579,6 +586,14 @@ int main(int argc, char **argv)
 	sock_opts.budget = d.budget;
 	if (!status)
 		status = build_tree(&d, &sock_opts);
+	if (d.o.check) { /* the start up to serving, then its verdict: nothing served */
+		status = status || log_problems();
+		fprintf(stderr, "rcusysd: configuration %s (%u problem(s))\n",
+			status ? "has problems" : "OK", log_problems());
+		free_tree(&d);
+		sysctl_budget_free(d.budget);
+		return status;
+	}
 	if (!status)
 		status = open_run_dir(&d);
 	if (!status)

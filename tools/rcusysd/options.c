@@ -113,6 +113,9 @@ static void usage(FILE *out, int code)
 		"                        tunables); only with https:// endpoints; each is logged\n"
 		"      --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE\n"
 		"                        TLS files for the connection to etcd\n"
+		"      --check-config    read the tunables, the settings and the state file as a\n"
+		"                        start would, print each problem as FILE:LINE: message,\n"
+		"                        and exit 0 (none) or 1 without serving\n"
 		"  -e, --event LINE      send one event to a running rcusysd and print the reply\n"
 		"  -V, --version         print the version\n"
 		"  -h, --help            this help\n",
@@ -144,6 +147,11 @@ static int take_option(struct options *o, int opt, char *arg)
 	case 's': o->state = arg, o->state_given = true; break;
 	case 'P': o->state = NULL, o->state_given = true; break;
 	case 'F': o->use_fuse = false; break;
+	case 'k': /* problems only, as bare lines; a later --log-level still wins */
+		o->check = o->files.check = true;
+		log_set_check();
+		log_set_level(LOG_WARNING);
+		break;
 	case 'A': o->allow_poweroff = true; break;
 	case 'O': o->owner = arg; break;
 	case 'L':
@@ -281,6 +289,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "etcd-allow-exec", no_argument, NULL, 'x' },
 		{ "sysctl-dirs", required_argument, NULL, 'D' },
 		{ "tunables-dirs", required_argument, NULL, 'U' },
+		{ "check-config", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, code;

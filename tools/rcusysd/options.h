@@ -20,7 +20,7 @@
 /* What the command line asks for. */
 struct options {
 	const char *run_dir, *state, *owner, *event;
-	bool state_given, run_dir_given, use_fuse, allow_poweroff;
+	bool state_given, run_dir_given, use_fuse, allow_poweroff, check; /* check: --check-config */
 	int grace;
 	uid_t owner_uid;
 	gid_t owner_gid;

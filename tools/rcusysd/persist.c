@@ -94,8 +94,8 @@ static void remove_leftovers(struct persist *p)
 	closedir(d);
 }
 
-int persist_open(struct sysctl_tree *tree, const char *path, struct persist **out, char *why,
-		 size_t why_size)
+static int open_store(struct sysctl_tree *tree, const char *path, bool check, struct persist **out,
+		      char *why, size_t why_size)
 {
 	struct persist *p = calloc(1, sizeof(*p));
 	char *copy = strdup(path), *base = strdup(path), canon[PATH_MAX], cwd[PATH_MAX], dirwhy[512];
@@ -110,6 +110,7 @@ int persist_open(struct sysctl_tree *tree, const char *path, struct persist **ou
 	}
 	free(base);
 	p->tree = tree;
+	p->check = check;
 	p->dirfd = p->lockfd = p->fd = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
@@ -128,7 +129,7 @@ int persist_open(struct sysctl_tree *tree, const char *path, struct persist **ou
 			 dir, dirwhy);
 	} else {
 		err = check_file(p->dirfd, p->name, why, why_size);
-		if (!err)
+		if (!err && !check)
 			err = take_lock(p, why, why_size);
 	}
 	free(copy);
@@ -136,9 +137,22 @@ int persist_open(struct sysctl_tree *tree, const char *path, struct persist **ou
 		persist_close(p);
 		return err;
 	}
-	remove_leftovers(p);
+	if (!check)
+		remove_leftovers(p);
 	*out = p;
 	return 0;
+}
+
+int persist_open(struct sysctl_tree *tree, const char *path, struct persist **out, char *why,
+		 size_t why_size)
+{
+	return open_store(tree, path, false, out, why, why_size);
+}
+
+int persist_open_check(struct sysctl_tree *tree, const char *path, struct persist **out,
+		       char *why, size_t why_size)
+{
+	return open_store(tree, path, true, out, why, why_size);
 }
 
 /* The whole file at @fd (a regular file: checked again, a FIFO swapped in would hang us). */
@@ -237,6 +251,10 @@ static int migrate(struct persist *p, const char *text, size_t len)
 	char old[NAME_MAX + 48];
 	int tries = 0, rc;
 
+	if (p->check) { /* its lines are checked, the file left as it is */
+		sysctl_conf_parse(text, len, migrate_item, migrate_error, p);
+		return 0;
+	}
 	/* A second migration in the same second (a copied-in text file) gets ".N". */
 	do {
 		int n = snprintf(old, sizeof(old), "%s.migrated-%lld", p->name, (long long)time(NULL));
@@ -326,6 +344,8 @@ int persist_apply(struct persist *p)
 		return err;
 	}
 	p->epoch++;
+	if (p->check)
+		return 0;
 	/* The epoch durable before any generation of it is handed out; the tail cut. */
 	err = persist_compact(p, &p->map);
 	if (err)

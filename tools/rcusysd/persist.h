@@ -80,6 +80,16 @@ int persist_open(struct sysctl_tree *tree, const char *path, struct persist **ou
 		 size_t why_size);
 
 /*
+ * persist_open() for rcusysd --check-config: the same checks of the
+ * directory and the file, but no lock is taken and nothing is removed;
+ * persist_apply() then reads and applies the store and writes nothing (no
+ * migration, no compaction). Returns as persist_open() does, less -EBUSY.
+ * Context: at start, one thread.
+ */
+int persist_open_check(struct sysctl_tree *tree, const char *path, struct persist **out,
+		       char *why, size_t why_size);
+
+/*
  * Reads the store (migrating a text state file), raises its epoch, applies
  * the kept values to the tree (a value that no longer applies is logged
  * and kept no more) and writes the journal compacted. Returns 0 or a
