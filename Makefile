@@ -6,7 +6,9 @@
 #   make bench   benchmarks (BENCH_SECONDS=N for short runs)
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
 #   make kernel-check  the Linux series in kernel/ (also part of make check)
-#   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test, and kernel/followups/check
+#   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test, kernel/followups/check,
+#                the standalone fixes (kernel/fixes/check) and the v1 series on 7.3-rc7 (kernel/check-7.3)
+#   make kernel-check-7.3  just the standalone fixes and the v1 series on 7.3-rc7
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -22,7 +24,8 @@ RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl
 TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all bench fuzz \
+.PHONY: all deps deps-runtime build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all \
+        kernel-check-7.3 bench fuzz \
         clean
 
 all: build
@@ -108,7 +111,13 @@ kernel-check:
 
 kernel-check-all:
 	kernel/check --all; st=$$?; kernel/followups/check || st=1; \
-	kernel/boot/followups-boot-test || st=1; exit $$st
+	kernel/boot/followups-boot-test || st=1; \
+	kernel/fixes/check || st=1; kernel/check-7.3 --all || st=1; exit $$st
+
+# The standalone fixes and the v1 series for mainline, on Debian's
+# linux-source-7.3 7.3~rc7-1~exp1 (from experimental). Not in make check.
+kernel-check-7.3:
+	kernel/fixes/check; st=$$?; kernel/check-7.3 || st=1; exit $$st
 
 # Each program prints its table, then `summary NAME VALUE` lines.
 bench: build
