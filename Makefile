@@ -6,7 +6,9 @@
 #   make bench   benchmarks (BENCH_SECONDS=N for short runs)
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
 #   make kernel-check  the Linux series in kernel/ (also part of make check)
-#   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test, and kernel/followups/check
+#   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test, kernel/followups/check,
+#                the standalone fixes (kernel/fixes/check) and the v1 series on 7.3-rc7 (kernel/check-7.3)
+#   make kernel-check-7.3  just the standalone fixes and the v1 series on 7.3-rc7
 #   make package        the Debian packages (librcustring0, librcustring-dev, rcusysd) in
 #                       $(DEB_BUILD)/ with dpkg-buildpackage -us -uc -b, then lintian
 #   make package-check  that, then installs them into a fresh root and runs the demo there
@@ -30,7 +32,7 @@ PACKAGE_PACKAGES = debhelper dpkg-dev lintian
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES) $(PACKAGE_PACKAGES)
 
 .PHONY: all deps deps-runtime deps-package build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all \
-        bench fuzz package package-check clean
+        kernel-check-7.3 bench fuzz package package-check clean
 
 all: build
 
@@ -124,7 +126,13 @@ kernel-check:
 
 kernel-check-all:
 	kernel/check --all; st=$$?; kernel/followups/check || st=1; \
-	kernel/boot/followups-boot-test || st=1; exit $$st
+	kernel/boot/followups-boot-test || st=1; \
+	kernel/fixes/check || st=1; kernel/check-7.3 --all || st=1; exit $$st
+
+# The standalone fixes and the v1 series for mainline, on Debian's
+# linux-source-7.3 7.3~rc7-1~exp1 (from experimental). Not in make check.
+kernel-check-7.3:
+	kernel/fixes/check; st=$$?; kernel/check-7.3 || st=1; exit $$st
 
 # Each program prints its table, then `summary NAME VALUE` lines. The rcusysd
 # they start read no configuration of the host's (rcusysd(8), ENVIRONMENT).
