@@ -300,8 +300,14 @@ wait "$host_pid"
 rc=$? took=$(($(date +%s%3N) - t0))
 host_pid=
 check "a stop during a message of $bytes bytes: clean" 0 "$rc"
-check "a stop during a message of $bytes bytes took under 1 s (took $took ms)" 1 \
-	"$([ "$took" -lt 1000 ] && echo 1)"
+# The cut below is the count that proves it; the second is a bound for the
+# plain build only (AddressSanitizer's shutdown alone took 1.5 s at load 15).
+if [ -n "$sanitized" ]; then
+	skip_part "a stop's time under AddressSanitizer ($took ms; the cut-short check below holds)"
+else
+	check "a stop during a message of $bytes bytes took under 1 s (took $took ms)" 1 \
+		"$([ "$took" -lt 1000 ] && echo 1)"
+fi
 check "the stop cut the message short (its last event not applied)" 0 \
 	"$(grep -c "/sbin/v$last\$" "$tmp/h.out")"
 
