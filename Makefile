@@ -26,13 +26,18 @@ RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl
                    ninja-build pkg-config procps util-linux
 # ...and what only the tests need (make check, fuzz).
 TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base \
-                openssl
+                openssl $(BENCH_PACKAGES)
+# ...and what drawing the bench's plots needs (make bench-report; in the test
+# list too, so that the test of the report script runs in make check).
+# Debian's own /usr/bin/python3 is the one that imports it (a python3 first
+# on PATH, e.g. pyenv's, does not see Debian's modules).
+BENCH_PACKAGES = python3-matplotlib
 # ...and what building the Debian packages needs (make package).
 PACKAGE_PACKAGES = debhelper dpkg-dev lintian
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES) $(PACKAGE_PACKAGES)
 
 .PHONY: all deps deps-runtime deps-package build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all \
-        kernel-check-7.3 bench fuzz package package-check clean
+        kernel-check-7.3 bench bench-report deps-bench fuzz package package-check clean
 
 all: build
 
@@ -53,11 +58,18 @@ deps: deps-runtime
 	pkg-config --exists cmocka 2>/dev/null || missing=1; \
 	for cmd in valgrind clang etcd etcdctl python3 man groff openssl; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
+	/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing=1; \
 	[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] || \
 	  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing=1; \
 	if [ $$missing = 1 ]; then \
 	  echo "deps: installing Debian packages: $(TEST_PACKAGES)"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(TEST_PACKAGES); \
+	fi
+
+deps-bench:
+	@if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then \
+	  echo "deps: installing Debian packages: $(BENCH_PACKAGES)"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BENCH_PACKAGES); \
 	fi
 
 deps-package: deps-runtime
@@ -148,6 +160,17 @@ bench: build
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/settings_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
+
+# SVG plots from a saved `make bench > bench.log` (BENCH_LOG=bench.log); with
+# no BENCH_LOG, a short `make bench` is run first and its log kept beside them.
+BENCH_REPORT ?= $(BUILD)/bench-report
+bench-report: deps-bench
+	@log='$(BENCH_LOG)'; \
+	if [ -z "$$log" ]; then \
+	  mkdir -p $(BENCH_REPORT) && log=$(BENCH_REPORT)/bench.log; \
+	  $(MAKE) --no-print-directory bench BENCH_SECONDS=0.2 > $$log || exit 1; \
+	fi; \
+	bench/report/bench_report.py "$$log" $(BENCH_REPORT)
 
 # The packages are built from a copy of the tracked and new files in
 # $(DEB_BUILD)/src, so that dpkg-buildpackage writes its .debs into
