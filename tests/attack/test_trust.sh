@@ -28,24 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-held() { echo "held: $1"; nheld=$((nheld + 1)); }
-failed() { echo "failed: $1${2:+ ($2)}"; nfailed=$((nfailed + 1)); }
-attack() {
-	local name=$1 why=$2
-	shift 2
-	if "$@"; then held "$name"; else failed "$name" "$why"; fi
-}
-as_user() { setpriv --reuid="$nobody" --regid="$nobody" --clear-groups "$@"; }
-wait_for() {
-	local n=$(($1 * 20))
-	shift
-	while ! "$@"; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || return 1
-		sleep 0.05
-	done
-}
-alive() { kill -0 "$1" 2>/dev/null; }
+. "$(dirname "$0")/attack_lib.sh"
 said_ready() { grep -qF "rcusysd: ready: control socket $2/control.sock," "$1" 2>/dev/null; }
 ready_or_gone() { said_ready "$2" "$3" || ! alive "$1"; }
 # start RUN LOG [rcusysd args...]: sets $pid; 1 if it did not say ready (a hang guard of 20 s).
