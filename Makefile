@@ -24,7 +24,7 @@ RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl
                    ninja-build pkg-config procps util-linux
 # ...and what only the tests need (make check, fuzz).
 TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base \
-                openssl
+                openssl python3-prometheus-client
 # ...and what building the Debian packages needs (make package).
 PACKAGE_PACKAGES = debhelper dpkg-dev lintian
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES) $(PACKAGE_PACKAGES)
@@ -51,6 +51,7 @@ deps: deps-runtime
 	pkg-config --exists cmocka 2>/dev/null || missing=1; \
 	for cmd in valgrind clang etcd etcdctl python3 man groff openssl; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
+	/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null || missing=1; \
 	[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] || \
 	  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing=1; \
 	if [ $$missing = 1 ]; then \
