@@ -55,6 +55,7 @@ c0=$(metric rcusysd_persist_commits_total)
 r0=$(metric 'rcustring_writes_refused_total{errno="EINVAL"}')
 [ "$r0" = missing ] && r0=0
 g0=$(metric rcustring_socket_reads_total)
+h0=$(metric rcusysd_persist_commit_seconds_count)
 check "the scrape parses and has the write counter" "yes" \
 	"$([ "$w0" != missing ] && [ -n "$w0" ] && echo yes || echo "no ($w0)")"
 "$cli" "${S[@]}" -q -w app.level=5
@@ -67,6 +68,8 @@ check "each refused write counts under its errno name" "$((r0 + 2))" \
 check "the accepted write is one durable commit" "$((c0 + 1))" \
 	"$(metric rcusysd_persist_commits_total)"
 check "a GET is one socket read" "$((g0 + 1))" "$(metric rcustring_socket_reads_total)"
+check "the commit's latency is in the histogram" "$((h0 + 1))" \
+	"$(metric rcusysd_persist_commit_seconds_count)"
 check "the commit histogram's count is its +Inf bucket" \
 	"$(metric 'rcusysd_persist_commit_seconds_bucket{le="+Inf"}')" \
 	"$(metric rcusysd_persist_commit_seconds_count)"
