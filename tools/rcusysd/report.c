@@ -28,20 +28,6 @@ void report_reloaded(struct report *r, int failures, int stopped, int is_reload)
 		__atomic_add_fetch(&r->reloads, 1, __ATOMIC_RELAXED);
 }
 
-static int count_entry(struct sysctl_entry *e, void *arg)
-{
-	*(unsigned long *)arg += !sysctl_entry_is_dir(e);
-	return 0;
-}
-
-unsigned long report_tunables(const struct report *r)
-{
-	unsigned long n = 0;
-
-	sysctl_walk(r->tree, "", count_entry, &n);
-	return n;
-}
-
 static void put_time(FILE *f, const char *key, int64_t t)
 {
 	struct tm tm;
@@ -52,15 +38,6 @@ static void put_time(FILE *f, const char *key, int64_t t)
 		fprintf(f, "%s %s\n", key, buf);
 	else
 		fprintf(f, "%s never\n", key);
-}
-
-double report_uptime(const struct report *r)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - r->started.tv_sec) +
-	       (double)(now.tv_nsec - r->started.tv_nsec) / 1e9;
 }
 
 static void status_persist(struct report *r, FILE *f)

@@ -40,12 +40,13 @@ void report_reloaded(struct report *r, int failures, int stopped, int is_reload)
 /* sysctl_socket_options.report: SYSCTL_SOCKET_STATUS or _METRICS lines to @out. */
 int report_write(void *arg, int what, FILE *out);
 
-/* Seconds since the start; entries of the tree (directories not counted). */
+/*
+ * report_metrics.c: the METRICS lines (Prometheus text exposition); seconds
+ * since the start; entries of the tree (directories not counted).
+ */
+int report_metrics(struct report *r, FILE *f);
 double report_uptime(const struct report *r);
 unsigned long report_tunables(const struct report *r);
-
-/* report_metrics.c: the METRICS lines (Prometheus text exposition). */
-int report_metrics(struct report *r, FILE *f);
 
 /* "STATUS=..." for sd_notify: tunables, the last reload, etcd, in one line. */
 void report_notify_line(struct report *r, char *buf, size_t size);

@@ -4,15 +4,40 @@
  * (version 0.0.4): one "# HELP" and "# TYPE" per family, then its samples.
  * Names start with "rcusysd_"; the library writes its "rcustring_" ones
  * (socket requests and reads, writes and refusals by errno) before these.
+ * Also the two figures STATUS shares (report_uptime, report_tunables).
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "report.h"
 #ifdef HAVE_ETCD
 #include "etcd_sync.h"
 #endif
+
+static int count_entry(struct sysctl_entry *e, void *arg)
+{
+	*(unsigned long *)arg += !sysctl_entry_is_dir(e);
+	return 0;
+}
+
+unsigned long report_tunables(const struct report *r)
+{
+	unsigned long n = 0;
+
+	sysctl_walk(r->tree, "", count_entry, &n);
+	return n;
+}
+
+double report_uptime(const struct report *r)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - r->started.tv_sec) +
+	       (double)(now.tv_nsec - r->started.tv_nsec) / 1e9;
+}
 
 static void family(FILE *f, const char *name, const char *type, const char *help)
 {
