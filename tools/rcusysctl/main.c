@@ -38,7 +38,8 @@ static void usage(FILE *out, int code)
 		"Usage: rcusysctl [options] [name[=value] ...]\n"
 		"       rcusysctl [-n|-N] [--json] watch name...\n"
 		"       rcusysctl [--json] audit\n"
-		"       rcusysctl [--json] --status | --metrics\n"
+		"       rcusysctl [--json] --status\n"
+		"       rcusysctl --metrics\n"
 		"Read and write an rcustring sysctl tree (procps sysctl conventions).\n"
 		"watch prints each change of the named entries (one line each) until the\n"
 		"server closes; audit prints the audit ring (seq, time, uid, pid, name:\n"
@@ -413,7 +414,11 @@ int main(int argc, char **argv)
 	if (connect_tree())
 		return 1;
 	if (c.sub && (strcmp(c.sub, "status") == 0 || strcmp(c.sub, "metrics") == 0)) {
+		bool metrics = strcmp(c.sub, "metrics") == 0;
+
 		code = optind < argc ? usage_error("--status and --metrics take no names")
+		       : metrics && opts.json ? usage_error("--metrics prints the Prometheus text "
+							   "format; no --json")
 				     : report_print(strcmp(c.sub, "status") == 0 ? "STATUS" : "METRICS",
 						    opts.json);
 		socktree_close();
