@@ -484,12 +484,14 @@ static bool stop_pending(void *arg)
 	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
 }
 
-/* sd_notify's STATUS= as STATUS would answer it (systemctl status shows it). */
-static void notify_status(struct daemon *d)
+/* @state ("READY=1\n", or "") and sd_notify's STATUS=, which systemctl status shows. */
+static void notify_status(struct daemon *d, const char *state)
 {
 	char line[512];
+	size_t n = strlen(state);
 
-	report_notify_line(&d->report, line, sizeof(line));
+	snprintf(line, sizeof(line), "%s", state);
+	report_notify_line(&d->report, line + n, sizeof(line) - n);
 	notify(line);
 }
 
@@ -504,11 +506,10 @@ static void run(struct daemon *d, const sigset_t *stop)
 	int sig;
 
 	report_reloaded(&d->report, config_failures(d->config), 0, 0);
-	notify_status(d);
-	notify("READY=1");
+	notify_status(d, "READY=1\n");
 	while ((sig = sigtimedwait(stop, NULL, &every)) > 0 || errno == EAGAIN || errno == EINTR) {
 		if (sig <= 0) {
-			notify_status(d);
+			notify_status(d, "");
 			continue;
 		}
 		if (sig != SIGHUP) {
@@ -522,12 +523,11 @@ static void run(struct daemon *d, const sigset_t *stop)
 			continue; /* stopped for SIGTERM or SIGINT, which sigwait() returns now */
 		}
 		report_reloaded(&d->report, config_failures(d->config), 0, 1);
-		notify_status(d);
 #ifdef HAVE_ETCD
 		if (etcd)
 			etcd_sync_rescan(etcd); /* values refused for want of an entry the reload declared */
 #endif
-		notify("READY=1");
+		notify_status(d, "READY=1\n");
 	}
 	notify("STOPPING=1");
 }
