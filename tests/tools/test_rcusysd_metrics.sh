@@ -103,5 +103,6 @@ fi
 check "--metrics takes no names" "1" "$("$cli" "${S[@]}" --metrics app.level 2> /dev/null; echo $?)"
 kill -TERM "$pid"
 wait "$pid"
+check "rcusysd exits 0 (no sanitizer report)" "0" "$?"
 pid=
 finish rcusysd-metrics
