@@ -26,7 +26,7 @@ RUNTIME_PACKAGES = liburcu-dev libfuse3-dev fuse3 libjson-c-dev libcurl4-openssl
                    ninja-build pkg-config procps util-linux
 # ...and what only the tests need (make check, fuzz).
 TEST_PACKAGES = libcmocka-dev lxcfs valgrind clang libclang-rt-14-dev etcd-server etcd-client python3 man-db groff-base \
-                openssl $(BENCH_PACKAGES)
+                openssl python3-prometheus-client $(BENCH_PACKAGES)
 # ...and what drawing the bench's plots needs (make bench-report; in the test
 # list too, so that the test of the report script runs in make check).
 # Debian's own /usr/bin/python3 is the one that imports it (a python3 first
@@ -59,6 +59,7 @@ deps: deps-runtime
 	for cmd in valgrind clang etcd etcdctl python3 man groff openssl; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing=1; done; \
 	/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing=1; \
+	/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null || missing=1; \
 	[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] || \
 	  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing=1; \
 	if [ $$missing = 1 ]; then \

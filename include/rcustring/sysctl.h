@@ -626,6 +626,27 @@ RCUSTRING_API const struct sysctl_change *sysctl_entry_writing(const struct sysc
 typedef int sysctl_commit_fn(struct sysctl_entry *e, const struct sysctl_change *change,
 			     void *arg);
 
+/*
+ * Writes of a tree's entries so far, by every front end and the program:
+ * counted once per write call (not per byte), so the read path is not
+ * touched. A write that a check, the commit hook or the handler refuses
+ * counts under its errno.
+ */
+#define SYSCTL_WRITE_ERRNO_MAX 134 /* refused[] covers errno 1 .. this - 1 */
+struct sysctl_write_stats {
+	uint64_t written;                         /* writes that stored a value */
+	uint64_t refused[SYSCTL_WRITE_ERRNO_MAX]; /* by errno; [0]: any errno beyond */
+};
+
+/**
+ * sysctl_tree_get_write_stats - copy @tree's write counts into @st
+ * Context: any thread; takes no lock (each count is read atomically, the
+ * whole is not one instant).
+ * Return: 0, or -EINVAL for a NULL argument.
+ */
+RCUSTRING_API int sysctl_tree_get_write_stats(struct sysctl_tree *tree,
+					      struct sysctl_write_stats *st);
+
 #define SYSCTL_GENERATION_EPOCH_SHIFT 32 /* base = epoch << this (sysctl_handlers(7)) */
 /**
  * sysctl_tree_set_generation_base - add @base to every change counter and where

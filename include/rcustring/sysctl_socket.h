@@ -46,6 +46,7 @@
 #ifndef RCUSTRING_SYSCTL_SOCKET_H
 #define RCUSTRING_SYSCTL_SOCKET_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "rcustring/sysctl.h"
@@ -92,7 +93,21 @@ struct sysctl_socket_options {
 	 * only the slots count. It must outlive the server.
 	 */
 	struct sysctl_budget *budget;
+	/*
+	 * STATUS and METRICS: the program's own lines, after the server's
+	 * (rcustring-socket(7)). @what is SYSCTL_SOCKET_STATUS ("key value"
+	 * lines) or SYSCTL_SOCKET_METRICS (Prometheus text exposition lines,
+	 * "# HELP", "# TYPE" and samples, names not starting with
+	 * "rcustring_"). Called on a server thread, by any peer's request:
+	 * it must not block for long and must not write values a peer may
+	 * not read. Returns 0 or a negative errno. NULL: the server's lines only.
+	 */
+	int (*report)(void *arg, int what, FILE *out);
+	void *report_arg;
 };
+
+#define SYSCTL_SOCKET_STATUS 1  /* sysctl_socket_options.report: STATUS */
+#define SYSCTL_SOCKET_METRICS 2 /* sysctl_socket_options.report: METRICS */
 
 /**
  * sysctl_socket_start - serve @tree on a Unix socket at @path

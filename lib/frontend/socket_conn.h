@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "rcustring/sysctl_socket.h"
+#include "socket_proto.h"
 
 struct conn {
 	struct sysctl_socket *server;
@@ -35,7 +36,20 @@ struct conn {
 	int out_err;   /* -ENOMEM while building */
 	char *val;     /* value / escape scratch */
 	size_t val_cap;
+	/*
+	 * Counts for METRICS, written only by this connection's thread (a
+	 * relaxed store, no locked add: its own cache line, not a shared
+	 * one), read by a scrape, folded into the server's when reaped.
+	 */
+	uint64_t requests[SOCK_VERB_COUNT];
+	uint64_t reads; /* values read (GET, each DUMP line) */
 };
+
+/* One more of *@counter, which only the calling thread writes. */
+static inline void sock_count(uint64_t *counter)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
 
 struct sysctl_socket {
 	struct sysctl_tree *tree;
@@ -49,6 +63,9 @@ struct sysctl_socket {
 	pthread_t acceptor;
 	pthread_mutex_t lock; /* conns list */
 	struct conn *conns;
+	/* What reaped connections counted (under lock). */
+	uint64_t requests_done[SOCK_VERB_COUNT];
+	uint64_t reads_done;
 	/*
 	 * Two budgets of one kind (sysctl_budget.h): @slots, the server's
 	 * own, bounds its threads (max_clients, root_reserve, max_per_uid,
@@ -94,6 +111,9 @@ void sock_reply_err(struct conn *c, int err, const char *path, size_t path_len, 
 		    ...) __attribute__((format(printf, 5, 6)));
 /* An error from the tree for @path, with the entry's limits where they help. */
 void sock_reply_tree_err(struct conn *c, int err, const char *path);
+
+/* socket_report.c: STATUS and METRICS. */
+void sock_do_report(struct conn *c, enum sock_verb verb);
 
 /* socket_verbs.c: answer one request line (@len bytes, no newline); non-zero ends the connection. */
 int sock_handle_line(struct conn *c, const char *line, size_t len);

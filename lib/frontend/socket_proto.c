@@ -18,8 +18,17 @@ static const struct {
 	{ "GET", SOCK_GET, 2 },	    { "SET", SOCK_SET, 3 },	  { "LIST", SOCK_LIST, 1 },
 	{ "DESCRIBE", SOCK_DESCRIBE, 2 }, { "WATCH", SOCK_WATCH, 2 }, { "AUDIT", SOCK_AUDIT, 1 },
 	{ "DUMP", SOCK_DUMP, 1 }, { "GENERATION", SOCK_GENERATION, 2 }, { "SETIF", SOCK_SETIF, 4 },
-	{ "RESET", SOCK_RESET, 1 }, { "APPLY", SOCK_APPLY, 3 },
+	{ "RESET", SOCK_RESET, 1 }, { "APPLY", SOCK_APPLY, 3 }, { "STATUS", SOCK_STATUS, 0 },
+	{ "METRICS", SOCK_METRICS, 0 },
 };
+
+const char *sock_verb_name(enum sock_verb verb)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (verbs[i].verb == verb)
+			return verbs[i].name;
+	return "?";
+}
 
 /* A decimal uint64_t of @len bytes (at least one); -EINVAL otherwise. */
 static int parse_u64(const char *p, size_t len, uint64_t *out)
@@ -158,7 +167,8 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 	vlen = sp ? (size_t)(sp - line) : len;
 	args = find_verb(line, vlen, req);
 	if (args < 0) {
-		*why = "unknown request (GET SET SETIF APPLY GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET)";
+		*why = "unknown request (GET SET SETIF APPLY GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET "
+		       "STATUS METRICS)";
 		return -EINVAL;
 	}
 	arg = sp ? sp + 1 : line + len;
@@ -166,6 +176,10 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 	if (!sp && args >= 2) {
 		*why = args == 4 ? "missing path, generation and value" :
 		       args == 3 ? "missing path and value" : "missing path";
+		return -EINVAL;
+	}
+	if (args == 0 && sp) {
+		*why = "unexpected text after the request";
 		return -EINVAL;
 	}
 	if (req->verb == SOCK_AUDIT)

@@ -14,8 +14,12 @@
 
 enum sock_verb {
 	SOCK_GET, SOCK_SET, SOCK_LIST, SOCK_DESCRIBE, SOCK_WATCH, SOCK_AUDIT, SOCK_DUMP,
-	SOCK_GENERATION, SOCK_SETIF, SOCK_RESET, SOCK_APPLY,
+	SOCK_GENERATION, SOCK_SETIF, SOCK_RESET, SOCK_APPLY, SOCK_STATUS, SOCK_METRICS,
 };
+#define SOCK_VERB_COUNT (SOCK_METRICS + 1)
+
+/* The verb's name ("GET"), for counts by verb. */
+const char *sock_verb_name(enum sock_verb verb);
 
 struct sock_request {
 	enum sock_verb verb;

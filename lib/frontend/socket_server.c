@@ -139,6 +139,10 @@ static void reap(struct sysctl_socket *s, bool all)
 		if (all)
 			shutdown(c->fd, SHUT_RDWR);
 		if (all || __atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+			for (int v = 0; v < SOCK_VERB_COUNT; v++)
+				s->requests_done[v] += __atomic_load_n(&c->requests[v],
+								       __ATOMIC_RELAXED);
+			s->reads_done += __atomic_load_n(&c->reads, __ATOMIC_RELAXED);
 			*pp = c->next;
 			c->next = done;
 			done = c;

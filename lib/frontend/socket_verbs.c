@@ -106,6 +106,7 @@ static void do_get(struct conn *c, const char *path)
 		sock_reply_tree_err(c, err, path);
 		return;
 	}
+	sock_count(&c->reads);
 	sock_out_add(c, "OK ", 3);
 	sock_out_escaped(c, c->val, len, false);
 	sock_out_add(c, "\n", 1);
@@ -264,6 +265,7 @@ static int dump_one(struct sysctl_entry *e, void *arg)
 		sock_out_escaped(c, path, strlen(path), true);
 		sock_out_fmt(c, " %d %s\n", -err, sock_errname(-err, name, sizeof(name)));
 	} else {
+		sock_count(&c->reads);
 		sock_out_add(c, "VALUE ", 6);
 		sock_out_escaped(c, path, strlen(path), true);
 		sock_out_add(c, " ", 1);
@@ -458,6 +460,7 @@ int sock_handle_line(struct conn *c, const char *line, size_t len)
 		sock_reply_err(c, err, NULL, 0, "%s", why);
 		return sock_out_flush(c) || err == -E2BIG;
 	}
+	sock_count(&c->requests[req.verb]);
 	memcpy(path, req.path ? req.path : "", req.path_len);
 	path[req.path_len] = '\0';
 	switch (req.verb) {
@@ -473,6 +476,8 @@ int sock_handle_line(struct conn *c, const char *line, size_t len)
 	case SOCK_DESCRIBE: do_describe(c, path); break;
 	case SOCK_AUDIT: do_audit(c, req.after_seq); break;
 	case SOCK_RESET: do_reset(c, path); break;
+	case SOCK_STATUS:
+	case SOCK_METRICS: sock_do_report(c, req.verb); break;
 	case SOCK_WATCH: return do_watch(c, path);
 	}
 	return sock_out_flush(c);

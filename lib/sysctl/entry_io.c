@@ -362,6 +362,33 @@ static int entry_write(struct sysctl_entry *e, const struct sysctl_caller *who,
 	return err;
 }
 
+/* Count @err's write; a lock is taken already, so one atomic add costs nothing measurable. */
+static int count_write(struct sysctl_entry *e, int err)
+{
+	struct sysctl_tree *tree;
+	uint64_t *slot;
+
+	if (!e)
+		return err;
+	tree = rcs_entry_tree(e);
+	if (!err)
+		slot = &tree->writes;
+	else
+		slot = &tree->refused[-err > 0 && -err < SYSCTL_WRITE_ERRNO_MAX ? -err : 0];
+	__atomic_add_fetch(slot, 1, __ATOMIC_RELAXED);
+	return err;
+}
+
+int sysctl_tree_get_write_stats(struct sysctl_tree *tree, struct sysctl_write_stats *st)
+{
+	if (!tree || !st)
+		return -EINVAL;
+	st->written = __atomic_load_n(&tree->writes, __ATOMIC_RELAXED);
+	for (int i = 0; i < SYSCTL_WRITE_ERRNO_MAX; i++)
+		st->refused[i] = __atomic_load_n(&tree->refused[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
 static enum sysctl_origin default_origin(const struct sysctl_caller *who)
 {
 	return who ? SYSCTL_ORIGIN_CLIENT : SYSCTL_ORIGIN_PROGRAM;
@@ -370,19 +397,20 @@ static enum sysctl_origin default_origin(const struct sysctl_caller *who)
 int sysctl_entry_write(struct sysctl_entry *e, const struct sysctl_caller *who, const char *buf,
 		       size_t *lenp, off_t *ppos)
 {
-	return entry_write(e, who, default_origin(who), buf, lenp, ppos, NULL, false);
+	return count_write(e, entry_write(e, who, default_origin(who), buf, lenp, ppos, NULL, false));
 }
 
 int sysctl_entry_write_from(struct sysctl_entry *e, const struct sysctl_caller *who,
 			    enum sysctl_origin origin, const char *buf, size_t *lenp, off_t *ppos)
 {
-	return entry_write(e, who, origin, buf, lenp, ppos, NULL, false);
+	return count_write(e, entry_write(e, who, origin, buf, lenp, ppos, NULL, false));
 }
 
 int sysctl_entry_write_if(struct sysctl_entry *e, const struct sysctl_caller *who,
 			  const char *buf, size_t *lenp, off_t *ppos, uint64_t expected_changes)
 {
-	return entry_write(e, who, default_origin(who), buf, lenp, ppos, &expected_changes, false);
+	return count_write(e, entry_write(e, who, default_origin(who), buf, lenp, ppos,
+					  &expected_changes, false));
 }
 
 const struct sysctl_change *sysctl_entry_writing(const struct sysctl_entry *e)
@@ -457,6 +485,7 @@ static int set_path(struct sysctl_tree *tree, const char *path, const char *valu
 		err = sysctl_access(e, who, W_OK);
 	if (!err)
 		err = entry_write(e, who, origin, value, &len, &off, NULL, owner);
+	count_write(e, err); /* a refused permission counts too; a missing entry does not */
 	sysctl_entry_put(e);
 	return err;
 }

@@ -54,6 +54,9 @@ struct sysctl_tree {
 	 * (sysctl_tree_set_generation_base), so no generation repeats for a path.
 	 */
 	uint64_t gen_floor;
+	/* Write counts (sysctl_tree_get_write_stats), atomic: a write's cost, not a read's. */
+	uint64_t writes;
+	uint64_t refused[SYSCTL_WRITE_ERRNO_MAX];
 	/* Program handlers declared as wrappers (sysctl_tree_wrap_handler), under lock. */
 	struct rcs_handler_wrap *wraps;
 	size_t nwraps;

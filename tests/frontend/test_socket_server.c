@@ -580,7 +580,8 @@ static void test_errors(void **state)
 		assert_string_equal(raw, "ERR 2 ENOENT x.y: No such file or directory\n");
 	}
 	/* Malformed requests: EINVAL, and the connection goes on. */
-	expect(c, "FROB x\n", "ERR 22 unknown request (GET SET SETIF APPLY GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET)");
+	expect(c, "FROB x\n", "ERR 22 unknown request (GET SET SETIF APPLY GENERATION LIST DUMP DESCRIBE WATCH AUDIT "
+		       "RESET STATUS METRICS)");
 	expect(c, "GET\n", "ERR 22 missing path");
 	expect(c, "SET vm.swappiness\n", "ERR 22 missing value (SET <path> <value>)");
 	expect(c, "\n", "ERR 22 empty request");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# rcusysd under systemd's protocols: READY=1 / RELOADING=1 / READY=1 /
-# STOPPING=1 on NOTIFY_SOCKET (Type=notify, SIGHUP reload, SIGTERM), and the
+# rcusysd under systemd's protocols: READY=1 (with STATUS=) / RELOADING=1 /
+# READY=1 (with STATUS=) / STOPPING=1 on NOTIFY_SOCKET (Type=notify, SIGHUP reload, SIGTERM), and the
 # generated unit file: `systemd-analyze verify` clean, its exposure score
 # printed when systemd-analyze is here.
 set -u
@@ -41,11 +41,13 @@ wait "$pid"
 check "exit 0" "0" "$?"
 wait "$listener"
 listener=
-check "READY, RELOADING with the monotonic time, READY, STOPPING" "listening
-READY=1
+# STATUS= (systemctl status) rides with READY=1: the tunables and how the
+# start or the reload went (rcusysd(8), SYSTEMD).
+check "READY with STATUS=, RELOADING with the monotonic time, READY with STATUS=, STOPPING" "listening
+READY=1 STATUS=N tunables; last start ok
 RELOADING=1 MONOTONIC_USEC=N
-READY=1
-STOPPING=1" "$(sed -E 's/MONOTONIC_USEC=[0-9]+/MONOTONIC_USEC=N/' "$dir/notes")"
+READY=1 STATUS=N tunables; last reload ok
+STOPPING=1" "$(sed -E 's/MONOTONIC_USEC=[0-9]+/MONOTONIC_USEC=N/; s/STATUS=[0-9]+ /STATUS=N /' "$dir/notes")"
 
 if command -v systemd-analyze > /dev/null; then
 	# The unit names the installed path; check it against the built binary.

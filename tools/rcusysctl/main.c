@@ -22,6 +22,7 @@
 #endif
 #include "keys.h"
 #include "kept_list.h"
+#include "report.h"
 #include "settings.h"
 #include "ttysafe.h"
 #include "socktree.h"
@@ -38,10 +39,14 @@ static void usage(FILE *out, int code)
 		"Usage: rcusysctl [options] [name[=value] ...]\n"
 		"       rcusysctl [-n|-N] [--json] watch name...\n"
 		"       rcusysctl [--json] audit\n"
+		"       rcusysctl [--json] --status\n"
+		"       rcusysctl --metrics\n"
 		"Read and write an rcustring sysctl tree (procps sysctl conventions).\n"
 		"watch prints each change of the named entries (one line each) until the\n"
 		"server closes; audit prints the audit ring (seq, time, uid, pid, name:\n"
-		"old -> new; root only). Both need the control socket.\n\n"
+		"old -> new; root only). Both need the control socket.\n"
+		"--status prints rcusysd's state (version, uptime, reload, store, etcd, budget)\n"
+		"as key: value lines; --metrics its counters in the Prometheus text format.\n\n"
 		"  -a, -A, --all        display all entries\n"
 		"  -n, --values         print only values\n"
 		"  -N, --names          print only names\n"
@@ -170,7 +175,7 @@ struct cli {
 	bool all, write, load, system_dirs, socket_given, reset, cat_config;
 	const char *kept;     /* --kept's store; NULL: not asked */
 	const char *load_now; /* -pFILE, --load=FILE: applied before the other FILE arguments */
-	const char *sub;      /* "watch" or "audit" */
+	const char *sub;      /* "watch", "audit", "status" or "metrics" */
 };
 
 /* --if-generation N: -1 to go on, else the exit status. */
@@ -205,6 +210,8 @@ static int take_option(struct cli *c, int opt, char *arg)
 		break;
 	case 'o': case 'x': break; /* procps: "does nothing, exists for BSD compatibility" */
 	case 'Z': c->reset = true; break;
+	case 'U': c->sub = "status"; break;
+	case 'M': c->sub = "metrics"; break;
 	case 'L': c->kept = arg ? arg : "/var/lib/rcusysd/state.conf"; break;
 	case 'S': c->system_dirs = true; break;
 	case 'k': c->cat_config = true; break;
@@ -252,7 +259,8 @@ static int parse_options(struct cli *c, int argc, char **argv)
 		{ "socket", required_argument, NULL, 'O' }, { "describe", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' }, { "deprecated", no_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'J' }, { "dry-run", no_argument, NULL, 'Y' },
-		{ "generation", no_argument, NULL, 'G' },
+		{ "generation", no_argument, NULL, 'G' }, { "status", no_argument, NULL, 'U' },
+		{ "metrics", no_argument, NULL, 'M' },
 		{ "if-generation", required_argument, NULL, 'I' },
 		{ "etcd", required_argument, NULL, 'E' },
 		{ "prefix", required_argument, NULL, 'P' }, { "cacert", required_argument, NULL, 'C' },
@@ -438,13 +446,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rcusysctl: --json is unavailable: built without json-c\n");
 		return 1;
 	}
-	if (optind < argc && (strcmp(argv[optind], "watch") == 0 || strcmp(argv[optind], "audit") == 0))
+	if (!c.sub && optind < argc &&
+	    (strcmp(argv[optind], "watch") == 0 || strcmp(argv[optind], "audit") == 0))
 		c.sub = argv[optind++];
 	code = check_modes(&c, argc);
 	if (code >= 0)
 		return code;
 	if (connect_tree())
 		return 1;
+	if (c.sub && (strcmp(c.sub, "status") == 0 || strcmp(c.sub, "metrics") == 0)) {
+		bool metrics = strcmp(c.sub, "metrics") == 0;
+
+		code = optind < argc ? usage_error("--status and --metrics take no names")
+		       : metrics && opts.json ? usage_error("--metrics prints the Prometheus text "
+							   "format; no --json")
+				     : report_print(strcmp(c.sub, "status") == 0 ? "STATUS" : "METRICS",
+						    opts.json);
+		socktree_close();
+		return code;
+	}
 	if (c.sub) {
 		struct stream_opts so = { opts.socket, opts.names_only, opts.values_only, opts.json };
 

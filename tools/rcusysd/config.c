@@ -590,3 +590,8 @@ void config_free(struct config *c)
 	free(c->value);
 	free(c);
 }
+
+int config_failures(const struct config *c)
+{
+	return c->failures;
+}

@@ -77,6 +77,9 @@ int config_reload(struct config *c, config_stop_fn *stop, void *stop_arg);
  */
 int config_reset(struct config *c, const char *path, char *why, size_t size);
 
+/* Problems of the last start or reload (each logged). Context: the main thread. */
+int config_failures(const struct config *c);
+
 void config_free(struct config *c);
 
 #endif

@@ -224,6 +224,9 @@ static int handle(struct events *ev, char *line, char *reply, size_t size, const
 		return (*why = "usage: OCFS2_LEAVE GROUP"), -EINVAL;
 	else if (!strcmp(argv[0], "RUN"))
 		return (*why = "usage: RUN ABSOLUTE-PATH [ARGS...]"), -EINVAL;
+	else if (!strcmp(argv[0], "STATUS") || !strcmp(argv[0], "METRICS"))
+		return (*why = "not an event: ask the control socket (rcusysctl --status, --metrics)"),
+		       -EINVAL;
 	else
 		return (*why = "unknown event: known events are " EVENT_NAMES), -EINVAL;
 	if (ret >= 0)

@@ -39,6 +39,7 @@
 #include "options.h"
 #include "persist.h"
 #include "policy.h"
+#include "report.h"
 #include "rundir.h"
 #include "subsys.h"
 #ifdef HAVE_ETCD
@@ -222,6 +223,7 @@ struct daemon {
 	struct sysctl_socket *sock;
 	struct events *events;
 	struct sysctl_budget *budget; /* every handle of every front end, per uid */
+	struct report report; /* STATUS and METRICS (report.h) */
 };
 
 /*
@@ -489,26 +491,50 @@ static bool stop_pending(void *arg)
 	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
 }
 
-/* Until SIGTERM or SIGINT; SIGHUP reloads the files. */
+/* @state ("READY=1\n", or "") and sd_notify's STATUS=, which systemctl status shows. */
+static void notify_status(struct daemon *d, const char *state)
+{
+	char line[512];
+	size_t n = strlen(state);
+
+	snprintf(line, sizeof(line), "%s", state);
+	report_notify_line(&d->report, line + n, sizeof(line) - n);
+	notify(line);
+}
+
+/*
+ * Until SIGTERM or SIGINT; SIGHUP reloads the files. STATUS= is sent again
+ * every NOTIFY_STATUS_S, so that etcd's state in it keeps in step.
+ */
+#define NOTIFY_STATUS_S 30
 static void run(struct daemon *d, const sigset_t *stop)
 {
+	struct timespec every = { .tv_sec = NOTIFY_STATUS_S };
 	int sig;
 
-	notify("READY=1");
-	while (sigwait(stop, &sig) == 0) {
+	report_reloaded(&d->report, config_failures(d->config), 0, 0);
+	notify_status(d, "READY=1\n");
+	while ((sig = sigtimedwait(stop, NULL, &every)) > 0 || errno == EAGAIN || errno == EINTR) {
+		if (sig <= 0) {
+			notify_status(d, "");
+			continue;
+		}
 		if (sig != SIGHUP) {
 			rlog(LOG_INFO, "%s: shutting down", strsignal(sig));
 			break;
 		}
 		rlog(LOG_INFO, "%s: reloading", strsignal(sig));
 		notify_reloading();
-		if (config_reload(d->config, stop_pending, NULL))
+		if (config_reload(d->config, stop_pending, NULL)) {
+			report_reloaded(&d->report, config_failures(d->config), 1, 1);
 			continue; /* stopped for SIGTERM or SIGINT, which sigwait() returns now */
+		}
+		report_reloaded(&d->report, config_failures(d->config), 0, 1);
 #ifdef HAVE_ETCD
 		if (etcd)
 			etcd_sync_rescan(etcd); /* values refused for want of an entry the reload declared */
 #endif
-		notify("READY=1");
+		notify_status(d, "READY=1\n");
 	}
 	notify("STOPPING=1");
 }
@@ -565,12 +591,14 @@ int main(int argc, char **argv)
 		},
 		.dirfd = -1,
 	};
-	struct sysctl_socket_options sock_opts = { .reset = reset_hook };
+	struct sysctl_socket_options sock_opts = { .reset = reset_hook, .report = report_write,
+						   .report_arg = &d.report };
 	char path[4096];
 	sigset_t stop;
 	int status;
 
 	log_init();
+	clock_gettime(CLOCK_MONOTONIC, &d.report.started);
 	status = options_parse(argc, argv, &d.o);
 	if (status >= 0)
 		return status;
@@ -599,6 +627,11 @@ int main(int argc, char **argv)
 	if (!status)
 		status = start_fuse(&d);
 	if (!status) {
+		d.report = (struct report){ .tree = d.tree, .persist = d.persist, .store = d.o.state,
+					    .fs = d.fs, .budget = d.budget, .started = d.report.started };
+#ifdef HAVE_ETCD
+		d.report.etcd = etcd;
+#endif
 		status = start_sockets(&d, &sock_opts);
 		if (!status)
 			run(&d, &stop);

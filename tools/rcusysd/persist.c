@@ -523,6 +523,7 @@ void persist_get_stats(struct persist *p, struct persist_stats *out)
 {
 	pthread_mutex_lock(&p->lock);
 	*out = p->stats;
+	out->kept = p->map.n;
 	pthread_mutex_unlock(&p->lock);
 }
 

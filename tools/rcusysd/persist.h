@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <rcustring/sysctl.h>
 
@@ -134,9 +135,22 @@ int persist_restore(struct persist *p, const char *path);
  */
 int persist_forget(struct persist *p, const char *path);
 
-/* Commits made durable so far: fsyncs of the journal, batches, compactions. */
+/*
+ * Commits made durable so far: fsyncs of the journal, batches, compactions;
+ * batches refused (the append or fdatasync failed, nothing of them kept);
+ * values the journal holds now; when the last batch became durable
+ * (CLOCK_REALTIME, 0 if none); and each batch's append-and-sync time,
+ * latency[i] counting those at most persist_latency_le[i] seconds
+ * (cumulative, as Prometheus' histogram buckets; the last is +Inf).
+ */
+#define PERSIST_LATENCY_BUCKETS 9
+extern const double persist_latency_le[PERSIST_LATENCY_BUCKETS];
 struct persist_stats {
 	uint64_t syncs, batches, records, compactions;
+	uint64_t failures, kept;
+	struct timespec last_commit;
+	uint64_t latency[PERSIST_LATENCY_BUCKETS];
+	uint64_t latency_sum_ns;
 };
 
 /* Context: any thread. */

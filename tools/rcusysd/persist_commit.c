@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,26 @@ static void gather(struct persist *p, struct batch *b)
 			break;
 }
 
+const double persist_latency_le[PERSIST_LATENCY_BUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1, INFINITY
+};
+
+/* Under p->lock: one batch's outcome and its append-and-sync time in p->stats. */
+static void count_batch(struct persist *p, int err, int64_t ns)
+{
+	struct persist_stats *st = &p->stats;
+
+	if (err) {
+		st->failures++;
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &st->last_commit);
+	st->latency_sum_ns += (uint64_t)ns;
+	for (int i = 0; i < PERSIST_LATENCY_BUCKETS; i++)
+		if ((double)ns / 1e9 <= persist_latency_le[i])
+			st->latency[i]++;
+}
+
 /* Under p->lock: flushes @b (the open batch), which then is done. */
 static void lead(struct persist *p, struct batch *b)
 {
@@ -265,6 +286,7 @@ static void lead(struct persist *p, struct batch *b)
 	err = append(p, &b->buf);
 	pthread_mutex_lock(&p->lock);
 	p->last_sync_ns = now_ns() - t0;
+	count_batch(p, err, p->last_sync_ns);
 	if (!err) {
 		size_t good;
 

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rcusysd's STATUS and METRICS answers (report.h): read from the parts'
+ * own counters (persist_get_stats, etcd_sync_status, sysctl_fuse_get_stats,
+ * sysctl_budget_get_usage) at request time, so nothing on a read or write
+ * path does any work for them. The tree's write counts and the socket's
+ * request counts are the library's own lines, written before these.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rcustring/sysctl_socket.h>
+
+#include "report.h"
+#ifdef HAVE_ETCD
+#include "etcd_sync.h"
+#endif
+
+void report_reloaded(struct report *r, int failures, int stopped, int is_reload)
+{
+	__atomic_store_n(&r->reload_failures, failures, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->reload_stopped, stopped, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->reload_time, (int64_t)time(NULL), __ATOMIC_RELAXED);
+	if (is_reload)
+		__atomic_add_fetch(&r->reloads, 1, __ATOMIC_RELAXED);
+}
+
+static void put_time(FILE *f, const char *key, int64_t t)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+	char buf[64];
+
+	if (t && gmtime_r(&tt, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		fprintf(f, "%s %s\n", key, buf);
+	else
+		fprintf(f, "%s never\n", key);
+}
+
+static void status_persist(struct report *r, FILE *f)
+{
+	struct persist_stats st;
+
+	if (!r->persist) {
+		fputs("persist.store none\n", f);
+		return;
+	}
+	persist_get_stats(r->persist, &st);
+	fprintf(f, "persist.store %s\npersist.kept %" PRIu64 "\npersist.commits %" PRIu64
+		   "\npersist.failures %" PRIu64 "\n", r->store, st.kept, st.batches, st.failures);
+	put_time(f, "persist.last_commit", st.last_commit.tv_sec);
+}
+
+static void status_etcd(struct report *r, FILE *f)
+{
+#ifdef HAVE_ETCD
+	struct etcd_sync_status st;
+
+	if (r->etcd) {
+		etcd_sync_status(r->etcd, &st);
+		fprintf(f, "etcd.endpoint %s\netcd.connected %d\netcd.revision %" PRId64
+			   "\netcd.lag %" PRId64 "\netcd.applied %" PRIu64 "\netcd.last_error %s\n",
+			st.endpoint, st.connected, st.revision,
+			st.etcd_revision > st.revision ? st.etcd_revision - st.revision : 0,
+			st.applied, st.last_error[0] ? st.last_error : "none");
+		return;
+	}
+#endif
+	(void)r;
+	fputs("etcd.endpoint none\n", f);
+}
+
+static void status_budget(struct report *r, FILE *f)
+{
+	struct sysctl_budget_usage u;
+
+	if (sysctl_budget_get_usage(r->budget, 0, &u) != 0)
+		return;
+	fprintf(f, "budget.units %u\nbudget.units_root %u\nbudget.units_others %u\n"
+		   "budget.total %u\nbudget.per_uid %u\n",
+		u.all, u.units, u.others, u.limits.total, u.limits.per_uid);
+}
+
+static int write_status(struct report *r, FILE *f)
+{
+	unsigned long tunables = report_tunables(r);
+	int failures = __atomic_load_n(&r->reload_failures, __ATOMIC_RELAXED);
+
+	fprintf(f, "version %s\nuptime %.0f\ntunables %lu\nreload.count %" PRIu64 "\n",
+		RCUSYSD_VERSION, report_uptime(r), tunables,
+		__atomic_load_n(&r->reloads, __ATOMIC_RELAXED));
+	put_time(f, "reload.last", __atomic_load_n(&r->reload_time, __ATOMIC_RELAXED));
+	fprintf(f, "reload.result %s\nreload.failures %d\n",
+		__atomic_load_n(&r->reload_stopped, __ATOMIC_RELAXED) ? "stopped" :
+		failures ? "errors" : "ok", failures);
+	status_persist(r, f);
+	status_etcd(r, f);
+	status_budget(r, f);
+	fprintf(f, "fuse %s\n", r->fs ? "mounted" : "none");
+	return 0;
+}
+
+void report_notify_line(struct report *r, char *buf, size_t size)
+{
+	unsigned long tunables = report_tunables(r);
+	int failures = __atomic_load_n(&r->reload_failures, __ATOMIC_RELAXED);
+	int n;
+
+	n = snprintf(buf, size, "STATUS=%lu tunables; last %s %s", tunables,
+		     __atomic_load_n(&r->reloads, __ATOMIC_RELAXED) ? "reload" : "start",
+		     failures ? "had errors (see the log)" : "ok");
+#ifdef HAVE_ETCD
+	if (r->etcd && n > 0 && (size_t)n < size) {
+		struct etcd_sync_status st;
+
+		etcd_sync_status(r->etcd, &st);
+		snprintf(buf + n, size - (size_t)n, "; etcd %s at revision %" PRId64,
+			 st.connected ? "connected" : "disconnected", st.revision);
+	}
+#else
+	(void)n;
+#endif
+}
+
+int report_write(void *arg, int what, FILE *out)
+{
+	struct report *r = arg;
+
+	if (what == SYSCTL_SOCKET_STATUS)
+		return write_status(r, out);
+	if (what == SYSCTL_SOCKET_METRICS)
+		return report_metrics(r, out);
+	return -EINVAL;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rcusysd's METRICS lines in the Prometheus text exposition format
+ * (version 0.0.4): one "# HELP" and "# TYPE" per family, then its samples.
+ * Names start with "rcusysd_"; the library writes its "rcustring_" ones
+ * (socket requests and reads, writes and refusals by errno) before these.
+ * Also the two figures STATUS shares (report_uptime, report_tunables).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "report.h"
+#ifdef HAVE_ETCD
+#include "etcd_sync.h"
+#endif
+
+static int count_entry(struct sysctl_entry *e, void *arg)
+{
+	*(unsigned long *)arg += !sysctl_entry_is_dir(e);
+	return 0;
+}
+
+unsigned long report_tunables(const struct report *r)
+{
+	unsigned long n = 0;
+
+	sysctl_walk(r->tree, "", count_entry, &n);
+	return n;
+}
+
+double report_uptime(const struct report *r)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - r->started.tv_sec) +
+	       (double)(now.tv_nsec - r->started.tv_nsec) / 1e9;
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void one(FILE *f, const char *name, const char *type, const char *help, double v)
+{
+	family(f, name, type, help);
+	fprintf(f, "%s %.17g\n", name, v);
+}
+
+static void metrics_fuse(struct report *r, FILE *f)
+{
+	struct sysctl_fuse_stats st;
+	const struct { const char *op; const uint64_t *v; } ops[] = {
+		{ "lookup", &st.lookup }, { "getattr", &st.getattr }, { "open", &st.open },
+		{ "read", &st.read },	  { "write", &st.write },     { "readdir", &st.readdir },
+		{ "release", &st.release }, { "poll", &st.poll },
+	};
+
+	if (!r->fs || sysctl_fuse_get_stats(r->fs, &st) != 0)
+		return;
+	family(f, "rcusysd_fuse_requests_total", "counter",
+	       "FUSE requests by operation (op=\"all\": every kind); op=\"read\" is the mount's reads.");
+	fprintf(f, "rcusysd_fuse_requests_total{op=\"all\"} %" PRIu64 "\n", st.requests);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		fprintf(f, "rcusysd_fuse_requests_total{op=\"%s\"} %" PRIu64 "\n", ops[i].op, *ops[i].v);
+}
+
+static void metrics_persist(struct report *r, FILE *f)
+{
+	struct persist_stats st;
+
+	if (!r->persist)
+		return;
+	persist_get_stats(r->persist, &st);
+	one(f, "rcusysd_persist_commits_total", "counter", "Durable commits (journal batches synced).",
+	    (double)st.batches);
+	one(f, "rcusysd_persist_records_total", "counter", "Values made durable.", (double)st.records);
+	one(f, "rcusysd_persist_failures_total", "counter", "Commits refused (append or sync failed).",
+	    (double)st.failures);
+	one(f, "rcusysd_persist_kept", "gauge", "Values the state file keeps.", (double)st.kept);
+	one(f, "rcusysd_persist_last_commit_timestamp_seconds", "gauge",
+	    "When the last commit became durable (0: none yet).", (double)st.last_commit.tv_sec);
+	family(f, "rcusysd_persist_commit_seconds", "histogram",
+	       "Time of a commit's append and fdatasync.");
+	for (int i = 0; i < PERSIST_LATENCY_BUCKETS; i++) {
+		if (isinf(persist_latency_le[i]))
+			fprintf(f, "rcusysd_persist_commit_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
+				st.latency[i]);
+		else
+			fprintf(f, "rcusysd_persist_commit_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+				persist_latency_le[i], st.latency[i]);
+	}
+	fprintf(f, "rcusysd_persist_commit_seconds_sum %.9f\nrcusysd_persist_commit_seconds_count %"
+		   PRIu64 "\n", (double)st.latency_sum_ns / 1e9, st.latency[PERSIST_LATENCY_BUCKETS - 1]);
+}
+
+static void metrics_etcd(struct report *r, FILE *f)
+{
+#ifdef HAVE_ETCD
+	struct etcd_sync_status st;
+
+	if (!r->etcd)
+		return;
+	etcd_sync_status(r->etcd, &st);
+	one(f, "rcusysd_etcd_connected", "gauge", "1 while the etcd watch is up.", st.connected);
+	one(f, "rcusysd_etcd_revision", "gauge", "etcd revision the tree holds everything up to.",
+	    (double)st.revision);
+	one(f, "rcusysd_etcd_lag_revisions", "gauge", "etcd's newest revision of the prefix minus ours.",
+	    st.etcd_revision > st.revision ? (double)(st.etcd_revision - st.revision) : 0);
+	one(f, "rcusysd_etcd_applies_total", "counter", "Values from etcd written into the tree.",
+	    (double)st.applied);
+	one(f, "rcusysd_etcd_refused_total", "counter", "Values from etcd the tree refused.",
+	    (double)st.refused);
+	one(f, "rcusysd_etcd_reconnects_total", "counter", "etcd watch streams started again.",
+	    (double)st.reconnects);
+#else
+	(void)r, (void)f;
+#endif
+}
+
+int report_metrics(struct report *r, FILE *f)
+{
+	struct sysctl_budget_usage u;
+
+	family(f, "rcusysd_build_info", "gauge", "rcusysd's version, as a label.");
+	fprintf(f, "rcusysd_build_info{version=\"%s\"} 1\n", RCUSYSD_VERSION);
+	one(f, "rcusysd_uptime_seconds", "gauge", "Seconds since rcusysd started.", report_uptime(r));
+	one(f, "rcusysd_tunables", "gauge", "Entries of the tree.", (double)report_tunables(r));
+	one(f, "rcusysd_reloads_total", "counter", "Reloads (SIGHUP).",
+	    (double)__atomic_load_n(&r->reloads, __ATOMIC_RELAXED));
+	one(f, "rcusysd_reload_failures", "gauge", "Problems the files had at the last start or reload.",
+	    __atomic_load_n(&r->reload_failures, __ATOMIC_RELAXED));
+	metrics_fuse(r, f);
+	metrics_persist(r, f);
+	metrics_etcd(r, f);
+	if (sysctl_budget_get_usage(r->budget, 0, &u) == 0) {
+		family(f, "rcusysd_budget_units", "gauge",
+		       "Handle budget units in use (who=\"root\": uid 0, \"others\": every other uid).");
+		fprintf(f, "rcusysd_budget_units{who=\"root\"} %u\nrcusysd_budget_units{who=\"others\"} %u\n",
+			u.units, u.others);
+		one(f, "rcusysd_budget_units_limit", "gauge", "Handle budget units in all.", u.limits.total);
+	}
+	return 0;
+}
