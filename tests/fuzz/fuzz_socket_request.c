@@ -2,11 +2,12 @@
 /*
  * libFuzzer: the control socket's request parser and escaping on any bytes.
  * Invariants: no crash; a parsed request points inside the line, its path
- * holds no space or control byte, a SET value is the rest of the line; the
- * escape of any bytes is one line and unescapes back to them; reply lines
- * classify without reading past their end.
+ * holds no space or control byte, a SET, APPLY or SETIF value is the rest of
+ * the line; the escape of any bytes is one line and unescapes back to them;
+ * reply lines classify without reading past their end.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,10 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if ((unsigned char)req.path[i] <= ' ' || req.path[i] == 0x7f)
 					abort();
 		}
-		if (req.verb == SOCK_SET &&
-		    (!req.value || req.value + req.value_len != line + size))
+		/* The verbs that carry a value end with it: SET, APPLY, SETIF. */
+		bool valued = req.verb == SOCK_SET || req.verb == SOCK_APPLY || req.verb == SOCK_SETIF;
+
+		if (valued && (!req.value || req.value + req.value_len != line + size))
 			abort();
-		if (req.verb != SOCK_SET && req.value)
+		if (!valued && req.value)
 			abort();
 	}
 
