@@ -148,24 +148,27 @@ void sock_reply_err(struct conn *c, int err, const char *path, size_t path_len, 
  * table while it is held registered: another client may unregister it and
  * free it meanwhile.
  */
-void sock_reply_tree_err(struct conn *c, int err, const char *path)
+void sock_tree_why(struct conn *c, int err, const char *path, char *why, size_t size)
 {
-	size_t plen = strlen(path);
-
 	if (err == -EMSGSIZE || err == -EINVAL) {
 		struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
-		char why[128];
 
 		if (!e && err == -EINVAL) {
-			sock_reply_err(c, err, path, plen, "malformed path");
+			snprintf(why, size, "malformed path");
 			return;
 		}
-		if (!e || sysctl_entry_explain(e, err, why, sizeof(why)) < 0)
-			snprintf(why, sizeof(why), "%s",
-				 err == -EINVAL ? "invalid value" : strerror(-err));
-		sock_reply_err(c, err, path, plen, "%s", why);
+		if (!e || sysctl_entry_explain(e, err, why, size) < 0)
+			snprintf(why, size, "%s", err == -EINVAL ? "invalid value" : strerror(-err));
 		sysctl_entry_put(e);
 		return;
 	}
-	sock_reply_err(c, err, path, plen, "%s", strerror(-err));
+	snprintf(why, size, "%s", strerror(-err));
+}
+
+void sock_reply_tree_err(struct conn *c, int err, const char *path)
+{
+	char why[128];
+
+	sock_tree_why(c, err, path, why, sizeof(why));
+	sock_reply_err(c, err, path, strlen(path), "%s", why);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The control socket's verbs (rcustring-socket(7)): GET, SET, SETIF,
- * GENERATION, LIST, DUMP, DESCRIBE, AUDIT, RESET and WATCH, each answering
+ * GENERATION, LIST, DUMP, DESCRIBE, AUDIT, RESET and WATCH (those of
+ * several entries are socket_multi.c's), each answering
  * one parsed request line for the peer whose credentials the connection
  * holds. The accepting, capping and deadlines are socket_server.c's.
  */
@@ -28,7 +29,7 @@
 #define AUDIT_BATCH 32
 
 /* Look @path up and check @mask for the peer; on error the reply is built. */
-static struct sysctl_entry *open_entry(struct conn *c, const char *path, int mask)
+struct sysctl_entry *sock_open_entry(struct conn *c, const char *path, int mask)
 {
 	struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
 	int err;
@@ -94,7 +95,7 @@ static int read_value(struct conn *c, struct sysctl_entry *e, size_t *lenp)
 
 static void do_get(struct conn *c, const char *path)
 {
-	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	struct sysctl_entry *e = sock_open_entry(c, path, R_OK);
 	size_t len = 0;
 	int err;
 
@@ -171,7 +172,7 @@ static void do_set(struct conn *c, const char *path, const char *value, size_t l
 /* The entry's generation: its change counter, which SETIF compares. */
 static void do_generation(struct conn *c, const char *path)
 {
-	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	struct sysctl_entry *e = sock_open_entry(c, path, R_OK);
 
 	if (!e)
 		return;
@@ -181,7 +182,7 @@ static void do_generation(struct conn *c, const char *path)
 
 static void do_describe(struct conn *c, const char *path)
 {
-	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	struct sysctl_entry *e = sock_open_entry(c, path, R_OK);
 	const char *d;
 
 	if (!e)
@@ -343,7 +344,7 @@ static void do_reset(struct conn *c, const char *path)
 		return;
 	}
 	if (*path) {
-		struct sysctl_entry *e = open_entry(c, path, W_OK);
+		struct sysctl_entry *e = sock_open_entry(c, path, W_OK);
 
 		if (!e)
 			return;
@@ -360,7 +361,7 @@ static void do_reset(struct conn *c, const char *path)
 }
 
 /* Whether the peer hung up (or sent bytes, which a watch ignores). */
-static bool peer_gone(struct conn *c)
+bool sock_peer_gone(struct conn *c)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 	char sink[512];
@@ -380,7 +381,7 @@ static bool peer_gone(struct conn *c)
 }
 
 /* Whether bytes sent to the peer still wait to be read (SIOCOUTQ). */
-static bool peer_has_unread(struct conn *c)
+bool sock_peer_has_unread(struct conn *c)
 {
 	int queued = 0;
 
@@ -392,7 +393,7 @@ static bool peer_has_unread(struct conn *c)
 static int do_watch(struct conn *c, const char *path)
 {
 	struct sysctl_socket *s = c->server;
-	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	struct sysctl_entry *e = sock_open_entry(c, path, R_OK);
 	int64_t last_sent;
 	uint64_t seen;
 	int ret = 0;
@@ -426,7 +427,7 @@ static int do_watch(struct conn *c, const char *path)
 			ret = sock_out_flush(c);
 			last_sent = rcs_now_ms();
 		}
-		if (peer_gone(c))
+		if (sock_peer_gone(c))
 			break;
 		if (!ret && rcs_now_ms() - last_sent >= s->opt.watch_keepalive_ms) {
 			/*
@@ -436,7 +437,7 @@ static int do_watch(struct conn *c, const char *path)
 			 * reads): drop it. A busy watch needs no such check: its
 			 * lines fill the socket and the send deadline drops it.
 			 */
-			if (peer_has_unread(c))
+			if (sock_peer_has_unread(c))
 				break;
 			sock_out_fmt(c, "ALIVE %" PRIu64 "\n", seen);
 			ret = sock_out_flush(c);
@@ -454,8 +455,11 @@ int sock_handle_line(struct conn *c, const char *line, size_t len)
 	struct sock_request req;
 	const char *why;
 	char path[SYSCTL_SOCKET_LINE_MAX];
-	int err = sock_parse_request(line, len, &req, &why);
+	int err;
 
+	if (c->batch.count)
+		return sock_batch_line(c, line, len);
+	err = sock_parse_request(line, len, &req, &why);
 	if (err) {
 		sock_reply_err(c, err, NULL, 0, "%s", why);
 		return sock_out_flush(c) || err == -E2BIG;
@@ -479,6 +483,10 @@ int sock_handle_line(struct conn *c, const char *line, size_t len)
 	case SOCK_STATUS:
 	case SOCK_METRICS: sock_do_report(c, req.verb); break;
 	case SOCK_WATCH: return do_watch(c, path);
+	case SOCK_MSET:
+	case SOCK_MAPPLY: sock_do_mset(c, &req); return 0; /* answered after its items */
+	case SOCK_MGET: sock_do_mget(c, &req); break;
+	case SOCK_MWATCH: return sock_do_mwatch(c, &req);
 	}
 	return sock_out_flush(c);
 }
