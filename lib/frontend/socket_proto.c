@@ -402,7 +402,7 @@ const char *sock_errname(int err, char *buf, size_t size)
 		{ EINVAL, "EINVAL" },	{ ENOSPC, "ENOSPC" },	  { ERANGE, "ERANGE" },
 		{ EMSGSIZE, "EMSGSIZE" }, { ETIMEDOUT, "ETIMEDOUT" }, { ENAMETOOLONG, "ENAMETOOLONG" },
 		{ EOVERFLOW, "EOVERFLOW" }, { EOPNOTSUPP, "EOPNOTSUPP" }, { EFAULT, "EFAULT" },
-		{ ESTALE, "ESTALE" },
+		{ ESTALE, "ESTALE" }, { EFBIG, "EFBIG" }, { ENOTRECOVERABLE, "ENOTRECOVERABLE" },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -13,10 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <linux/sockios.h>
 
 #include "common/deadline.h"
 #include "rcustring/sysctl_socket.h"
@@ -27,26 +25,6 @@
 #define VALUE_START 4096
 #define VALUE_MAX (1 << 20) /* GET replies larger than this: -EFBIG */
 #define AUDIT_BATCH 32
-
-/* Look @path up and check @mask for the peer; on error the reply is built. */
-struct sysctl_entry *sock_open_entry(struct conn *c, const char *path, int mask)
-{
-	struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
-	int err;
-
-	if (!e) {
-		sock_reply_tree_err(c, -errno, path);
-		return NULL;
-	}
-	err = sysctl_entry_is_dir(e) ? -EISDIR : sysctl_access(e, &c->who, mask);
-	if (err) {
-		sock_reply_err(c, err, path, strlen(path), "%s",
-			  err == -EACCES ? "permission denied" : strerror(-err));
-		sysctl_entry_put(e);
-		return NULL;
-	}
-	return e;
-}
 
 /*
  * Read the whole value of @e into c->val: one handler call from offset 0
@@ -358,35 +336,6 @@ static void do_reset(struct conn *c, const char *path)
 		sock_reply_err(c, err, *path ? path : NULL, strlen(path), "%s", *why ? why : strerror(-err));
 	else
 		sock_out_add(c, "OK\n", 3);
-}
-
-/* Whether the peer hung up (or sent bytes, which a watch ignores). */
-bool sock_peer_gone(struct conn *c)
-{
-	struct pollfd p = { .fd = c->fd, .events = POLLIN };
-	char sink[512];
-
-	while (poll(&p, 1, 0) > 0) {
-		ssize_t n;
-
-		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
-			return true;
-		n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-			return true;
-		if (n < 0)
-			break;
-	}
-	return false;
-}
-
-/* Whether bytes sent to the peer still wait to be read (SIOCOUTQ). */
-bool sock_peer_has_unread(struct conn *c)
-{
-	int queued = 0;
-
-	/* Where the ioctl fails we cannot tell: count the peer as reading. */
-	return ioctl(c->fd, SIOCOUTQ, &queued) == 0 && queued > 0;
 }
 
 /* Return non-zero when the connection must end. */
