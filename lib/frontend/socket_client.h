@@ -65,6 +65,7 @@ int sock_client_call(struct sock_client *c, const char *verb, const char *path,
  * stored), -EINVAL (a newline or space in a path, a newline in a value),
  * -E2BIG (@n not in 1..SYSCTL_COMMIT_MAX, or a line too long), or a
  * transport error.
+ * Context: the client's one thread, with no reply of an earlier request unread.
  */
 int sock_client_mset(struct sock_client *c, bool apply, const char *const *paths,
 		     const char *const *values, size_t n, char **msg_out);

@@ -186,6 +186,7 @@ static void multi_free_values(struct multi *m)
 	for (size_t i = 0; i < m->n; i++) {
 		free(m->item[i].buf);
 		m->item[i].buf = NULL;
+		m->item[i].size = 0;
 	}
 }
 
@@ -207,10 +208,14 @@ static int multi_snapshot(struct sysctl_tree *tree, struct multi *m, const size_
 		total = 0;
 		for (size_t j = 0; j < k; j++) {
 			s = &m->item[pick[j]];
-			if (!s->buf && (s->buf = malloc(VALUE_START)) == NULL)
-				return *failed = j, -ENOMEM;
-			if (!s->size)
+			if (!s->buf) {
+				s->buf = malloc(VALUE_START);
 				s->size = VALUE_START;
+			}
+			if (!s->buf) {
+				*failed = j;
+				return -ENOMEM;
+			}
 			total += s->size;
 			it[j] = (struct sysctl_snapshot_item){ .path = m->path[pick[j]], .buf = s->buf,
 							       .size = s->size };
@@ -236,7 +241,7 @@ static int multi_snapshot(struct sysctl_tree *tree, struct multi *m, const size_
 	return err;
 }
 
-/* Check every path for the peer (@mask) as GET does; on error the reply is built. */
+/* Check every path for read permission as GET does; on error the reply is built. */
 static int multi_open(struct conn *c, struct multi *m, struct sysctl_entry **e)
 {
 	for (size_t i = 0; i < m->n; i++) {
