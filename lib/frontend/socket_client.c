@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A small blocking control-socket client (see socket_client.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "rcustring/sysctl_commit.h"
 #include "rcustring/sysctl_socket.h"
 #include "socket_client.h"
 
@@ -60,10 +62,28 @@ int sock_client_fd(const struct sock_client *c)
 	return c->fd;
 }
 
+/* Send @len bytes whole (MSG_NOSIGNAL: a closed server is an error, not a signal). */
+static int send_all(int fd, const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t k = send(fd, buf + off, len - off, MSG_NOSIGNAL);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += (size_t)k;
+	}
+	return 0;
+}
+
 int sock_client_send(struct sock_client *c, const char *verb, const char *path,
 		     const char *value, size_t value_len)
 {
-	size_t vl = strlen(verb), pl = path ? strlen(path) : 0, n = 0, off = 0;
+	size_t vl = strlen(verb), pl = path ? strlen(path) : 0, n = 0;
 
 	if ((path && (memchr(path, '\n', pl) || memchr(path, ' ', pl))) ||
 	    (value && memchr(value, '\n', value_len)))
@@ -83,17 +103,7 @@ int sock_client_send(struct sock_client *c, const char *verb, const char *path,
 		n += value_len;
 	}
 	c->line[n++] = '\n';
-	while (off < n) {
-		ssize_t k = send(c->fd, c->line + off, n - off, MSG_NOSIGNAL);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		off += (size_t)k;
-	}
-	return 0;
+	return send_all(c->fd, c->line, n);
 }
 
 int sock_client_reply(struct sock_client *c, struct sock_reply *r)
@@ -159,6 +169,71 @@ int sock_client_call(struct sock_client *c, const char *verb, const char *path,
 			return -EPROTO;
 		}
 		*value_out = text;
+	}
+	return r.kind == SOCK_REPLY_OK ? 0 : r.err;
+}
+
+/* "<path> <value>\n" of one item at @out (room checked by the caller). */
+static size_t put_item(char *out, const char *path, size_t pl, const char *value, size_t vl)
+{
+	memcpy(out, path, pl);
+	out[pl] = ' ';
+	memcpy(out + pl + 1, value, vl);
+	out[pl + 1 + vl] = '\n';
+	return pl + vl + 2;
+}
+
+/* The whole request, header and item lines, sent in one go. */
+static int send_mset(struct sock_client *c, bool apply, const char *const *paths,
+		     const char *const *values, size_t n)
+{
+	size_t total = 32, len;
+	char *buf;
+	int err;
+
+	if (!n || n > SYSCTL_COMMIT_MAX)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++) {
+		size_t pl = strlen(paths[i]), vl = strlen(values[i]);
+
+		if (!pl || strpbrk(paths[i], " \n") || memchr(values[i], '\n', vl))
+			return -EINVAL;
+		if (pl + 1 + vl + 1 > SYSCTL_SOCKET_LINE_MAX)
+			return -E2BIG;
+		total += pl + vl + 2;
+	}
+	buf = malloc(total);
+	if (!buf)
+		return -ENOMEM;
+	len = (size_t)snprintf(buf, total, "%s %zu\n", apply ? "MAPPLY" : "MSET", n);
+	for (size_t i = 0; i < n; i++)
+		len += put_item(buf + len, paths[i], strlen(paths[i]), values[i], strlen(values[i]));
+	err = send_all(c->fd, buf, len);
+	free(buf);
+	return err;
+}
+
+int sock_client_mset(struct sock_client *c, bool apply, const char *const *paths,
+		     const char *const *values, size_t n, char **msg_out)
+{
+	struct sock_reply r;
+	int err;
+
+	if (msg_out)
+		*msg_out = NULL;
+	err = send_mset(c, apply, paths, values, n);
+	if (!err)
+		err = sock_client_reply(c, &r);
+	if (err)
+		return err;
+	if (r.kind == SOCK_REPLY_DATA)
+		return -EPROTO;
+	if (r.kind == SOCK_REPLY_ERR && msg_out) {
+		char *text = malloc(r.text_len + 1);
+
+		if (text && sock_unescape(r.text, r.text_len, text) < 0)
+			snprintf(text, r.text_len + 1, "%.*s", (int)r.text_len, r.text);
+		*msg_out = text;
 	}
 	return r.kind == SOCK_REPLY_OK ? 0 : r.err;
 }

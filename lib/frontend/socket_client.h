@@ -7,6 +7,7 @@
 #ifndef RCUSTRING_LIB_SOCKET_CLIENT_H
 #define RCUSTRING_LIB_SOCKET_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "socket_proto.h"
@@ -53,5 +54,20 @@ int sock_client_reply(struct sock_client *c, struct sock_reply *r);
  */
 int sock_client_call(struct sock_client *c, const char *verb, const char *path,
 		     const char *value, size_t value_len, char **value_out);
+
+/**
+ * sock_client_mset - set @n entries as one commit (MSET, or MAPPLY with
+ * @apply: a settings file's values) and read the one-line reply
+ * @paths, @values: the items (a value may be empty, never hold a newline)
+ * @msg_out: for an ERR reply the server's message, which names the refused
+ *           item (unescaped, malloc'ed); NULL otherwise (may be NULL to ignore)
+ * Return: 0 (every value stored), the server's negative errno (nothing
+ * stored), -EINVAL (a newline or space in a path, a newline in a value),
+ * -E2BIG (@n not in 1..SYSCTL_COMMIT_MAX, or a line too long), or a
+ * transport error.
+ * Context: the client's one thread, with no reply of an earlier request unread.
+ */
+int sock_client_mset(struct sock_client *c, bool apply, const char *const *paths,
+		     const char *const *values, size_t n, char **msg_out);
 
 #endif

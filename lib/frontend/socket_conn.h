@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The control socket server's connections, shared by its four files:
+ * The control socket server's connections, shared by its files:
  * socket_server.c accepts and runs connections (start and stop);
  * socket_slots.c counts them and their watches;
- * socket_verbs.c answers one request line; socket_reply.c builds a reply
- * and sends it within its deadline. Internal to the library.
+ * socket_verbs.c answers one request line; socket_multi.c the requests of
+ * several entries (MSET, MAPPLY, MGET, MWATCH); socket_reply.c builds a
+ * reply and sends it within its deadline. Internal to the library.
  */
 #ifndef RCUSTRING_LIB_FRONTEND_SOCKET_CONN_H
 #define RCUSTRING_LIB_FRONTEND_SOCKET_CONN_H
@@ -15,8 +16,26 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rcustring/sysctl_commit.h"
 #include "rcustring/sysctl_socket.h"
 #include "socket_proto.h"
+
+/*
+ * An MSET or MAPPLY whose item lines are still coming: each line copied
+ * (at most SYSCTL_SOCKET_LINE_MAX bytes, SYSCTL_COMMIT_MAX of them: 256 KiB
+ * per connection at most), committed once the last is in. Kept in the
+ * connection, so that a failed allocation still lets the lines be read
+ * (and the request refused) rather than taken for requests.
+ */
+struct sock_batch {
+	enum sock_verb verb;
+	size_t count, got;
+	char *line[SYSCTL_COMMIT_MAX]; /* "<path>\0<value>" */
+	size_t path_len[SYSCTL_COMMIT_MAX], value_len[SYSCTL_COMMIT_MAX];
+	int err;         /* the first bad item line's, answered when all are in */
+	const char *why; /* its static message */
+	size_t bad;      /* its index */
+};
 
 struct conn {
 	struct sysctl_socket *server;
@@ -25,6 +44,7 @@ struct conn {
 	int fd;
 	int done; /* atomic: the thread has finished; set under the server's lock */
 	bool watching; /* in WATCH, counted as one (sock_watch_get()) */
+	struct sock_batch batch; /* batch.count: an MSET's item lines are coming */
 	struct sysctl_caller who;
 	/* Input: bytes received, not yet consumed. */
 	char in[SYSCTL_SOCKET_LINE_MAX];
@@ -111,11 +131,30 @@ void sock_reply_err(struct conn *c, int err, const char *path, size_t path_len, 
 		    ...) __attribute__((format(printf, 5, 6)));
 /* An error from the tree for @path, with the entry's limits where they help. */
 void sock_reply_tree_err(struct conn *c, int err, const char *path);
+/* The message sock_reply_tree_err() gives for @err on @path, into @why. */
+void sock_tree_why(struct conn *c, int err, const char *path, char *why, size_t size);
 
 /* socket_report.c: STATUS and METRICS. */
 void sock_do_report(struct conn *c, enum sock_verb verb);
 
 /* socket_verbs.c: answer one request line (@len bytes, no newline); non-zero ends the connection. */
 int sock_handle_line(struct conn *c, const char *line, size_t len);
+/* Look @path up and check @mask (R_OK, W_OK) for the peer; on error the reply is built. */
+struct sysctl_entry *sock_open_entry(struct conn *c, const char *path, int mask);
+/* The keepalive and liveness checks of a watch (see WATCH in rcustring-socket(7)). */
+bool sock_peer_gone(struct conn *c);
+bool sock_peer_has_unread(struct conn *c);
+
+/*
+ * socket_multi.c: MSET and MAPPLY begin a batch (sock_batch_line() takes
+ * its item lines, then commits), MGET answers from one snapshot, MWATCH
+ * streams commits as one event each (non-zero: the connection ends).
+ * sock_batch_free() drops a batch left unfinished.
+ */
+void sock_do_mset(struct conn *c, const struct sock_request *req);
+int sock_batch_line(struct conn *c, const char *line, size_t len);
+void sock_batch_free(struct conn *c);
+void sock_do_mget(struct conn *c, const struct sock_request *req);
+int sock_do_mwatch(struct conn *c, const struct sock_request *req);
 
 #endif

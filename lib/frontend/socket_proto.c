@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rcustring/sysctl_commit.h"
 #include "rcustring/sysctl_socket.h"
 #include "socket_proto.h"
 
@@ -13,13 +14,14 @@ static const struct {
 	const char *name;
 	enum sock_verb verb;
 	int args; /* 0: none, 1: optional, 2: required path, 3: path and value,
-		     4: path, number and value */
+		     4: path, number and value, 5: a count of item lines, 6: paths */
 } verbs[] = {
 	{ "GET", SOCK_GET, 2 },	    { "SET", SOCK_SET, 3 },	  { "LIST", SOCK_LIST, 1 },
 	{ "DESCRIBE", SOCK_DESCRIBE, 2 }, { "WATCH", SOCK_WATCH, 2 }, { "AUDIT", SOCK_AUDIT, 1 },
 	{ "DUMP", SOCK_DUMP, 1 }, { "GENERATION", SOCK_GENERATION, 2 }, { "SETIF", SOCK_SETIF, 4 },
 	{ "RESET", SOCK_RESET, 1 }, { "APPLY", SOCK_APPLY, 3 }, { "STATUS", SOCK_STATUS, 0 },
-	{ "METRICS", SOCK_METRICS, 0 },
+	{ "METRICS", SOCK_METRICS, 0 }, { "MSET", SOCK_MSET, 5 }, { "MAPPLY", SOCK_MAPPLY, 5 },
+	{ "MGET", SOCK_MGET, 6 }, { "MWATCH", SOCK_MWATCH, 6 },
 };
 
 const char *sock_verb_name(enum sock_verb verb)
@@ -112,6 +114,66 @@ static int parse_setif(const char *arg, size_t alen, size_t plen, struct sock_re
 	return 0;
 }
 
+/* "MSET <count>": the number of item lines that follow, 1..SYSCTL_COMMIT_MAX. */
+static int parse_count(const char *arg, size_t alen, struct sock_request *req, const char **why)
+{
+	uint64_t n;
+
+	if (parse_u64(arg, alen, &n)) {
+		*why = "bad count of items";
+		return -EINVAL;
+	}
+	if (n == 0 || n > SYSCTL_COMMIT_MAX) {
+		*why = "count of items not in 1..64 (SYSCTL_COMMIT_MAX)";
+		return -EINVAL;
+	}
+	req->count = (size_t)n;
+	return 0;
+}
+
+/* "MGET <path> [<path>...]": 1..SYSCTL_COMMIT_MAX paths, one space between two. */
+static int parse_list(const char *arg, size_t alen, struct sock_request *req, const char **why)
+{
+	size_t n = 0, i = 0;
+
+	while (i <= alen) {
+		bool bad;
+		size_t plen = path_token(arg + i, alen - i, &bad);
+
+		if (plen == 0) {
+			*why = "missing path (one space between two paths)";
+			return -EINVAL;
+		}
+		if (bad) {
+			*why = "control or NUL byte in path";
+			return -EINVAL;
+		}
+		if (++n > SYSCTL_COMMIT_MAX) {
+			*why = "more than 64 paths (SYSCTL_COMMIT_MAX)";
+			return -EINVAL;
+		}
+		i += plen + 1;
+	}
+	req->list = arg;
+	req->list_len = alen;
+	req->count = n;
+	return 0;
+}
+
+bool sock_next_path(const char **list, size_t *left, const char **path, size_t *path_len)
+{
+	const char *sp;
+
+	if (!*left)
+		return false;
+	sp = memchr(*list, ' ', *left);
+	*path = *list;
+	*path_len = sp ? (size_t)(sp - *list) : *left;
+	*list += *path_len + (sp ? 1 : 0);
+	*left -= *path_len + (sp ? 1 : 0);
+	return true;
+}
+
 /* The path and what follows it, by the verb's argument kind @args (verbs[]). */
 static int parse_path_args(const char *arg, size_t alen, int args, struct sock_request *req,
 			   const char **why)
@@ -168,14 +230,15 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 	args = find_verb(line, vlen, req);
 	if (args < 0) {
 		*why = "unknown request (GET SET SETIF APPLY GENERATION LIST DUMP DESCRIBE WATCH AUDIT RESET "
-		       "STATUS METRICS)";
+		       "STATUS METRICS MSET MAPPLY MGET MWATCH)";
 		return -EINVAL;
 	}
 	arg = sp ? sp + 1 : line + len;
 	alen = sp ? len - vlen - 1 : 0;
 	if (!sp && args >= 2) {
 		*why = args == 4 ? "missing path, generation and value" :
-		       args == 3 ? "missing path and value" : "missing path";
+		       args == 3 ? "missing path and value" :
+		       args == 5 ? "missing count of items" : "missing path";
 		return -EINVAL;
 	}
 	if (args == 0 && sp) {
@@ -186,7 +249,34 @@ int sock_parse_request(const char *line, size_t len, struct sock_request *req, c
 		return parse_audit(arg, alen, sp != NULL, req, why);
 	if (!sp) /* LIST or DUMP without a prefix, RESET of everything */
 		return 0;
+	if (args == 5)
+		return parse_count(arg, alen, req, why);
+	if (args == 6)
+		return parse_list(arg, alen, req, why);
 	return parse_path_args(arg, alen, args, req, why);
+}
+
+int sock_parse_item(const char *line, size_t len, struct sock_item *it, const char **why)
+{
+	struct sock_request req;
+	int err;
+
+	memset(it, 0, sizeof(*it));
+	*why = NULL;
+	if (len + 1 > SYSCTL_SOCKET_LINE_MAX) {
+		*why = "item line too long";
+		return -E2BIG;
+	}
+	memset(&req, 0, sizeof(req));
+	/* SET's arguments exactly: the same path rule, the value the rest of the line. */
+	err = parse_path_args(line, len, 3, &req, why);
+	if (err)
+		return err;
+	it->path = req.path;
+	it->path_len = req.path_len;
+	it->value = req.value;
+	it->value_len = req.value_len;
+	return 0;
 }
 
 size_t sock_escape(const char *in, size_t len, char *out, size_t size, bool spaces)
@@ -312,7 +402,7 @@ const char *sock_errname(int err, char *buf, size_t size)
 		{ EINVAL, "EINVAL" },	{ ENOSPC, "ENOSPC" },	  { ERANGE, "ERANGE" },
 		{ EMSGSIZE, "EMSGSIZE" }, { ETIMEDOUT, "ETIMEDOUT" }, { ENAMETOOLONG, "ENAMETOOLONG" },
 		{ EOVERFLOW, "EOVERFLOW" }, { EOPNOTSUPP, "EOPNOTSUPP" }, { EFAULT, "EFAULT" },
-		{ ESTALE, "ESTALE" },
+		{ ESTALE, "ESTALE" }, { EFBIG, "EFBIG" }, { ENOTRECOVERABLE, "ENOTRECOVERABLE" },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

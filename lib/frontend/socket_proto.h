@@ -15,8 +15,9 @@
 enum sock_verb {
 	SOCK_GET, SOCK_SET, SOCK_LIST, SOCK_DESCRIBE, SOCK_WATCH, SOCK_AUDIT, SOCK_DUMP,
 	SOCK_GENERATION, SOCK_SETIF, SOCK_RESET, SOCK_APPLY, SOCK_STATUS, SOCK_METRICS,
+	SOCK_MSET, SOCK_MAPPLY, SOCK_MGET, SOCK_MWATCH,
 };
-#define SOCK_VERB_COUNT (SOCK_METRICS + 1)
+#define SOCK_VERB_COUNT (SOCK_MWATCH + 1)
 
 /* The verb's name ("GET"), for counts by verb. */
 const char *sock_verb_name(enum sock_verb verb);
@@ -29,6 +30,13 @@ struct sock_request {
 	size_t value_len;
 	uint64_t after_seq; /* AUDIT */
 	uint64_t expected;  /* SETIF: the generation (change counter) the entry must have */
+	/*
+	 * MSET, MAPPLY: the item lines that follow (1..SYSCTL_COMMIT_MAX);
+	 * MGET, MWATCH: the paths in @list (sock_next_path()).
+	 */
+	size_t count;
+	const char *list; /* MGET, MWATCH: the paths, one space between two */
+	size_t list_len;
 };
 
 /**
@@ -44,6 +52,30 @@ struct sock_request {
  * bad number).
  */
 int sock_parse_request(const char *line, size_t len, struct sock_request *req, const char **why);
+
+/* One item line of MSET and MAPPLY: "<path> <value>", as SET's arguments. */
+struct sock_item {
+	const char *path; /* points into the line; not NUL-terminated */
+	size_t path_len;
+	const char *value; /* the rest of the line, raw (may be empty) */
+	size_t value_len;
+};
+
+/**
+ * sock_parse_item - parse one item line of a multi-set
+ * @line: the line without its '\n'; may hold any bytes
+ * Return: 0, -E2BIG (as sock_parse_request()), -EINVAL (no path, a control
+ * byte in it, no value).
+ */
+int sock_parse_item(const char *line, size_t len, struct sock_item *it, const char **why);
+
+/**
+ * sock_next_path - the next path of an MGET or MWATCH list
+ * @list: in: where the rest of the list starts; out: past the path
+ * @left: the bytes left in it (updated)
+ * Return: true with @path, @path_len set, or false at the end.
+ */
+bool sock_next_path(const char **list, size_t *left, const char **path, size_t *path_len);
 
 /**
  * sock_escape - escape @len bytes of @in into @out (NUL-terminated when

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A control socket reply: built whole in the connection's buffer, then sent
- * in one go within a deadline (rcustring-socket(7)'s "ERR" lines included).
+ * in one go within a deadline (rcustring-socket(7)'s "ERR" lines included);
+ * and what the verbs share before and while replying: an entry opened for
+ * the peer (or the error reply), whether a watching peer is gone or stuck.
  */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
+#include <linux/sockios.h>
 
 #include "common/deadline.h"
 #include "socket_conn.h"
@@ -148,24 +154,76 @@ void sock_reply_err(struct conn *c, int err, const char *path, size_t path_len, 
  * table while it is held registered: another client may unregister it and
  * free it meanwhile.
  */
-void sock_reply_tree_err(struct conn *c, int err, const char *path)
+void sock_tree_why(struct conn *c, int err, const char *path, char *why, size_t size)
 {
-	size_t plen = strlen(path);
-
 	if (err == -EMSGSIZE || err == -EINVAL) {
 		struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
-		char why[128];
 
 		if (!e && err == -EINVAL) {
-			sock_reply_err(c, err, path, plen, "malformed path");
+			snprintf(why, size, "malformed path");
 			return;
 		}
-		if (!e || sysctl_entry_explain(e, err, why, sizeof(why)) < 0)
-			snprintf(why, sizeof(why), "%s",
-				 err == -EINVAL ? "invalid value" : strerror(-err));
-		sock_reply_err(c, err, path, plen, "%s", why);
+		if (!e || sysctl_entry_explain(e, err, why, size) < 0)
+			snprintf(why, size, "%s", err == -EINVAL ? "invalid value" : strerror(-err));
 		sysctl_entry_put(e);
 		return;
 	}
-	sock_reply_err(c, err, path, plen, "%s", strerror(-err));
+	snprintf(why, size, "%s", strerror(-err));
+}
+
+void sock_reply_tree_err(struct conn *c, int err, const char *path)
+{
+	char why[128];
+
+	sock_tree_why(c, err, path, why, sizeof(why));
+	sock_reply_err(c, err, path, strlen(path), "%s", why);
+}
+
+/* Look @path up and check @mask for the peer; on error the reply is built. */
+struct sysctl_entry *sock_open_entry(struct conn *c, const char *path, int mask)
+{
+	struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
+	int err;
+
+	if (!e) {
+		sock_reply_tree_err(c, -errno, path);
+		return NULL;
+	}
+	err = sysctl_entry_is_dir(e) ? -EISDIR : sysctl_access(e, &c->who, mask);
+	if (err) {
+		sock_reply_err(c, err, path, strlen(path), "%s",
+			  err == -EACCES ? "permission denied" : strerror(-err));
+		sysctl_entry_put(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* Whether the peer hung up (or sent bytes, which a watch ignores). */
+bool sock_peer_gone(struct conn *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	char sink[512];
+
+	while (poll(&p, 1, 0) > 0) {
+		ssize_t n;
+
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			return true;
+		n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return true;
+		if (n < 0)
+			break;
+	}
+	return false;
+}
+
+/* Whether bytes sent to the peer still wait to be read (SIOCOUTQ). */
+bool sock_peer_has_unread(struct conn *c)
+{
+	int queued = 0;
+
+	/* Where the ioctl fails we cannot tell: count the peer as reading. */
+	return ioctl(c->fd, SIOCOUTQ, &queued) == 0 && queued > 0;
 }

@@ -46,11 +46,13 @@ static ssize_t recv_some(struct conn *c)
 
 	for (;;) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
-		int wait = c->in_len ? rcs_ms_left(c->line_deadline) : o->idle_timeout_ms;
+		/* A multi-set's item lines are one request: its deadline runs on between them. */
+		bool started = c->in_len || c->batch.count;
+		int wait = started ? rcs_ms_left(c->line_deadline) : o->idle_timeout_ms;
 		ssize_t n;
 		int r;
 
-		if (c->in_len && wait == 0)
+		if (started && wait == 0)
 			return -ETIMEDOUT;
 		/* stop's shutdown() wakes this (POLLIN|POLLHUP, then EOF). */
 		r = poll(&p, 1, wait < 0 ? -1 : wait);
@@ -59,7 +61,7 @@ static ssize_t recv_some(struct conn *c)
 		if (r < 0)
 			return -errno;
 		if (r == 0) {
-			if (c->in_len)
+			if (started)
 				continue; /* the deadline check above says so */
 			return -ETIMEDOUT;
 		}
@@ -87,7 +89,8 @@ static void *conn_main(void *arg)
 			memmove(c->in, nl + 1, c->in_len - len - 1);
 			c->in_len -= len + 1;
 			/* Bytes of the next line already in start its clock now. */
-			c->line_deadline = rcs_now_ms() + s->opt.read_timeout_ms;
+			if (!c->batch.count)
+				c->line_deadline = rcs_now_ms() + s->opt.read_timeout_ms;
 			continue;
 		}
 		if (c->in_len == sizeof(c->in)) {
@@ -96,7 +99,7 @@ static void *conn_main(void *arg)
 			sock_out_flush(c);
 			break;
 		}
-		if (!c->in_len)
+		if (!c->in_len && !c->batch.count)
 			c->line_deadline = 0;
 		n = recv_some(c);
 		if (n > 0) {
@@ -107,13 +110,15 @@ static void *conn_main(void *arg)
 		}
 		if (n == -ETIMEDOUT) {
 			sock_reply_err(c, -ETIMEDOUT, NULL, 0, "%s",
-				  c->in_len ? "request line not finished in time" : "idle too long");
+				  c->batch.count ? "multi-set items not all in, in time (nothing written)"
+				  : c->in_len ? "request line not finished in time" : "idle too long");
 			sock_out_flush(c);
 		}
 		break; /* EOF, error or timeout */
 	}
 	/* The peer sees EOF now; the fd is closed when this thread is joined. */
 	shutdown(c->fd, SHUT_RDWR);
+	sock_batch_free(c); /* an unfinished multi-set: nothing was written */
 	sock_conn_put(s, c->who.uid);
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 	return NULL;

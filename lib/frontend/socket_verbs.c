@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The control socket's verbs (rcustring-socket(7)): GET, SET, SETIF,
- * GENERATION, LIST, DUMP, DESCRIBE, AUDIT, RESET and WATCH, each answering
+ * GENERATION, LIST, DUMP, DESCRIBE, AUDIT, RESET and WATCH (those of
+ * several entries are socket_multi.c's), each answering
  * one parsed request line for the peer whose credentials the connection
  * holds. The accepting, capping and deadlines are socket_server.c's.
  */
@@ -12,10 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <linux/sockios.h>
 
 #include "common/deadline.h"
 #include "rcustring/sysctl_socket.h"
@@ -26,26 +25,6 @@
 #define VALUE_START 4096
 #define VALUE_MAX (1 << 20) /* GET replies larger than this: -EFBIG */
 #define AUDIT_BATCH 32
-
-/* Look @path up and check @mask for the peer; on error the reply is built. */
-static struct sysctl_entry *open_entry(struct conn *c, const char *path, int mask)
-{
-	struct sysctl_entry *e = sysctl_lookup(c->server->tree, path);
-	int err;
-
-	if (!e) {
-		sock_reply_tree_err(c, -errno, path);
-		return NULL;
-	}
-	err = sysctl_entry_is_dir(e) ? -EISDIR : sysctl_access(e, &c->who, mask);
-	if (err) {
-		sock_reply_err(c, err, path, strlen(path), "%s",
-			  err == -EACCES ? "permission denied" : strerror(-err));
-		sysctl_entry_put(e);
-		return NULL;
-	}
-	return e;
-}
 
 /*
  * Read the whole value of @e into c->val: one handler call from offset 0
@@ -94,7 +73,7 @@ static int read_value(struct conn *c, struct sysctl_entry *e, size_t *lenp)
 
 static void do_get(struct conn *c, const char *path)
 {
-	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	struct sysctl_entry *e = sock_open_entry(c, path, R_OK);
 	size_t len = 0;
 	int err;
 
@@ -171,7 +150,7 @@ static void do_set(struct conn *c, const char *path, const char *value, size_t l
 /* The entry's generation: its change counter, which SETIF compares. */
 static void do_generation(struct conn *c, const char *path)
 {
-	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	struct sysctl_entry *e = sock_open_entry(c, path, R_OK);
 
 	if (!e)
 		return;
@@ -181,7 +160,7 @@ static void do_generation(struct conn *c, const char *path)
 
 static void do_describe(struct conn *c, const char *path)
 {
-	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	struct sysctl_entry *e = sock_open_entry(c, path, R_OK);
 	const char *d;
 
 	if (!e)
@@ -343,7 +322,7 @@ static void do_reset(struct conn *c, const char *path)
 		return;
 	}
 	if (*path) {
-		struct sysctl_entry *e = open_entry(c, path, W_OK);
+		struct sysctl_entry *e = sock_open_entry(c, path, W_OK);
 
 		if (!e)
 			return;
@@ -359,40 +338,11 @@ static void do_reset(struct conn *c, const char *path)
 		sock_out_add(c, "OK\n", 3);
 }
 
-/* Whether the peer hung up (or sent bytes, which a watch ignores). */
-static bool peer_gone(struct conn *c)
-{
-	struct pollfd p = { .fd = c->fd, .events = POLLIN };
-	char sink[512];
-
-	while (poll(&p, 1, 0) > 0) {
-		ssize_t n;
-
-		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
-			return true;
-		n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-			return true;
-		if (n < 0)
-			break;
-	}
-	return false;
-}
-
-/* Whether bytes sent to the peer still wait to be read (SIOCOUTQ). */
-static bool peer_has_unread(struct conn *c)
-{
-	int queued = 0;
-
-	/* Where the ioctl fails we cannot tell: count the peer as reading. */
-	return ioctl(c->fd, SIOCOUTQ, &queued) == 0 && queued > 0;
-}
-
 /* Return non-zero when the connection must end. */
 static int do_watch(struct conn *c, const char *path)
 {
 	struct sysctl_socket *s = c->server;
-	struct sysctl_entry *e = open_entry(c, path, R_OK);
+	struct sysctl_entry *e = sock_open_entry(c, path, R_OK);
 	int64_t last_sent;
 	uint64_t seen;
 	int ret = 0;
@@ -426,7 +376,7 @@ static int do_watch(struct conn *c, const char *path)
 			ret = sock_out_flush(c);
 			last_sent = rcs_now_ms();
 		}
-		if (peer_gone(c))
+		if (sock_peer_gone(c))
 			break;
 		if (!ret && rcs_now_ms() - last_sent >= s->opt.watch_keepalive_ms) {
 			/*
@@ -436,7 +386,7 @@ static int do_watch(struct conn *c, const char *path)
 			 * reads): drop it. A busy watch needs no such check: its
 			 * lines fill the socket and the send deadline drops it.
 			 */
-			if (peer_has_unread(c))
+			if (sock_peer_has_unread(c))
 				break;
 			sock_out_fmt(c, "ALIVE %" PRIu64 "\n", seen);
 			ret = sock_out_flush(c);
@@ -454,8 +404,11 @@ int sock_handle_line(struct conn *c, const char *line, size_t len)
 	struct sock_request req;
 	const char *why;
 	char path[SYSCTL_SOCKET_LINE_MAX];
-	int err = sock_parse_request(line, len, &req, &why);
+	int err;
 
+	if (c->batch.count)
+		return sock_batch_line(c, line, len);
+	err = sock_parse_request(line, len, &req, &why);
 	if (err) {
 		sock_reply_err(c, err, NULL, 0, "%s", why);
 		return sock_out_flush(c) || err == -E2BIG;
@@ -479,6 +432,10 @@ int sock_handle_line(struct conn *c, const char *line, size_t len)
 	case SOCK_STATUS:
 	case SOCK_METRICS: sock_do_report(c, req.verb); break;
 	case SOCK_WATCH: return do_watch(c, path);
+	case SOCK_MSET:
+	case SOCK_MAPPLY: sock_do_mset(c, &req); return 0; /* answered after its items */
+	case SOCK_MGET: sock_do_mget(c, &req); break;
+	case SOCK_MWATCH: return sock_do_mwatch(c, &req);
 	}
 	return sock_out_flush(c);
 }

@@ -238,10 +238,16 @@ static int commit_locked(struct commit *c, uint64_t *changes, size_t *failed)
 	err = publish(c, failed);
 	if (!err)
 		err = call_hook(c, failed);
-	for (i = 0; i < c->n && !err; i++) {
+	if (err)
+		return err;
+	/* Counted in one odd phase too: a watcher of several sees all or none (watch.c). */
+	__atomic_add_fetch(&c->tree->commit_seq, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < c->n; i++)
+		changes[i] = __atomic_add_fetch(&c->entries[i]->changes, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&c->tree->commit_seq, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < c->n; i++) {
 		struct sysctl_entry *e = c->entries[i];
 
-		changes[i] = __atomic_add_fetch(&e->changes, 1, __ATOMIC_SEQ_CST);
 		rcs_sysctl_stamp(e, changes[i], c->cc.ch.origin);
 		rcs_audit_entry_value(e, new_value);
 		rcs_audit_record(c->tree, c->cc.ch.who, rcs_entry_path(e), old_value[i], new_value);

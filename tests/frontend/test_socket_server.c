@@ -581,7 +581,7 @@ static void test_errors(void **state)
 	}
 	/* Malformed requests: EINVAL, and the connection goes on. */
 	expect(c, "FROB x\n", "ERR 22 unknown request (GET SET SETIF APPLY GENERATION LIST DUMP DESCRIBE WATCH AUDIT "
-		       "RESET STATUS METRICS)");
+		       "RESET STATUS METRICS MSET MAPPLY MGET MWATCH)");
 	expect(c, "GET\n", "ERR 22 missing path");
 	expect(c, "SET vm.swappiness\n", "ERR 22 missing value (SET <path> <value>)");
 	expect(c, "\n", "ERR 22 empty request");

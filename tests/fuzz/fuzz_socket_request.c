@@ -4,7 +4,10 @@
  * Invariants: no crash; a parsed request points inside the line, its path
  * holds no space or control byte, a SET, APPLY or SETIF value is the rest of
  * the line; the escape of any bytes is one line and unescapes back to them;
- * reply lines classify without reading past their end.
+ * reply lines classify without reading past their end. Input with line
+ * feeds is also read as a multi-line request: an MSET or MAPPLY header and
+ * its item lines (each a path and a value ending the line), or an MGET or
+ * MWATCH whose paths, walked, are as many as counted and lie in the line.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -12,8 +15,59 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rcustring/sysctl_commit.h"
 #include "rcustring/sysctl_socket.h"
 #include "../../lib/frontend/socket_proto.h"
+
+/* A path token: inside [@lo, @hi), no space or control byte. */
+static void check_path(const char *p, size_t len, const char *lo, const char *hi)
+{
+	if (!len || p < lo || p + len > hi)
+		abort();
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)p[i] <= ' ' || p[i] == 0x7f)
+			abort();
+}
+
+/* The lines of @data as one request: a header, then its item lines. */
+static void multi_line(const char *data, size_t size)
+{
+	const char *end = data + size, *nl = memchr(data, '\n', size), *line, *p;
+	struct sock_request req;
+	const char *why;
+	size_t left, plen, n = 0;
+
+	if (!nl || sock_parse_request(data, (size_t)(nl - data), &req, &why))
+		return;
+	if (req.verb == SOCK_MGET || req.verb == SOCK_MWATCH) {
+		if (req.count < 1 || req.count > SYSCTL_COMMIT_MAX)
+			abort();
+		for (p = req.list, left = req.list_len; sock_next_path(&p, &left, &line, &plen); n++)
+			check_path(line, plen, data, nl);
+		if (n != req.count)
+			abort();
+		return;
+	}
+	if (req.verb != SOCK_MSET && req.verb != SOCK_MAPPLY)
+		return;
+	if (req.count < 1 || req.count > SYSCTL_COMMIT_MAX)
+		abort();
+	for (line = nl + 1; n < req.count && line < end; n++) {
+		const char *stop = memchr(line, '\n', (size_t)(end - line));
+		size_t len = stop ? (size_t)(stop - line) : (size_t)(end - line);
+		struct sock_item it;
+		int ret = sock_parse_item(line, len, &it, &why);
+
+		if (ret && (!why || (ret != -EINVAL && ret != -E2BIG)))
+			abort();
+		if (!ret) {
+			check_path(it.path, it.path_len, line, line + len);
+			if (!it.value || it.value + it.value_len != line + len)
+				abort();
+		}
+		line += len + 1;
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -72,5 +126,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sock_parse_reply(line, size, &rep) == 0 && rep.text &&
 	    (rep.text < line || rep.text + rep.text_len > line + size))
 		abort();
+	multi_line(line, size);
 	return 0;
 }

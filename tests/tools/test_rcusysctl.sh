@@ -366,8 +366,8 @@ w1" "$(watch_test -n)"
 	check "socket: watch -N" "/vlan.d/eth0.300/mtu
 kernel.core_pattern" "$(watch_test -N)"
 	if "$cli" --socket "$sock" --json -N kernel.modprobe >/dev/null 2>&1; then
-		check "socket: watch --json, one object per line" '{"name":"/vlan.d/eth0.300/mtu","value":"42","changes":N}
-{"name":"kernel.core_pattern","value":"w1","changes":N}' "$(watch_test --json | sed -E 's/"changes":[0-9]+/"changes":N/')"
+		check "socket: watch --json, one object per line" '{"name":"/vlan.d/eth0.300/mtu","value":"42","changes":N,"event":E}
+{"name":"kernel.core_pattern","value":"w1","changes":N,"event":E}' "$(watch_test --json | sed -E 's/"changes":[0-9]+/"changes":N/; s/"event":[0-9]+/"event":E/')"
 	fi
 	check "socket: watch an unknown key" "rcusysctl: watch kernel.nope: No such file or directory
 rc=1" "$(srun watch kernel.nope)"

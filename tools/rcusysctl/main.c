@@ -67,6 +67,10 @@ static void usage(FILE *out, int code)
 		"                       /var/lib/rcusysd/state.conf; rcusysd -s FILE); -N: names\n"
 		"      --dry-run        write nothing; print \"name: old -> new\" for each write\n"
 		"                       that would change a value\n"
+		"      --atomic         -w, -p or --system writes all their keys as one commit\n"
+		"                       (at most 64): readers see all of the new values or none;\n"
+		"                       if one key is refused, it is named and nothing changes\n"
+		"                       (socket only)\n"
 		"  -e, --ignore         ignore unknown names\n"
 		"  -q, --quiet          do not echo written values\n"
 		"  -r, --pattern REGEX  only names matching the extended regex\n"
@@ -229,6 +233,7 @@ static int take_option(struct cli *c, int opt, char *arg)
 	case 'D': opts.deprecated = true; break;
 	case 'J': opts.json = true; break;
 	case 'Y': opts.dry_run = true; break;
+	case 'W': opts.atomic = true; break;
 	case 'G': opts.generation = true; break;
 	case 'I': return take_generation(arg);
 	case 'r':
@@ -265,7 +270,7 @@ static int parse_options(struct cli *c, int argc, char **argv)
 		{ "etcd", required_argument, NULL, 'E' },
 		{ "prefix", required_argument, NULL, 'P' }, { "cacert", required_argument, NULL, 'C' },
 		{ "cert", required_argument, NULL, 'T' }, { "key", required_argument, NULL, 'K' },
-		{ "cat-config", no_argument, NULL, 'k' },
+		{ "cat-config", no_argument, NULL, 'k' }, { "atomic", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, code;
@@ -352,6 +357,14 @@ static int check_modes(const struct cli *c, int argc)
 				"a tree of files (--root) has none\n");
 		return 1;
 	}
+	if (opts.atomic && (opts.root || sub || c->reset || opts.if_generation)) {
+		fprintf(stderr, "rcusysctl: --atomic %s\n",
+			opts.root ? "needs the control socket (--socket); a tree of files (--root) "
+				    "has no commits"
+			: opts.if_generation ? "and --if-generation exclude each other"
+					     : "goes with -w, -p or --system only");
+		return 1;
+	}
 	if (opts.root && opts.describe) {
 		fprintf(stderr, "rcusysctl: descriptions need the control socket (--socket); "
 				"a tree of files (--root) has none\n");
@@ -413,9 +426,13 @@ static int run_settings(const struct cli *c, int argc, char **argv)
 	for (; optind < argc; optind++) {
 		if (c->write || strchr(argv[optind], '='))
 			settings_write(argv[optind]);
+		else if (opts.atomic)
+			code = usage_error("--atomic: every name needs a value (name=value)");
 		else
 			settings_read(argv[optind]);
 	}
+	if (opts.atomic && !code)
+		settings_commit();
 	if (opts.json)
 		json_list_print();
 	return code ? code : settings_status();

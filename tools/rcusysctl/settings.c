@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "dirtree.h"
 #include "jsonout.h"
 #include "keys.h"
@@ -271,6 +272,49 @@ static int dry_run_write(const char *key, const char *name, const char *value)
 	return 0;
 }
 
+/* "name = value" for a write done, as procps echoes it (not with -q). */
+static void echo_write(const char *name, const char *value)
+{
+	if (opts.quiet)
+		return;
+	if (opts.json) {
+		char copy[VALUE_MAX];
+
+		snprintf(copy, sizeof(copy), "%s", value);
+		print_value(name, copy);
+	} else if (opts.binary) {
+		fputs(value, stdout);
+	} else if (opts.values_only) {
+		printf("%s\n", value);
+	} else if (!opts.names_only) {
+		printf("%s = %s\n", name, value);
+	}
+}
+
+static bool commit_of_settings; /* --atomic: what settings_commit() sends */
+
+/* --atomic: one more write for the commit, unless one failed already. */
+static int collect(const char *key, const char *name, const char *value)
+{
+	int err = settings_status() ? 0 : atomic_add(key, name, value);
+
+	commit_of_settings |= applying_settings;
+	if (err)
+		fail();
+	return err;
+}
+
+void settings_commit(void)
+{
+	/* One refused key (unknown, say) before the commit: nothing is sent. */
+	if (settings_status()) {
+		fprintf(stderr, "rcusysctl: --atomic: nothing was changed\n");
+		return;
+	}
+	if (atomic_commit(commit_of_settings, echo_write))
+		fail();
+}
+
 /* Writes @value to @key (already in '/' form); returns 0 or -errno. */
 static int write_key(const char *key, const char *value, bool ignore_failure)
 {
@@ -280,6 +324,8 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 	rcusysctl_display_name(key, name, sizeof(name));
 	if (err == 0 && opts.dry_run)
 		return dry_run_write(key, name, value);
+	if (err == 0 && opts.atomic)
+		return collect(key, name, value);
 	if (err == 0)
 		err = t_write(key, value);
 	if (err) {
@@ -294,19 +340,7 @@ static int write_key(const char *key, const char *value, bool ignore_failure)
 		fail();
 		return err;
 	}
-	if (!opts.quiet) {
-		if (opts.json) {
-			char copy[VALUE_MAX];
-
-			snprintf(copy, sizeof(copy), "%s", value);
-			print_value(name, copy);
-		} else if (opts.binary)
-			fputs(value, stdout);
-		else if (opts.values_only)
-			printf("%s\n", value);
-		else if (!opts.names_only)
-			printf("%s = %s\n", name, value);
-	}
+	echo_write(name, value);
 	return 0;
 }
 

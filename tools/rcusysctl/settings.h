@@ -21,6 +21,7 @@ struct settings_opts {
 	bool dry_run;         /* --dry-run: writes print "name: old -> new" and write nothing */
 	bool generation;      /* --generation: print generations instead of values */
 	bool if_generation;   /* --if-generation N: writes only while the generation is N */
+	bool atomic;          /* --atomic: the writes collected, then one commit (settings_commit) */
 	uint64_t expected;
 	const char *prefix;   /* --prefix without --etcd ('/' form): -p and --system apply below it */
 	bool have_pattern;
@@ -43,6 +44,8 @@ void settings_load_system(void);
 void settings_cat_config(void);
 /* --reset: drop rcusysd's runtime value of each of @names, or of every entry (@all). */
 void settings_reset(bool all, char **names, int count);
+/* --atomic: the writes collected so far, as one commit (settings files': as they apply). */
+void settings_commit(void);
 /* The exit status so far: 0, or 1 once anything failed. */
 int settings_status(void);
 

@@ -144,6 +144,37 @@ int socktree_apply(const char *key, const char *value)
 	return err;
 }
 
+int socktree_commit(const char *const *keys, const char *const *values, size_t n, bool apply,
+		    size_t *refused)
+{
+	char (*paths)[PATH_MAX] = calloc(n ? n : 1, PATH_MAX);
+	const char **p = calloc(n ? n : 1, sizeof(*p));
+	char *text = NULL;
+	int err = paths && p ? 0 : -ENOMEM;
+
+	message[0] = '\0';
+	*refused = n;
+	for (size_t i = 0; i < n && !err; i++) {
+		err = server_path(keys[i], paths[i], sizeof(paths[i]));
+		p[i] = paths[i];
+	}
+	if (!err)
+		err = sock_client_mset(client, apply, p, values, n, &text);
+	for (size_t i = 0; err && text && i < n && *refused == n; i++) {
+		size_t pl = strlen(paths[i]);
+
+		if (strncmp(text, paths[i], pl) == 0 && strncmp(text + pl, ": ", 2) == 0)
+			*refused = i;
+	}
+	if (err)
+		keep_message(*refused < n ? paths[*refused] : "", text);
+	else
+		free(text);
+	free(paths);
+	free(p);
+	return err;
+}
+
 int socktree_write_if(const char *key, const char *value, uint64_t generation)
 {
 	char *v = NULL, *line;

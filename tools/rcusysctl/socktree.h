@@ -44,6 +44,15 @@ int socktree_apply(const char *key, const char *value);
 int socktree_write_if(const char *key, const char *value, uint64_t generation);
 
 /*
+ * Writes @values[i] to @keys[i] as one commit (MSET; MAPPLY with @apply, as
+ * socktree_apply()): all stored or none. On a refusal *@refused is the
+ * index of the key the server named (@n when it named none) and
+ * socktree_message() the server's words after the key. Returns 0 or -errno.
+ */
+int socktree_commit(const char *const *keys, const char *const *values, size_t n, bool apply,
+		    size_t *refused);
+
+/*
  * Drops the runtime value of @key ("": of every entry) at rcusysd, so that
  * its configuration files apply again. Returns 0 or -errno.
  */

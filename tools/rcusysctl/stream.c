@@ -1,157 +1,209 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rcusysctl watch (MWATCH: one connection, each commit of the watched
+ * entries printed together, its values as of the commit) and audit (AUDIT).
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "rcustring/sysctl_commit.h"
 #include "jsonout.h"
 #include "keys.h"
 #include "socket_client.h"
 #include "socktree.h"
 #include "stream.h"
 
-#define VALUE_MAX 65536
-
-struct watcher {
-	pthread_t thread;
+/* One watched key. */
+struct watched {
 	char key[PATH_MAX];  /* '/' form */
 	char name[PATH_MAX]; /* as printed */
-	struct sock_client *c;
-	const struct stream_opts *o;
-	int status; /* the thread's exit status */
+	char path[PATH_MAX + 1]; /* as sent, "/key" */
 };
 
-/* One line at a time, and the shared connection's GET, under this lock. */
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void print_change(struct watcher *w, uint64_t changes)
+/* One entry of an event: its name and value, as every other listing prints them. */
+static void print_entry(const struct watched *w, char *value, uint64_t changes, uint64_t event,
+			const struct stream_opts *o)
 {
-	static char value[VALUE_MAX];
-	ssize_t n;
+	if (o->json) {
+		struct json_object *j = json_obj_new();
 
-	pthread_mutex_lock(&out_lock);
-	/*
-	 * The value now, which may already be a later one than the change
-	 * announced: WATCH says that something changed, not to what.
-	 */
-	n = socktree_read(w->key, value, sizeof(value));
-	if (n < 0) {
-		fprintf(stderr, "rcusysctl: watch: reading key \"%s\": %s\n", w->name,
-			*socktree_message() ? socktree_message() : strerror((int)-n));
-		w->status = 1;
+		json_obj_str(j, "name", w->name);
+		if (!o->names_only)
+			json_obj_str(j, "value", value);
+		json_obj_int(j, "changes", (int64_t)changes);
+		json_obj_int(j, "event", (int64_t)event);
+		json_obj_print_line(j);
+	} else if (o->names_only) {
+		printf("%s\n", w->name);
+	} else if (o->values_only) {
+		printf("%s\n", value);
 	} else {
-		if (n > 0 && value[n - 1] == '\n')
-			value[--n] = '\0';
-		if (w->o->json) {
-			struct json_object *j = json_obj_new();
-
-			json_obj_str(j, "name", w->name);
-			if (!w->o->names_only)
-				json_obj_str(j, "value", value);
-			json_obj_int(j, "changes", (int64_t)changes);
-			json_obj_print_line(j);
-		} else if (w->o->names_only) {
-			printf("%s\n", w->name);
-		} else if (w->o->values_only) {
-			printf("%s\n", value);
-		} else {
-			/* Multi-line values: one "name = line" per line, as reads. */
-			for (char *line = value, *nl;; line = nl + 1) {
-				nl = strchr(line, '\n');
-				if (nl)
-					*nl = '\0';
-				printf("%s = %s\n", w->name, line);
-				if (!nl)
-					break;
-			}
+		/* Multi-line values: one "name = line" per line, as reads. */
+		for (char *line = value, *nl;; line = nl + 1) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			printf("%s = %s\n", w->name, line);
+			if (!nl)
+				break;
 		}
-		fflush(stdout);
 	}
-	pthread_mutex_unlock(&out_lock);
 }
 
-static void *watch_thread(void *arg)
+/* The next space-separated field of *@p (NUL-terminated in place), or NULL. */
+static char *field(char **p)
 {
-	struct watcher *w = arg;
+	char *f = *p, *sp;
 
-	for (;;) {
-		struct sock_reply r;
-		int err = sock_client_reply(w->c, &r);
+	if (!f)
+		return NULL;
+	sp = strchr(f, ' ');
+	if (sp)
+		*sp = '\0';
+	*p = sp ? sp + 1 : NULL;
+	return f;
+}
 
-		if (err) {
-			fprintf(stderr, "rcusysctl: watch %s: %s\n", w->name,
-				err == -ECONNRESET ? "the server closed the connection" : strerror(-err));
-			w->status = 1;
-			break;
-		}
-		if (r.kind == SOCK_REPLY_ERR) {
-			fprintf(stderr, "rcusysctl: watch %s: %.*s\n", w->name, (int)r.text_len, r.text);
-			w->status = 1;
-			break;
-		}
-		/* "CHANGED <path> <changes>"; "ALIVE <changes>" only says the server lives. */
-		if (r.kind == SOCK_REPLY_DATA && r.text_len > 8 && strncmp(r.text, "CHANGED ", 8) == 0) {
-			const char *sp = r.text + r.text_len;
+/*
+ * "EVENT <k> <path> <changes> <value>..." (MWATCH): every entry of one
+ * commit, printed together and flushed once. Returns 0 or -EPROTO.
+ */
+static int print_event(char *line, const struct watched *ws, int n, uint64_t event,
+		       const struct stream_opts *o)
+{
+	char *p = line, *f = field(&p);
+	unsigned long k;
 
-			while (sp > r.text && sp[-1] != ' ')
-				sp--;
-			print_change(w, strtoull(sp, NULL, 10));
+	if (!f || strcmp(f, "EVENT") || !(f = field(&p)))
+		return -EPROTO;
+	k = strtoul(f, NULL, 10);
+	for (unsigned long i = 0; i < k; i++) {
+		char *path = field(&p), *changes = field(&p), *value = field(&p);
+		int at = 0;
+
+		if (!value || sock_unescape(path, strlen(path), path) < 0 ||
+		    sock_unescape(value, strlen(value), value) < 0)
+			return -EPROTO;
+		while (at < n && strcmp(ws[at].path, path))
+			at++;
+		if (at == n)
+			return -EPROTO;
+		print_entry(&ws[at], value, strtoull(changes, NULL, 10), event, o);
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* The server's message, naming the key it is about as the other messages do. */
+static void say(const struct watched *ws, int n, const char *text, size_t len)
+{
+	for (int i = 0; i < n; i++) {
+		size_t pl = strlen(ws[i].path);
+
+		if (len > pl + 2 && !strncmp(text, ws[i].path, pl) && !strncmp(text + pl, ": ", 2)) {
+			fprintf(stderr, "rcusysctl: watch %s: %.*s\n", ws[i].name, (int)(len - pl - 2),
+				text + pl + 2);
+			return;
 		}
 	}
-	return NULL;
+	fprintf(stderr, "rcusysctl: watch: %.*s\n", (int)len, text);
+}
+
+/* "MWATCH <path>..." for every key: -1 to go on, else the exit status. */
+static int start_watch(struct sock_client *c, struct watched *ws, int n)
+{
+	size_t cap = 8, len = 0;
+	char *list = malloc(cap), *reply = NULL;
+	int err = list ? 0 : -ENOMEM;
+
+	for (int i = 0; i < n && !err; i++) {
+		size_t pl = strlen(ws[i].path);
+		char *more = len + pl + 2 > cap ? realloc(list, cap = (len + pl + 2) * 2) : list;
+
+		if (!more) {
+			err = -ENOMEM;
+			break;
+		}
+		list = more;
+		if (len)
+			list[len++] = ' ';
+		memcpy(list + len, ws[i].path, pl + 1);
+		len += pl;
+	}
+	if (!err)
+		err = sock_client_call(c, "MWATCH", NULL, list, len, &reply);
+	free(list);
+	if (!err) {
+		free(reply);
+		return -1;
+	}
+	if (reply && *reply)
+		say(ws, n, reply, strlen(reply));
+	else
+		fprintf(stderr, "rcusysctl: watch: %s\n", strerror(-err));
+	free(reply);
+	return 1;
 }
 
 int stream_watch(char **keys, int nkeys, const struct stream_opts *o)
 {
-	struct watcher *ws = calloc((size_t)nkeys, sizeof(*ws));
-	int status = 0, started = 0;
+	struct watched *ws;
+	struct sock_client *c = NULL;
+	uint64_t event = 0;
+	int status, err;
 
+	if (nkeys > SYSCTL_COMMIT_MAX) {
+		fprintf(stderr, "rcusysctl: watch: at most %d names in one watch\n", SYSCTL_COMMIT_MAX);
+		return 1;
+	}
+	ws = calloc((size_t)nkeys, sizeof(*ws));
 	if (!ws) {
 		fprintf(stderr, "rcusysctl: watch: %s\n", strerror(ENOMEM));
 		return 1;
 	}
-	/* Every watch is in place (or refused) before the first line prints. */
-	for (int i = 0; i < nkeys && !status; i++) {
-		struct watcher *w = &ws[i];
-		char path[PATH_MAX + 1], *reply = NULL;
-		int err;
-
-		snprintf(w->key, sizeof(w->key), "%s", keys[i]);
-		rcusysctl_normalize_key(w->key);
-		rcusysctl_display_name(w->key, w->name, sizeof(w->name));
-		w->o = o;
-		snprintf(path, sizeof(path), "/%s", w->key);
-		err = sock_client_connect(o->socket, &w->c);
-		if (!err)
-			err = sock_client_call(w->c, "WATCH", path, NULL, 0, &reply);
-		if (err) {
-			const char *why = reply && *reply ? reply : strerror(-err);
-
-			/* The server's message starts with the path we sent. */
-			if (strncmp(why, path, strlen(path)) == 0 && strncmp(why + strlen(path), ": ", 2) == 0)
-				why += strlen(path) + 2;
-			fprintf(stderr, "rcusysctl: watch %s: %s\n", w->name, why);
-			status = 1;
-		}
-		free(reply);
+	for (int i = 0; i < nkeys; i++) {
+		snprintf(ws[i].key, sizeof(ws[i].key), "%s", keys[i]);
+		rcusysctl_normalize_key(ws[i].key);
+		rcusysctl_display_name(ws[i].key, ws[i].name, sizeof(ws[i].name));
+		snprintf(ws[i].path, sizeof(ws[i].path), "/%s", ws[i].key);
 	}
-	for (int i = 0; i < nkeys && !status; i++, started++)
-		if (pthread_create(&ws[i].thread, NULL, watch_thread, &ws[i]) != 0) {
-			fprintf(stderr, "rcusysctl: watch: cannot start a thread\n");
+	err = sock_client_connect(o->socket, &c);
+	status = err ? (fprintf(stderr, "rcusysctl: watch: %s\n", strerror(-err)), 1)
+		     : start_watch(c, ws, nkeys);
+	/* The first EVENT holds every value now: the state changes are reported against. */
+	for (bool first = true; status < 0; first = false) {
+		struct sock_reply r;
+		char *line;
+
+		err = sock_client_reply(c, &r);
+		if (err) {
+			fprintf(stderr, "rcusysctl: watch: %s\n",
+				err == -ECONNRESET ? "the server closed the connection" : strerror(-err));
 			status = 1;
 			break;
 		}
-	/* A thread ends when its watch ends: the server closed or dropped it. */
-	for (int i = 0; i < started; i++) {
-		pthread_join(ws[i].thread, NULL);
-		status |= ws[i].status;
+		if (r.kind == SOCK_REPLY_ERR) {
+			say(ws, nkeys, r.text, r.text_len);
+			status = 1;
+			break;
+		}
+		/* "ALIVE" only says the server lives. */
+		if (r.text_len < 6 || strncmp(r.text, "EVENT ", 6) != 0)
+			continue;
+		line = strndup(r.text, r.text_len);
+		if (!first && (!line || print_event(line, ws, nkeys, ++event, o))) {
+			fprintf(stderr, "rcusysctl: watch: malformed event from the server\n");
+			status = 1;
+		}
+		free(line);
 	}
-	for (int i = 0; i < nkeys; i++)
-		sock_client_close(ws[i].c);
+	sock_client_close(c);
 	free(ws);
 	return status;
 }
