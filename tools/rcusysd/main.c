@@ -517,6 +517,7 @@ static void run(struct daemon *d, const sigset_t *stop)
 	while ((sig = sigtimedwait(stop, NULL, &every)) > 0 || errno == EAGAIN || errno == EINTR) {
 		if (sig <= 0) {
 			notify_status(d, "");
+			policy_log_flush(&d->policy, false); /* refusal lines' suppressed counts */
 			continue;
 		}
 		if (sig != SIGHUP) {
@@ -628,7 +629,8 @@ int main(int argc, char **argv)
 		status = start_fuse(&d);
 	if (!status) {
 		d.report = (struct report){ .tree = d.tree, .persist = d.persist, .store = d.o.state,
-					    .fs = d.fs, .budget = d.budget, .started = d.report.started };
+					    .fs = d.fs, .budget = d.budget, .policy = &d.policy,
+					    .started = d.report.started };
 #ifdef HAVE_ETCD
 		d.report.etcd = etcd;
 #endif
@@ -636,6 +638,7 @@ int main(int argc, char **argv)
 		if (!status)
 			run(&d, &stop);
 		stop_front_ends(&d);
+		policy_log_flush(&d.policy, true);
 	}
 	free_tree(&d);
 	sysctl_budget_free(d.budget);

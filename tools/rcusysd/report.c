@@ -84,6 +84,15 @@ static void status_budget(struct report *r, FILE *f)
 		u.all, u.units, u.others, u.limits.total, u.limits.per_uid);
 }
 
+/* Every refusal counted, however few of them the log shows (log.h). */
+static void status_policy(struct report *r, FILE *f)
+{
+	if (!r->policy)
+		return;
+	fprintf(f, "policy.refused %" PRIu64 "\nlog.suppressed %" PRIu64 "\n",
+		policy_refused(r->policy, POLICY_ORIGINS), log_limit_suppressed(&r->policy->log_limit));
+}
+
 static int write_status(struct report *r, FILE *f)
 {
 	unsigned long tunables = report_tunables(r);
@@ -96,6 +105,7 @@ static int write_status(struct report *r, FILE *f)
 	fprintf(f, "reload.result %s\nreload.failures %d\n",
 		__atomic_load_n(&r->reload_stopped, __ATOMIC_RELAXED) ? "stopped" :
 		failures ? "errors" : "ok", failures);
+	status_policy(r, f);
 	status_persist(r, f);
 	status_etcd(r, f);
 	status_budget(r, f);

@@ -18,6 +18,7 @@
 #include <rcustring/sysctl_fuse.h>
 
 #include "persist.h"
+#include "policy.h"
 
 struct report {
 	struct sysctl_tree *tree;
@@ -25,6 +26,7 @@ struct report {
 	const char *store;       /* the state file's path */
 	struct sysctl_fuse *fs;  /* NULL: not mounted */
 	struct sysctl_budget *budget;
+	struct policy *policy;   /* its refusal counts */
 	void *etcd;              /* struct etcd_sync, NULL: no --etcd */
 	struct timespec started; /* CLOCK_MONOTONIC */
 	/* The last start or reload (atomic: the main thread writes them). */

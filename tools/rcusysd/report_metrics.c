@@ -68,6 +68,21 @@ static void metrics_fuse(struct report *r, FILE *f)
 		fprintf(f, "rcusysd_fuse_requests_total{op=\"%s\"} %" PRIu64 "\n", ops[i].op, *ops[i].v);
 }
 
+static void metrics_policy(struct report *r, FILE *f)
+{
+	if (!r->policy)
+		return;
+	family(f, "rcusysd_policy_refused_total", "counter",
+	       "Writes the policy refused, by origin (each one, however few the log shows).");
+	for (int o = 0; o < POLICY_ORIGINS; o++)
+		if (o != SYSCTL_ORIGIN_PROGRAM) /* never refused */
+			fprintf(f, "rcusysd_policy_refused_total{origin=\"%s\"} %" PRIu64 "\n",
+				policy_origin_label(o), policy_refused(r->policy, o));
+	one(f, "rcusysd_log_suppressed_total", "counter",
+	    "Refusal log lines left out by the rate limit (each counted above).",
+	    (double)log_limit_suppressed(&r->policy->log_limit));
+}
+
 static void metrics_persist(struct report *r, FILE *f)
 {
 	struct persist_stats st;
@@ -134,6 +149,7 @@ int report_metrics(struct report *r, FILE *f)
 	one(f, "rcusysd_reload_failures", "gauge", "Problems the files had at the last start or reload.",
 	    __atomic_load_n(&r->reload_failures, __ATOMIC_RELAXED));
 	metrics_fuse(r, f);
+	metrics_policy(r, f);
 	metrics_persist(r, f);
 	metrics_etcd(r, f);
 	if (sysctl_budget_get_usage(r->budget, 0, &u) == 0) {
