@@ -84,7 +84,7 @@ check "the budget in use is a gauge" "yes" \
 status=$("$cli" "${S[@]}" --status)
 fields=$(printf '%s\n' "$status" | sed 's/:.*//' | tr '\n' ' ')
 check "--status gives every field" \
-	"version uptime tunables reload.count reload.last reload.result reload.failures policy.refused log.suppressed persist.store persist.kept persist.commits persist.failures persist.last_commit etcd.endpoint budget.units budget.units_root budget.units_others budget.total budget.per_uid fuse " \
+	"version uptime tunables reload.count reload.last reload.result reload.failures policy.refused log.suppressed persist.store persist.kept persist.commits persist.failures persist.last_commit etcd.endpoint budget.units budget.units_root budget.units_others budget.total budget.per_uid budget.uids budget.uid.0.handles budget.uid.0.units fuse " \
 	"$fields"
 n=$("$cli" "${S[@]}" -a -N | wc -l)
 check "--status counts the tunables (as -a lists them: ours and the subsystems')" "tunables: $n" \

@@ -36,6 +36,10 @@ struct report {
 	int reload_stopped;  /* stopped part way by SIGTERM */
 };
 
+/* STATUS and METRICS show the budget of this many uids at most, those holding most handles. */
+#define REPORT_BUDGET_TOP 10
+#define REPORT_BUDGET_TOP_TEXT "10"
+
 /* Record the start's or a reload's outcome. Context: the main thread. */
 void report_reloaded(struct report *r, int failures, int stopped, int is_reload);
 

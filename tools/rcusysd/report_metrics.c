@@ -136,6 +136,28 @@ static void metrics_etcd(struct report *r, FILE *f)
 #endif
 }
 
+/* Per uid, bounded: the REPORT_BUDGET_TOP uids holding most handles. */
+static void metrics_budget_uids(struct report *r, FILE *f)
+{
+	struct sysctl_budget_uid top[REPORT_BUDGET_TOP];
+	size_t nuids = 0;
+	int n = sysctl_budget_top_uids(r->budget, top, REPORT_BUDGET_TOP, &nuids);
+
+	if (n < 0)
+		return;
+	one(f, "rcusysd_budget_uids", "gauge", "Uids holding a handle now.", (double)nuids);
+	family(f, "rcusysd_budget_uid_handles", "gauge",
+	       "Handles held, by uid (the " REPORT_BUDGET_TOP_TEXT " uids holding most).");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "rcusysd_budget_uid_handles{uid=\"%u\"} %u\n", (unsigned)top[i].uid,
+			top[i].handles);
+	family(f, "rcusysd_budget_uid_units", "gauge",
+	       "Handle budget units in use, by uid (the same uids).");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "rcusysd_budget_uid_units{uid=\"%u\"} %u\n", (unsigned)top[i].uid,
+			top[i].units);
+}
+
 int report_metrics(struct report *r, FILE *f)
 {
 	struct sysctl_budget_usage u;
@@ -158,6 +180,7 @@ int report_metrics(struct report *r, FILE *f)
 		fprintf(f, "rcusysd_budget_units{who=\"root\"} %u\nrcusysd_budget_units{who=\"others\"} %u\n",
 			u.units, u.others);
 		one(f, "rcusysd_budget_units_limit", "gauge", "Handle budget units in all.", u.limits.total);
+		metrics_budget_uids(r, f);
 	}
 	return 0;
 }
