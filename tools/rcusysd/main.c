@@ -184,11 +184,10 @@ static int64_t etcd_revision(void *arg)
 	return etcd_sync_applying_revision(arg);
 }
 
-/* The sync's messages (never a value or a secret), as log lines like ours. */
+/* The sync's messages (never a value or a secret), as log lines like ours (policy.h). */
 static void etcd_log(void *arg, const char *message)
 {
-	(void)arg;
-	rlog(LOG_NOTICE, "etcd: %s", message);
+	policy_log_mirror(arg, message);
 }
 #endif
 
@@ -296,6 +295,7 @@ static int start_etcd(struct daemon *d)
 	if (d->o.etcd_allow_exec && !d->policy.etcd_tls)
 		rlog(LOG_WARNING, "--etcd-allow-exec: ignored, an endpoint is not https");
 	d->policy.etcd_revision = etcd_revision;
+	eo->log_arg = &d->policy; /* its refusals' lines share the policy's rate limit */
 	err = etcd_sync_new(d->tree, eo, &etcd);
 	if (!err) {
 		d->policy.etcd_arg = etcd;
@@ -638,9 +638,11 @@ int main(int argc, char **argv)
 		if (!status)
 			run(&d, &stop);
 		stop_front_ends(&d);
-		policy_log_flush(&d.policy, true);
 	}
 	free_tree(&d);
+	/* Last: the etcd sync's stop may log too. A tree made: policy_install() ran. */
+	if (d.tree)
+		policy_log_flush(&d.policy, true);
 	sysctl_budget_free(d.budget);
 	return status;
 }

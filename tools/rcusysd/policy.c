@@ -150,6 +150,19 @@ const char *policy_origin_label(int origin)
 	return (unsigned)origin < POLICY_ORIGINS ? labels[origin] : "other";
 }
 
+void policy_log_mirror(struct policy *p, const char *message)
+{
+	char key[LOG_LIMIT_KEY];
+
+	if (!p) {
+		rlog(LOG_NOTICE, "etcd: %s", message);
+		return;
+	}
+	snprintf(key, sizeof(key), "etcd messages \"%.*s ...\"", (int)strcspn(message, " "),
+		 message);
+	rlog_limited(&p->log_limit, key, LOG_NOTICE, "etcd: %s", message);
+}
+
 void policy_log_flush(struct policy *p, bool all)
 {
 	log_limit_flush(&p->log_limit, log_now_ns(), all);

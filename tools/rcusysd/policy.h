@@ -78,6 +78,15 @@ uint64_t policy_refused(struct policy *p, int origin);
 const char *policy_origin_label(int origin);
 
 /*
+ * policy_log_mirror - log a message of the etcd mirror ("etcd: ..."),
+ * under the rate limit per kind (its first word: "refused", "cannot", ...):
+ * a watch delivering thousands of values the tree refuses logs a burst and
+ * a count, as the policy's own refusal lines do. @p NULL: no limit.
+ * Context: any thread (the sync's).
+ */
+void policy_log_mirror(struct policy *p, const char *message);
+
+/*
  * policy_log_flush - log the suppressed counts of refusal windows that
  * ended (every window when @all, at exit). Context: any thread.
  */
