@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Attacks on a root rcusysd, one group per run:
-#   access   a local user (uid 65534) against the control and events sockets
+#   access   a local user (uid 65534) against the control and events sockets,
+#            10 000 refused writes counted and not logged one by one
 #   fuse     the same user against the mounted tree
 #   rundir   user-owned or writable run directories, symlinks at sys and at the
 #            socket names (rcusysd must refuse to start)
@@ -179,6 +180,15 @@ access)
 	as_user "$cli" --socket "$run/control.sock" -q -w kernel.modprobe=/tmp/evil >/dev/null 2>&1
 	attack "user cannot point kernel.modprobe elsewhere" "it is $(ctl "$run" -n kernel.modprobe)" \
 		test "$(ctl "$run" -n kernel.modprobe)" = /sbin/modprobe
+	# A loop of refused writes: each counted, none costs the log a line each.
+	eacces() { ctl "$run" --metrics | awk '$1 == "rcustring_writes_refused_total{errno=\"EACCES\"}" { print $2 }'; }
+	before=$(eacces)
+	out=$(as_user "$helper" flood "$run/control.sock" 10000 "SET pub.val 9")
+	after=$(eacces)
+	attack "10 000 refused socket writes are all counted" "$out; EACCES $before -> $after" \
+		test "$((after - ${before:-0}))" = 10000
+	attack "10 000 refused socket writes leave the log small" "$(grep -c pub.val "$run.log") lines" \
+		test "$(grep -c pub.val "$run.log")" -le 11
 	out=$(as_user "$rcusysd" -d "$run" -e "RUN /bin/true" 2>&1)
 	attack "user cannot connect to the events socket" "got: $out" eval '[[ $out == *"Permission denied"* ]]'
 	attack "events socket is 0600 root" "$(stat -c '%a %u' "$run/events.sock")" \
