@@ -172,7 +172,7 @@ static int compare(struct sysctl_fuse *fs, const char *file, enum kind kind, int
 		       without.cpu_us, ops[r], cpu[r]);
 	}
 	set_counted(fs, &counted, 1);
-	printf("summary fuse_count_overhead_%s %.3f # counted / uncounted %s ops/s, %d threads; "
+	printf("summary fuse_count_overhead_%s %.3f # counted / uncounted %s ops/s, %d thread(s); "
 	       "median of %d\n", name, median(ops, rounds), name, threads, rounds);
 	printf("summary fuse_count_overhead_%s_cpu %.3f # counted / uncounted CPU per %s "
 	       "(process: callers and FUSE workers); median of %d\n", name, median(cpu, rounds),
