@@ -158,6 +158,7 @@ bench: build
 	./$(BUILD)/tests/frontend/rcustring-socket-bench --seconds 1
 	./$(BUILD)/tests/tools/rcusysd-durable-bench --seconds 1
 	bench/fuse_vs_kernel.sh ./$(BUILD)/tests/integration/sysctl-fixture 10 ./$(BUILD)/tools/rcusysctl/rcusysctl
+	./$(BUILD)/bench/rcustring-fuse-count-bench
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/settings_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd

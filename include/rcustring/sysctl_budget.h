@@ -68,6 +68,14 @@ struct sysctl_budget_usage {
 	struct sysctl_budget_limits limits;    /* with the defaults filled in */
 };
 
+/* One uid's holdings, as sysctl_budget_top_uids() lists them. */
+struct sysctl_budget_uid {
+	uid_t uid;
+	unsigned units;                        /* what it holds costs */
+	unsigned handles;                      /* of every kind */
+	unsigned by_kind[SYSCTL_HANDLE_KINDS]; /* handles by kind */
+};
+
 /**
  * sysctl_budget_new - a budget with @limits (NULL: the defaults)
  * Context: any thread.
@@ -131,6 +139,23 @@ RCUSTRING_API void sysctl_budget_put(struct sysctl_budget *b, uid_t uid,
  */
 RCUSTRING_API int sysctl_budget_get_usage(struct sysctl_budget *b, uid_t uid,
 					  struct sysctl_budget_usage *u);
+
+/**
+ * sysctl_budget_top_uids - the uids holding the most handles now
+ * @out: room for @max uids, filled most handles first (then most units,
+ *       then the lowest uid)
+ * @nuids: set to how many uids hold something (may be more than @max;
+ *         NULL: not wanted)
+ *
+ * For a report of who holds what (rcusysd's STATUS and METRICS) that stays
+ * bounded however many uids hold handles: @max rows, one pass over the
+ * uids holding something, under the budget's lock.
+ * Context: any thread.
+ * Return: the rows filled (0 to @max), or -EINVAL for a NULL @b, or a NULL
+ * @out with @max above 0.
+ */
+RCUSTRING_API int sysctl_budget_top_uids(struct sysctl_budget *b, struct sysctl_budget_uid *out,
+					 size_t max, size_t *nuids);
 
 #ifdef __cplusplus
 }

@@ -125,6 +125,9 @@ RCUSTRING_API void sysctl_fuse_exit(struct sysctl_fuse *fs);
  * Files still open are closed here (the kernel will not release them any
  * more): their change callbacks are removed, so later writes of the tree
  * no longer reach this file system.
+ * Context: not inside a read-side section (rcustring_read_lock()): it
+ * waits for a grace period before freeing what other mounts' request
+ * counting may still walk past.
  */
 RCUSTRING_API void sysctl_fuse_unmount(struct sysctl_fuse *fs);
 

@@ -1,6 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The FUSE front end's request counts (sysctl_fuse_get_stats()).
+ *
+ * Every request the kernel sends is read from the mount's /dev/fuse
+ * descriptor, so libfuse is given read and writev functions
+ * (fuse_session_custom_io) that count what they read by opcode: the count
+ * covers requests libfuse answers by itself (FLUSH, FORGET, OPENDIR, ...)
+ * as well as those reaching the callbacks (fuse_paths.c, fuse_file.c).
+ * libfuse passes its own userdata (the struct fuse) to them, not ours, so
+ * mounts are found by descriptor in a short list. Each request of every
+ * mount walks that list, so the walk takes no lock: the list is RCU
+ * (liburcu-bp, the library's flavor, which registers libfuse's worker
+ * threads on their first request), changed only at mount and unmount under
+ * a mutex, and a mount leaves it a grace period before it is freed. The
+ * counts are relaxed atomic adds on the mount's own counters: exact, and
+ * read without stopping the workers.
  */
 #include <errno.h>
 #include <linux/fuse.h>
@@ -9,20 +23,14 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <urcu-bp.h>
+#include <urcu/rculist.h>
 
 #include "fuse_fs.h"
 
-/*
- * Request counting. Every request the kernel sends is read from the
- * mount's /dev/fuse descriptor, so libfuse is given read and writev
- * functions (fuse_session_custom_io) that count what they read by opcode:
- * the count covers requests libfuse answers by itself (FLUSH, FORGET,
- * OPENDIR, ...) as well as those reaching the callbacks (fuse_paths.c,
- * fuse_file.c). libfuse passes its own userdata (the struct fuse) to
- * them, not ours, so mounts are found by descriptor in a short list.
- */
+/* Mount and unmount only; the requests' walk is a read-side section. */
 static pthread_mutex_t counted_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sysctl_fuse *counted;
+static CDS_LIST_HEAD(counted);
 
 static void count_request(int fd, const void *buf, ssize_t len)
 {
@@ -31,15 +39,16 @@ static void count_request(int fd, const void *buf, ssize_t len)
 
 	if (len < (ssize_t)sizeof(*in))
 		return;
-	pthread_mutex_lock(&counted_lock);
-	for (fs = counted; fs && fs->dev_fd != fd; fs = fs->counted_next)
-		;
-	if (fs) {
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(fs, &counted, counted_node) {
+		if (fs->dev_fd != fd)
+			continue;
 		__atomic_add_fetch(&fs->requests, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&fs->by_op[in->opcode < OP_SLOTS ? in->opcode : 0], 1,
 				   __ATOMIC_RELAXED);
+		break;
 	}
-	pthread_mutex_unlock(&counted_lock);
+	rcu_read_unlock();
 }
 
 ssize_t rcs_fuse_counting_read(int fd, void *buf, size_t len, void *userdata)
@@ -65,21 +74,17 @@ ssize_t rcs_fuse_counting_writev(int fd, struct iovec *iov, int count, void *use
 void rcs_fuse_counted_add(struct sysctl_fuse *fs)
 {
 	pthread_mutex_lock(&counted_lock);
-	fs->counted_next = counted;
-	counted = fs;
+	cds_list_add_rcu(&fs->counted_node, &counted);
 	pthread_mutex_unlock(&counted_lock);
 }
 
 void rcs_fuse_counted_remove(struct sysctl_fuse *fs)
 {
-	struct sysctl_fuse **pp;
-
 	pthread_mutex_lock(&counted_lock);
-	for (pp = &counted; *pp && *pp != fs; pp = &(*pp)->counted_next)
-		;
-	if (*pp)
-		*pp = fs->counted_next;
+	cds_list_del_rcu(&fs->counted_node);
 	pthread_mutex_unlock(&counted_lock);
+	/* Another mount's worker may be walking past it: fs is freed next. */
+	synchronize_rcu();
 }
 
 int sysctl_fuse_get_stats(struct sysctl_fuse *fs, struct sysctl_fuse_stats *st)

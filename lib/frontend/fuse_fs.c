@@ -124,15 +124,15 @@ int sysctl_fuse_mount(struct sysctl_tree *tree, const char *mountpoint, struct s
 	}
 	se = fuse_get_session(fs->fuse);
 	fs->dev_fd = fuse_session_fd(se);
-	rcs_fuse_counted_add(fs);
 	/* The same descriptor, read through rcs_fuse_counting_read() from now on. */
 	err = fuse_session_custom_io(se, &counting_io, fs->dev_fd);
 	if (err) {
-		rcs_fuse_counted_remove(fs);
 		fuse_unmount(fs->fuse);
 		fuse_destroy(fs->fuse);
 		goto out_free;
 	}
+	/* Counted from the loop's first read; nothing is read before it runs. */
+	rcs_fuse_counted_add(fs);
 	*out = fs;
 	return 0;
 

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
+#include <urcu/list.h>
 
 #include "rcustring/sysctl_budget.h"
 #include "rcustring/sysctl_fuse.h"
@@ -45,7 +46,7 @@ struct sysctl_fuse {
 	struct sysctl_budget *own_budget;
 
 	/* Requests read from the kernel, by opcode (fuse_count.c). */
-	struct sysctl_fuse *counted_next; /* in the counted list, under counted_lock */
+	struct cds_list_head counted_node; /* in the counted list (RCU) */
 	int dev_fd;
 	uint64_t requests;
 	uint64_t by_op[OP_SLOTS];
@@ -156,7 +157,11 @@ void rcs_fuse_file_close(struct sysctl_fuse *fs, struct open_file *of);
 /* Fill in the operations on open files. */
 void rcs_fuse_file_ops(struct fuse_operations *ops);
 
-/* fuse_count.c: libfuse's I/O on /dev/fuse, counting each request read on a counted mount. */
+/*
+ * fuse_count.c: libfuse's I/O on /dev/fuse, counting each request read on
+ * a counted mount. rcs_fuse_counted_remove() waits for a grace period: not
+ * from a read-side section, and only once the mount's loop has returned.
+ */
 ssize_t rcs_fuse_counting_read(int fd, void *buf, size_t len, void *userdata);
 ssize_t rcs_fuse_counting_writev(int fd, struct iovec *iov, int count, void *userdata);
 void rcs_fuse_counted_add(struct sysctl_fuse *fs);

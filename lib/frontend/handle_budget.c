@@ -8,6 +8,7 @@
  * hold handles at a time.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -221,4 +222,53 @@ int sysctl_budget_get_usage(struct sysctl_budget *b, uid_t uid, struct sysctl_bu
 	out->limits = b->lim;
 	pthread_mutex_unlock(&b->lock);
 	return 0;
+}
+
+/* Whether @a comes before @b in sysctl_budget_top_uids()'s order. */
+static bool ranks_before(const struct sysctl_budget_uid *a, const struct sysctl_budget_uid *b)
+{
+	if (a->handles != b->handles)
+		return a->handles > b->handles;
+	if (a->units != b->units)
+		return a->units > b->units;
+	return a->uid < b->uid;
+}
+
+/* @u's row, put in place among the @n (at most @max) rows of @out; the new count. */
+static size_t insert_top(struct sysctl_budget_uid *out, size_t n, size_t max, const struct uid_use *u)
+{
+	struct sysctl_budget_uid row = { .uid = u->uid, .units = u->units };
+	size_t at = n;
+
+	for (int k = 0; k < SYSCTL_HANDLE_KINDS; k++) {
+		row.by_kind[k] = u->handles[k];
+		row.handles += u->handles[k];
+	}
+	while (at > 0 && ranks_before(&row, &out[at - 1]))
+		at--;
+	if (at >= max)
+		return n;
+	if (n == max)
+		n--; /* the last row falls off */
+	memmove(&out[at + 1], &out[at], (n - at) * sizeof(*out));
+	out[at] = row;
+	return n + 1;
+}
+
+int sysctl_budget_top_uids(struct sysctl_budget *b, struct sysctl_budget_uid *out, size_t max,
+			   size_t *nuids)
+{
+	size_t n = 0;
+
+	if (!b || (!out && max))
+		return -EINVAL;
+	if (max > INT_MAX)
+		max = INT_MAX;
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < b->nuids; i++)
+		n = insert_top(out, n, max, &b->uids[i]);
+	if (nuids)
+		*nuids = b->nuids;
+	pthread_mutex_unlock(&b->lock);
+	return (int)n;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Attacks on a root rcusysd, one group per run:
-#   access   a local user (uid 65534) against the control and events sockets
+#   access   a local user (uid 65534) against the control and events sockets,
+#            10 000 refused writes counted and not logged one by one
 #   fuse     the same user against the mounted tree
 #   rundir   user-owned or writable run directories, symlinks at sys and at the
 #            socket names (rcusysd must refuse to start)
@@ -16,7 +17,8 @@
 #   durable  acknowledged writes on a full disk, a 64 KiB value across a restart
 #   owner    --owner against the entries root executes; exec= tunables' modes
 #   opens    one user's FUSE opens against the per-uid cap and root's reserve;
-#            files, directories, pollers, connections and watches share it
+#            files, directories, pollers, connections and watches share it;
+#            STATUS and METRICS show who holds them (10 uids at most)
 #   small    SETIF's malformed path, a poller on an entry removed at reload
 # Each attack prints "held: NAME" or "failed: NAME (why)"; any failure fails.
 # Waits are hang guards (seconds), never timing assertions.
@@ -131,6 +133,38 @@ printf '#!/bin/sh\nkill -SEGV $$\n' > "$dir/crash"
 printf '#!/bin/sh\nexit 0\n' > "$dir/modprobe-ok"
 chmod 755 "$dir/crash" "$dir/modprobe-ok"
 
+# budget_by_uid RUN: while the user holds 1020 files and 4 connections, 15
+# more uids connect once each: STATUS and METRICS show who holds the
+# handles, the user first, then the uids holding one (root's own query
+# among them) by uid, 10 uids at most of the 17.
+budget_by_uid() {
+	local run=$1 u fd st top pids=()
+	rm -f "$dir/many.in" "$dir"/many.*.out
+	mkfifo "$dir/many.in"
+	for u in $(seq 70001 70015); do
+		setpriv --reuid="$u" --regid="$u" --clear-groups "$helper" hold "$run/control.sock" 1 \
+			< "$dir/many.in" > "$dir/many.$u.out" &
+		pids+=($!)
+	done
+	exec {fd}> "$dir/many.in"
+	wait_for 30 eval '[ "$(ctl "$run" --status | grep "^budget.uids:")" = "budget.uids: 17" ]'
+	st=$(ctl "$run" --status)
+	top=$(printf '%s\n' "$st" | grep '^budget\.uid\.' | paste -sd' ')
+	attack "STATUS lists the user first with its 1024 handles and units" "$top" \
+		eval '[[ $top == "budget.uid.$nobody.handles: 1024 budget.uid.$nobody.units: 1024 budget.uid.0.handles: 1 "* ]]'
+	attack "STATUS lists 10 uids of the 17, ties by uid" "$top" \
+		eval '[ "$(printf "%s\n" "$st" | grep -c "^budget\.uid\..*\.handles:")" = 10 ] &&
+			[[ $top == *"budget.uid.70008.units: 1" ]]'
+	ctl "$run" --metrics > "$dir/many.metrics"
+	attack "METRICS gives handles and units by uid, 10 uids" "$(grep uid= "$dir/many.metrics" | head -3)" \
+		eval 'grep -qx "rcusysd_budget_uid_handles{uid=\"$nobody\"} 1024" "$dir/many.metrics" &&
+			grep -qx "rcusysd_budget_uid_units{uid=\"$nobody\"} 1024" "$dir/many.metrics" &&
+			grep -qx "rcusysd_budget_uids 17" "$dir/many.metrics" &&
+			[ "$(grep -c "^rcusysd_budget_uid_handles{" "$dir/many.metrics")" = 10 ]'
+	exec {fd}>&-
+	wait "${pids[@]}"
+}
+
 case $group in
 access)
 	run=$dir/a
@@ -146,6 +180,15 @@ access)
 	as_user "$cli" --socket "$run/control.sock" -q -w kernel.modprobe=/tmp/evil >/dev/null 2>&1
 	attack "user cannot point kernel.modprobe elsewhere" "it is $(ctl "$run" -n kernel.modprobe)" \
 		test "$(ctl "$run" -n kernel.modprobe)" = /sbin/modprobe
+	# A loop of refused writes: each counted, none costs the log a line each.
+	eacces() { ctl "$run" --metrics | awk '$1 == "rcustring_writes_refused_total{errno=\"EACCES\"}" { print $2 }'; }
+	before=$(eacces)
+	out=$(as_user "$helper" flood "$run/control.sock" 10000 "SET pub.val 9")
+	after=$(eacces)
+	attack "10 000 refused socket writes are all counted" "$out; EACCES $before -> $after" \
+		test "$((after - ${before:-0}))" = 10000
+	attack "10 000 refused socket writes leave the log small" "$(grep -c pub.val "$run.log") lines" \
+		test "$(grep -c pub.val "$run.log")" -le 11
 	out=$(as_user "$rcusysd" -d "$run" -e "RUN /bin/true" 2>&1)
 	attack "user cannot connect to the events socket" "got: $out" eval '[[ $out == *"Permission denied"* ]]'
 	attack "events socket is 0600 root" "$(stat -c '%a %u' "$run/events.sock")" \
@@ -646,6 +689,7 @@ opens)
 		grep -q "^served 4 of 16; first refusal: ERR 11 EAGAIN too many clients of uid $nobody" "$dir/conns.out"
 	attack "root is still served on the socket and the mount" "got '$(ctl "$run" -n pub.val 2>&1)'" \
 		test "$(ctl "$run" -n pub.val 2>&1)$(cat "$run/sys/pub/val" 2>&1)" = 11
+	budget_by_uid "$run"
 	release files
 	release conns
 	hold_until watches 8 conns "$run/control.sock" 8 "WATCH pub.val"

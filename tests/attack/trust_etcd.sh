@@ -4,6 +4,8 @@
 # program of the attacker's for kernel.modprobe: refused without
 # --etcd-allow-exec, and with it over http; applied, and logged at notice,
 # only with it over https; --etcd-user holds the mirror to that user's bits.
+# A watch delivering 10 000 values of kernel.modprobe (each refused) logs
+# a burst and a suppressed count, and every refusal is counted.
 if [ "$etcd" != etcd ]; then
 	echo "skip: etcd cases: rcusysd built without etcd support"
 	return 0
@@ -35,7 +37,7 @@ etcd_start() {
 	local name=$1 scheme=$2 tls=
 	shift 2
 	[ "$scheme" = https ] && tls="$dir/gw.pem:$dir/gw.key"
-	FAKE_GATEWAY_TLS=$tls python3 "$gateway" "$dir/etcd.json" "$dir/$name.port" "$dir/$name.requests" \
+	FAKE_GATEWAY_TLS=$tls python3 "$gateway" "${scenario:-$dir/etcd.json}" "$dir/$name.port" "$dir/$name.requests" \
 		2> "$dir/$name.gw.err" &
 	pids+=($!)
 	wait_for 20 test -s "$dir/$name.port"
@@ -82,4 +84,35 @@ if etcd_start user http --etcd-user "$nobody:$nobody"; then
 	refused "--etcd-user: a 0644 entry refused to that user" "$log" \
 		"refused ${P}good/val at revision 5 (1 bytes): Permission denied" "$run" good.val 1
 	stop "$pid"
+fi
+
+# The flood: one watch reply of 10 000 events for kernel.modprobe.
+python3 -c 'import base64, json, sys
+b = lambda s: base64.b64encode(s.encode()).decode()
+ev = [{"kv": {"key": b(sys.argv[3] + "kernel/modprobe"), "mod_revision": str(r),
+              "value": b(sys.argv[4])}} for r in range(6, 10006)]
+flood = json.dumps({"result": {"header": {"revision": "10005"}, "events": ev}})
+print(json.dumps({"/v3/kv/range": [{"body": sys.argv[1]}],
+                  "/v3/watch": [{"lines": [sys.argv[2], flood], "then": "hold"}],
+                  "/v3/kv/txn": [{"body": "{\"header\":{\"revision\":\"10006\"}}"}]}))' \
+	"$range" "$created" "$P" "$dir/evil" > "$dir/flood.json"
+mirror_refused() {
+	"$cli" --socket "$run/control.sock" --metrics | awk '$1 == "rcusysd_policy_refused_total{origin=\"mirror\"}" { print $2 }'
+}
+if scenario=$dir/flood.json etcd_start flood http; then
+	wait_for 60 eval '[ "$(mirror_refused)" -ge 10001 ]'
+	n=$(mirror_refused)
+	stop "$pid" # the suppressed counts are logged at the latest at exit
+	lines=$(grep -c "refused the etcd mirror's write of kernel.modprobe" "$log")
+	left=$(sed -n 's/.*refused writes (EPERM) of the etcd mirror: \([0-9]*\) similar messages suppressed.*/\1/p' "$log" |
+		awk '{ s += $1 } END { print s + 0 }')
+	echo "measured: etcd flood: $n refusals counted, $lines policy lines + $left suppressed, $(grep -c "etcd: " "$log") etcd lines, $(wc -l < "$log") log lines"
+	grep "etcd: " "$log" | sed 's/^[^ ]* //' | sort | uniq -c | sort -rn | head -5
+	attack "etcd flood: 10 000 refused values are counted" "counted $n" test "$n" -ge 10001
+	attack "etcd flood: the policy's lines are a burst per window" "$lines lines" test "$lines" -le 30
+	attack "etcd flood: lines and suppressed counts add up to every refusal" "$lines + $left of $n" \
+		test $((lines + left)) = "$n"
+	attack "etcd flood: the sync's own lines stay few" "$(grep -c 'etcd: ' "$log") lines" \
+		test "$(grep -c "etcd: " "$log")" -le 30
+	attack "etcd flood: the log stays small" "$(wc -l < "$log") lines" test "$(wc -l < "$log")" -le 100
 fi

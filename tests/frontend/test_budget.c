@@ -2,7 +2,8 @@
 /*
  * The handle budget (sysctl_budget.h): a uid's share is EMFILE, the users'
  * common share ENFILE, root keeps its reserve, a kind's own cap, units by
- * size, resizing, and every unit given back. The front ends' use of it
+ * size, resizing, every unit given back, and the top uids by handles
+ * (bounded, in order, a uid gone once it holds nothing). The front ends' use of it
  * (one budget shared by the FUSE mount and the sockets) is shown through
  * rcusysd by tests/attack (attack-opens, attack-dir-storm).
  */
@@ -120,6 +121,56 @@ static void test_defaults_and_errors(void **state)
 	sysctl_budget_free(NULL);
 }
 
+/*
+ * 40 uids holding 1..40 handles (uid 1000 + i holds i + 1), taken in a
+ * shuffled order: the top 5 are the 5 holding most, most first, and
+ * nuids counts all 40; a tie in handles goes to units, then the lower uid.
+ */
+static void test_top_uids(void **state)
+{
+	struct sysctl_budget_limits l = { .total = 4000, .per_uid = 100 };
+	struct sysctl_budget_uid top[5], one;
+	struct sysctl_budget *b;
+	size_t nuids = 0;
+
+	(void)state;
+	assert_int_equal(sysctl_budget_new(&l, &b), 0);
+	for (int i = 0; i < 40; i++) {
+		int u = (i * 17) % 40; /* 17 is prime to 40: every uid once */
+
+		for (int h = 0; h <= u; h++)
+			assert_int_equal(sysctl_budget_take(b, 1000 + (uid_t)u,
+							    h % 2 ? SYSCTL_HANDLE_DIR : SYSCTL_HANDLE_FILE, 1), 0);
+	}
+	assert_int_equal(sysctl_budget_top_uids(b, top, 5, &nuids), 5);
+	assert_int_equal(nuids, 40);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(top[i].uid, 1039 - i);
+		assert_int_equal(top[i].handles, 40 - i);
+		assert_int_equal(top[i].units, 40 - i);
+		assert_int_equal(top[i].by_kind[SYSCTL_HANDLE_FILE] + top[i].by_kind[SYSCTL_HANDLE_DIR],
+				 40 - i);
+	}
+	/* uid 7 with 40 handles of 2 units each: ahead of uid 1039 (40 handles, 40 units). */
+	for (int h = 0; h < 40; h++)
+		assert_int_equal(sysctl_budget_take(b, 7, SYSCTL_HANDLE_CONN, 2), 0);
+	assert_int_equal(sysctl_budget_top_uids(b, top, 2, NULL), 2);
+	assert_int_equal(top[0].uid, 7);
+	assert_int_equal(top[0].units, 80);
+	assert_int_equal(top[0].by_kind[SYSCTL_HANDLE_CONN], 40);
+	assert_int_equal(top[1].uid, 1039);
+	/* Given back, uid 7 leaves the list. */
+	for (int h = 0; h < 40; h++)
+		sysctl_budget_put(b, 7, SYSCTL_HANDLE_CONN, 2);
+	assert_int_equal(sysctl_budget_top_uids(b, &one, 1, &nuids), 1);
+	assert_int_equal(one.uid, 1039);
+	assert_int_equal(nuids, 40);
+	assert_int_equal(sysctl_budget_top_uids(b, NULL, 0, &nuids), 0);
+	assert_int_equal(sysctl_budget_top_uids(b, NULL, 1, NULL), -EINVAL);
+	assert_int_equal(sysctl_budget_top_uids(NULL, top, 1, NULL), -EINVAL);
+	sysctl_budget_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -127,6 +178,7 @@ int main(void)
 		cmocka_unit_test(test_kind_cap_and_zero_units),
 		cmocka_unit_test(test_units_and_resize),
 		cmocka_unit_test(test_defaults_and_errors),
+		cmocka_unit_test(test_top_uids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,13 +75,16 @@ check "the commit histogram's count is its +Inf bucket" \
 	"$(metric rcusysd_persist_commit_seconds_count)"
 check "requests are counted by verb" "yes" \
 	"$([ "$(metric 'rcustring_socket_requests_total{verb="SET"}')" -ge 3 ] && echo yes || echo no)"
+check "policy refusals and suppressed log lines are counters" "0 0" \
+	"$(scrape 'rcusysd_policy_refused_total{origin="client"}' rcusysd_log_suppressed_total |
+		awk '{print $2}' | paste -sd' ')"
 check "the budget in use is a gauge" "yes" \
 	"$(scrape 'rcusysd_budget_units{who="root"}' | grep -qv missing && echo yes || echo no)"
 
 status=$("$cli" "${S[@]}" --status)
 fields=$(printf '%s\n' "$status" | sed 's/:.*//' | tr '\n' ' ')
 check "--status gives every field" \
-	"version uptime tunables reload.count reload.last reload.result reload.failures persist.store persist.kept persist.commits persist.failures persist.last_commit etcd.endpoint budget.units budget.units_root budget.units_others budget.total budget.per_uid fuse " \
+	"version uptime tunables reload.count reload.last reload.result reload.failures policy.refused log.suppressed persist.store persist.kept persist.commits persist.failures persist.last_commit etcd.endpoint budget.units budget.units_root budget.units_others budget.total budget.per_uid budget.uids budget.uid.0.handles budget.uid.0.units fuse " \
 	"$fields"
 n=$("$cli" "${S[@]}" -a -N | wc -l)
 check "--status counts the tunables (as -a lists them: ours and the subsystems')" "tunables: $n" \

@@ -10,7 +10,9 @@
 #ifndef RCUSYSD_LOG_H
 #define RCUSYSD_LOG_H
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <syslog.h>
 
 /* Decides the format (journal or timestamps) from the environment. */
@@ -33,5 +35,70 @@ int log_level_from_name(const char *name);
 
 /* One line "rcusysd: MESSAGE" at @level; a trailing newline is not needed. */
 void rlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * A rate limit for lines a local user can cause, one per request (a
+ * refused write): like the kernel's printk_ratelimit(), each source (a uid,
+ * an origin) and kind gets LOG_LIMIT_BURST lines per LOG_LIMIT_INTERVAL_S,
+ * then its lines are only counted, and one line "N similar messages
+ * suppressed" says how many when its window ends: at its next line, at any
+ * limited line after the window, at log_limit_flush(). A loop of refused
+ * requests then costs the journal a few lines per window, not one per
+ * request; the exact numbers are in the counters (STATUS, METRICS).
+ * Sources are LOG_LIMIT_SOURCES slots: when every one is in its window, a
+ * new source shares one overflow slot, so memory stays bounded whatever
+ * the number of uids.
+ */
+#define LOG_LIMIT_INTERVAL_S 5
+#define LOG_LIMIT_BURST 10
+#define LOG_LIMIT_SOURCES 32
+#define LOG_LIMIT_KEY 96
+
+struct log_limit_slot {
+	char key[LOG_LIMIT_KEY]; /* "" when free */
+	int64_t start_ns;        /* CLOCK_MONOTONIC start of its window */
+	int level;               /* of its lines, for the suppressed line */
+	unsigned printed;        /* lines this window */
+	uint64_t suppressed;     /* lines left out this window */
+};
+
+struct log_limit {
+	pthread_mutex_t lock;
+	unsigned interval_s, burst; /* 0: the defaults above */
+	uint64_t suppressed;        /* in all, since the start */
+	struct log_limit_slot slot[LOG_LIMIT_SOURCES + 1]; /* the last: the overflow */
+};
+
+/* Ready @l (zeroed, or set interval_s and burst first). Context: before it is shared. */
+void log_limit_init(struct log_limit *l);
+
+/*
+ * rlog_limited - rlog() @fmt at @level unless @key's window has had its
+ * burst. @key names the source and kind ("refused write by uid 1000"); it
+ * is the start of the suppressed line, so it says what was left out.
+ * Context: any thread.
+ */
+void rlog_limited(struct log_limit *l, const char *key, int level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * log_limit_at - the decision alone, at @now_ns (CLOCK_MONOTONIC): true if
+ * a line of @key may be written. Suppressed lines of windows that ended are
+ * logged first. Context: any thread; for tests, which choose the clock.
+ */
+bool log_limit_at(struct log_limit *l, const char *key, int level, int64_t now_ns);
+
+/*
+ * log_limit_flush - write the suppressed line of every window that ended by
+ * @now_ns (every window when @all), and free those slots.
+ * Context: any thread; rcusysd calls it on its periodic wake-up and at exit.
+ */
+void log_limit_flush(struct log_limit *l, int64_t now_ns, bool all);
+
+/* Lines left out since the start. Context: any thread. */
+uint64_t log_limit_suppressed(struct log_limit *l);
+
+/* CLOCK_MONOTONIC in nanoseconds, the clock log_limit_at() takes. */
+int64_t log_now_ns(void);
 
 #endif

@@ -184,11 +184,10 @@ static int64_t etcd_revision(void *arg)
 	return etcd_sync_applying_revision(arg);
 }
 
-/* The sync's messages (never a value or a secret), as log lines like ours. */
+/* The sync's messages (never a value or a secret), as log lines like ours (policy.h). */
 static void etcd_log(void *arg, const char *message)
 {
-	(void)arg;
-	rlog(LOG_NOTICE, "etcd: %s", message);
+	policy_log_mirror(arg, message);
 }
 #endif
 
@@ -296,6 +295,7 @@ static int start_etcd(struct daemon *d)
 	if (d->o.etcd_allow_exec && !d->policy.etcd_tls)
 		rlog(LOG_WARNING, "--etcd-allow-exec: ignored, an endpoint is not https");
 	d->policy.etcd_revision = etcd_revision;
+	eo->log_arg = &d->policy; /* its refusals' lines share the policy's rate limit */
 	err = etcd_sync_new(d->tree, eo, &etcd);
 	if (!err) {
 		d->policy.etcd_arg = etcd;
@@ -517,6 +517,7 @@ static void run(struct daemon *d, const sigset_t *stop)
 	while ((sig = sigtimedwait(stop, NULL, &every)) > 0 || errno == EAGAIN || errno == EINTR) {
 		if (sig <= 0) {
 			notify_status(d, "");
+			policy_log_flush(&d->policy, false); /* refusal lines' suppressed counts */
 			continue;
 		}
 		if (sig != SIGHUP) {
@@ -628,7 +629,8 @@ int main(int argc, char **argv)
 		status = start_fuse(&d);
 	if (!status) {
 		d.report = (struct report){ .tree = d.tree, .persist = d.persist, .store = d.o.state,
-					    .fs = d.fs, .budget = d.budget, .started = d.report.started };
+					    .fs = d.fs, .budget = d.budget, .policy = &d.policy,
+					    .started = d.report.started };
 #ifdef HAVE_ETCD
 		d.report.etcd = etcd;
 #endif
@@ -638,6 +640,9 @@ int main(int argc, char **argv)
 		stop_front_ends(&d);
 	}
 	free_tree(&d);
+	/* Last: the etcd sync's stop may log too. A tree made: policy_install() ran. */
+	if (d.tree)
+		policy_log_flush(&d.policy, true);
 	sysctl_budget_free(d.budget);
 	return status;
 }

@@ -82,6 +82,31 @@ int policy_decide(const struct policy *p, const struct sysctl_entry *e, enum sys
 	return err;
 }
 
+/*
+ * Counted always; logged under the rate limit of its source (a client by
+ * uid, another origin as itself) and rule (the errno), so that the lines
+ * of one user's loop never hide another user's or another rule's.
+ */
+static void refused(struct policy *p, const struct sysctl_entry *e, const struct sysctl_change *ch,
+		    int err, const char *why)
+{
+	unsigned origin = (unsigned)ch->origin < POLICY_ORIGINS ? (unsigned)ch->origin
+								 : POLICY_ORIGINS - 1;
+	char key[LOG_LIMIT_KEY];
+
+	__atomic_add_fetch(&p->refused[origin], 1, __ATOMIC_RELAXED);
+	if (ch->origin == SYSCTL_ORIGIN_FILE)
+		return;
+	if (ch->origin == SYSCTL_ORIGIN_CLIENT && ch->who)
+		snprintf(key, sizeof(key), "refused writes (%s) of uid %u", err == -EPERM ?
+			 "EPERM" : "EACCES", (unsigned)ch->who->uid);
+	else
+		snprintf(key, sizeof(key), "refused writes (%s) of %s", err == -EPERM ? "EPERM" :
+			 "EACCES", origin_name(ch->origin));
+	rlog_limited(&p->log_limit, key, LOG_WARNING, "refused %s's write of %s: %s",
+		     origin_name(ch->origin), sysctl_entry_path(e), why);
+}
+
 /* The tree's write check (sysctl_check_fn). */
 static int check(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
@@ -89,9 +114,8 @@ static int check(struct sysctl_entry *e, const struct sysctl_change *ch, void *a
 	char why[256];
 	int err = policy_decide(p, e, ch->origin, ch->who, why, sizeof(why));
 
-	if (err && ch->origin != SYSCTL_ORIGIN_FILE)
-		rlog(LOG_WARNING, "refused %s's write of %s: %s", origin_name(ch->origin),
-		     sysctl_entry_path(e), why);
+	if (err)
+		refused(p, e, ch, err, why);
 	else if (!err && ch->origin == SYSCTL_ORIGIN_MIRROR && sysctl_entry_exec(e))
 		rlog(LOG_NOTICE, "etcd sets %s, an entry root executes (--etcd-allow-exec; "
 				 "etcd revision %lld)",
@@ -103,7 +127,45 @@ int policy_install(struct policy *p, struct sysctl_tree *tree)
 {
 	if (!p)
 		return -EINVAL;
+	log_limit_init(&p->log_limit);
 	return sysctl_tree_set_check(tree, check, p);
+}
+
+uint64_t policy_refused(struct policy *p, int origin)
+{
+	uint64_t n = 0;
+
+	if ((unsigned)origin < POLICY_ORIGINS)
+		return __atomic_load_n(&p->refused[origin], __ATOMIC_RELAXED);
+	for (int i = 0; i < POLICY_ORIGINS; i++)
+		n += __atomic_load_n(&p->refused[i], __ATOMIC_RELAXED);
+	return n;
+}
+
+const char *policy_origin_label(int origin)
+{
+	static const char *const labels[POLICY_ORIGINS] = { "client", "program", "file", "state",
+							     "mirror" };
+
+	return (unsigned)origin < POLICY_ORIGINS ? labels[origin] : "other";
+}
+
+void policy_log_mirror(struct policy *p, const char *message)
+{
+	char key[LOG_LIMIT_KEY];
+
+	if (!p) {
+		rlog(LOG_NOTICE, "etcd: %s", message);
+		return;
+	}
+	snprintf(key, sizeof(key), "etcd messages \"%.*s ...\"", (int)strcspn(message, " "),
+		 message);
+	rlog_limited(&p->log_limit, key, LOG_NOTICE, "etcd: %s", message);
+}
+
+void policy_log_flush(struct policy *p, bool all)
+{
+	log_limit_flush(&p->log_limit, log_now_ns(), all);
 }
 
 bool policy_endpoints_tls(const char *endpoints)

@@ -25,12 +25,25 @@
 
 #include <rcustring/sysctl.h>
 
+#include "log.h"
+
+/* Origins counted apart (SYSCTL_ORIGIN_CLIENT .. SYSCTL_ORIGIN_MIRROR); others count as the last. */
+#define POLICY_ORIGINS (SYSCTL_ORIGIN_MIRROR + 1)
+
 struct policy {
 	bool etcd_allow_exec; /* --etcd-allow-exec */
 	bool etcd_tls;        /* every --etcd endpoint is https:// */
 	/* The etcd mod_revision of the value the mirror is writing, for the log (may be NULL). */
 	int64_t (*etcd_revision)(void *arg);
 	void *etcd_arg;
+	/*
+	 * Refusals, each counted here (atomic) and logged under a rate limit
+	 * per source and kind (log.h): a client looping on refused writes
+	 * fills neither the journal nor the disk, and STATUS and METRICS
+	 * still give every one.
+	 */
+	uint64_t refused[POLICY_ORIGINS];
+	struct log_limit log_limit;
 };
 
 /*
@@ -49,12 +62,35 @@ int policy_decide(const struct policy *p, const struct sysctl_entry *e, enum sys
 
 /*
  * policy_install - make @p the write check of @tree: every write asks
- * policy_decide(); a refusal is logged (but a settings file's, which
- * config.c names with its file and line), and an entry root executes set
- * by the mirror is logged at notice. @p must outlive the tree.
+ * policy_decide(); a refusal is counted and logged (but a settings
+ * file's, which config.c names with its file and line), at most
+ * LOG_LIMIT_BURST lines per source (a client's uid, an origin) and rule
+ * per window, and an entry root executes set by the mirror is logged at
+ * notice. @p must outlive the tree.
  * Context: before the tree is shared. Return: 0 or -EINVAL.
  */
 int policy_install(struct policy *p, struct sysctl_tree *tree);
+
+/* Refusals of @origin so far (POLICY_ORIGINS: of every origin). Context: any thread. */
+uint64_t policy_refused(struct policy *p, int origin);
+
+/* "client", "program", "file", "state", "mirror": a metric label. */
+const char *policy_origin_label(int origin);
+
+/*
+ * policy_log_mirror - log a message of the etcd mirror ("etcd: ..."),
+ * under the rate limit per kind (its first word: "refused", "cannot", ...):
+ * a watch delivering thousands of values the tree refuses logs a burst and
+ * a count, as the policy's own refusal lines do. @p NULL: no limit.
+ * Context: any thread (the sync's).
+ */
+void policy_log_mirror(struct policy *p, const char *message);
+
+/*
+ * policy_log_flush - log the suppressed counts of refusal windows that
+ * ended (every window when @all, at exit). Context: any thread.
+ */
+void policy_log_flush(struct policy *p, bool all);
 
 /*
  * policy_endpoints_tls - is every endpoint of the ','-separated @endpoints

@@ -73,6 +73,21 @@ static void status_etcd(struct report *r, FILE *f)
 	fputs("etcd.endpoint none\n", f);
 }
 
+/* Who holds the handles: the REPORT_BUDGET_TOP uids holding most, most first. */
+static void status_budget_uids(struct report *r, FILE *f)
+{
+	struct sysctl_budget_uid top[REPORT_BUDGET_TOP];
+	size_t nuids = 0;
+	int n = sysctl_budget_top_uids(r->budget, top, REPORT_BUDGET_TOP, &nuids);
+
+	if (n < 0)
+		return;
+	fprintf(f, "budget.uids %zu\n", nuids);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "budget.uid.%u.handles %u\nbudget.uid.%u.units %u\n", (unsigned)top[i].uid,
+			top[i].handles, (unsigned)top[i].uid, top[i].units);
+}
+
 static void status_budget(struct report *r, FILE *f)
 {
 	struct sysctl_budget_usage u;
@@ -82,6 +97,16 @@ static void status_budget(struct report *r, FILE *f)
 	fprintf(f, "budget.units %u\nbudget.units_root %u\nbudget.units_others %u\n"
 		   "budget.total %u\nbudget.per_uid %u\n",
 		u.all, u.units, u.others, u.limits.total, u.limits.per_uid);
+	status_budget_uids(r, f);
+}
+
+/* Every refusal counted, however few of them the log shows (log.h). */
+static void status_policy(struct report *r, FILE *f)
+{
+	if (!r->policy)
+		return;
+	fprintf(f, "policy.refused %" PRIu64 "\nlog.suppressed %" PRIu64 "\n",
+		policy_refused(r->policy, POLICY_ORIGINS), log_limit_suppressed(&r->policy->log_limit));
 }
 
 static int write_status(struct report *r, FILE *f)
@@ -96,6 +121,7 @@ static int write_status(struct report *r, FILE *f)
 	fprintf(f, "reload.result %s\nreload.failures %d\n",
 		__atomic_load_n(&r->reload_stopped, __ATOMIC_RELAXED) ? "stopped" :
 		failures ? "errors" : "ok", failures);
+	status_policy(r, f);
 	status_persist(r, f);
 	status_etcd(r, f);
 	status_budget(r, f);

@@ -18,6 +18,7 @@
 #include <rcustring/sysctl_fuse.h>
 
 #include "persist.h"
+#include "policy.h"
 
 struct report {
 	struct sysctl_tree *tree;
@@ -25,6 +26,7 @@ struct report {
 	const char *store;       /* the state file's path */
 	struct sysctl_fuse *fs;  /* NULL: not mounted */
 	struct sysctl_budget *budget;
+	struct policy *policy;   /* its refusal counts */
 	void *etcd;              /* struct etcd_sync, NULL: no --etcd */
 	struct timespec started; /* CLOCK_MONOTONIC */
 	/* The last start or reload (atomic: the main thread writes them). */
@@ -33,6 +35,10 @@ struct report {
 	int reload_failures; /* problems the files had (each logged) */
 	int reload_stopped;  /* stopped part way by SIGTERM */
 };
+
+/* STATUS and METRICS show the budget of this many uids at most, those holding most handles. */
+#define REPORT_BUDGET_TOP 10
+#define REPORT_BUDGET_TOP_TEXT "10"
 
 /* Record the start's or a reload's outcome. Context: the main thread. */
 void report_reloaded(struct report *r, int failures, int stopped, int is_reload);

@@ -68,6 +68,21 @@ static void metrics_fuse(struct report *r, FILE *f)
 		fprintf(f, "rcusysd_fuse_requests_total{op=\"%s\"} %" PRIu64 "\n", ops[i].op, *ops[i].v);
 }
 
+static void metrics_policy(struct report *r, FILE *f)
+{
+	if (!r->policy)
+		return;
+	family(f, "rcusysd_policy_refused_total", "counter",
+	       "Writes the policy refused, by origin (each one, however few the log shows).");
+	for (int o = 0; o < POLICY_ORIGINS; o++)
+		if (o != SYSCTL_ORIGIN_PROGRAM) /* never refused */
+			fprintf(f, "rcusysd_policy_refused_total{origin=\"%s\"} %" PRIu64 "\n",
+				policy_origin_label(o), policy_refused(r->policy, o));
+	one(f, "rcusysd_log_suppressed_total", "counter",
+	    "Refusal log lines left out by the rate limit (each counted above).",
+	    (double)log_limit_suppressed(&r->policy->log_limit));
+}
+
 static void metrics_persist(struct report *r, FILE *f)
 {
 	struct persist_stats st;
@@ -121,6 +136,28 @@ static void metrics_etcd(struct report *r, FILE *f)
 #endif
 }
 
+/* Per uid, bounded: the REPORT_BUDGET_TOP uids holding most handles. */
+static void metrics_budget_uids(struct report *r, FILE *f)
+{
+	struct sysctl_budget_uid top[REPORT_BUDGET_TOP];
+	size_t nuids = 0;
+	int n = sysctl_budget_top_uids(r->budget, top, REPORT_BUDGET_TOP, &nuids);
+
+	if (n < 0)
+		return;
+	one(f, "rcusysd_budget_uids", "gauge", "Uids holding a handle now.", (double)nuids);
+	family(f, "rcusysd_budget_uid_handles", "gauge",
+	       "Handles held, by uid (the " REPORT_BUDGET_TOP_TEXT " uids holding most).");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "rcusysd_budget_uid_handles{uid=\"%u\"} %u\n", (unsigned)top[i].uid,
+			top[i].handles);
+	family(f, "rcusysd_budget_uid_units", "gauge",
+	       "Handle budget units in use, by uid (the same uids).");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "rcusysd_budget_uid_units{uid=\"%u\"} %u\n", (unsigned)top[i].uid,
+			top[i].units);
+}
+
 int report_metrics(struct report *r, FILE *f)
 {
 	struct sysctl_budget_usage u;
@@ -134,6 +171,7 @@ int report_metrics(struct report *r, FILE *f)
 	one(f, "rcusysd_reload_failures", "gauge", "Problems the files had at the last start or reload.",
 	    __atomic_load_n(&r->reload_failures, __ATOMIC_RELAXED));
 	metrics_fuse(r, f);
+	metrics_policy(r, f);
 	metrics_persist(r, f);
 	metrics_etcd(r, f);
 	if (sysctl_budget_get_usage(r->budget, 0, &u) == 0) {
@@ -142,6 +180,7 @@ int report_metrics(struct report *r, FILE *f)
 		fprintf(f, "rcusysd_budget_units{who=\"root\"} %u\nrcusysd_budget_units{who=\"others\"} %u\n",
 			u.units, u.others);
 		one(f, "rcusysd_budget_units_limit", "gauge", "Handle budget units in all.", u.limits.total);
+		metrics_budget_uids(r, f);
 	}
 	return 0;
 }
