@@ -60,6 +60,12 @@ static int real_truncate(void *arg, int fd, off_t len)
 	return ftruncate(fd, len);
 }
 
+static ssize_t real_read(void *arg, int fd, void *buf, size_t len)
+{
+	(void)arg;
+	return read(fd, buf, len);
+}
+
 void persist_io_defaults(struct persist_io *io)
 {
 	if (!io->pwrite)
@@ -72,6 +78,8 @@ void persist_io_defaults(struct persist_io *io)
 		io->close = real_close;
 	if (!io->truncate)
 		io->truncate = real_truncate;
+	if (!io->read)
+		io->read = real_read;
 }
 
 static int64_t now_ns(void)
@@ -115,6 +123,9 @@ int persist_apply_rec(const struct journal_rec *r, void *arg)
 		if (journal_epoch(r) > p->epoch)
 			p->epoch = journal_epoch(r);
 		return 0;
+	case JOURNAL_COMMIT:
+		/* Its items checked whole with the record: all of them apply. */
+		return journal_commit_items(r, persist_apply_rec, p);
 	}
 	return 0;
 }
@@ -319,6 +330,8 @@ int persist_commit(struct persist *p, const struct journal_rec *r)
 	struct batch *b;
 	int err;
 
+	if (p->unread)
+		return p->unread; /* the file was not read: a compaction would drop what it keeps */
 	pthread_mutex_lock(&p->lock);
 	if (!p->open && !(p->open = calloc(1, sizeof(*p->open)))) {
 		pthread_mutex_unlock(&p->lock);
