@@ -263,19 +263,23 @@ int journal_commit_items(const struct journal_rec *r, journal_rec_fn *fn, void *
 	return r->op == JOURNAL_COMMIT ? walk_items(r, fn, arg) : -EINVAL;
 }
 
-/* Is any 512-byte sector of @p (@len bytes at file offset @at), or its part there, all zeros? */
-static bool zero_sector(const unsigned char *p, size_t len, size_t at)
+/*
+ * Is a 512-byte sector that the record at @p (@extent bytes, file offset
+ * @at, @left bytes to the end of the file) reaches into all zeros from the
+ * record on, to the sector's end or the file's? A write the disk never
+ * made reads so; a few zero bytes of a record's own do not.
+ */
+static bool zero_sector(const unsigned char *p, size_t extent, size_t left, size_t at)
 {
-	while (len) {
-		size_t n = 512 - at % 512, i;
+	for (size_t off = 0; off < extent; off += 512 - (at + off) % 512) {
+		size_t end = off + 512 - (at + off) % 512, i;
 
-		if (n > len)
-			n = len;
-		for (i = 0; i < n && !p[i]; i++)
+		if (end > left)
+			end = left;
+		for (i = off; i < end && !p[i]; i++)
 			;
-		if (i == n)
+		if (i == end)
 			return true;
-		p += n, at += n, len -= n;
 	}
 	return false;
 }
@@ -298,5 +302,5 @@ int journal_tail(const char *data, size_t len, size_t good, size_t base)
 		return 0; /* it reaches the end of the file: the last append, cut */
 	if (extent < HEAD + BODY_FIXED)
 		extent = HEAD; /* a length that cannot be: its header's sector tells */
-	return zero_sector(p, extent, base + good) ? 0 : -EBADMSG;
+	return zero_sector(p, extent, left, base + good) ? 0 : -EBADMSG;
 }
