@@ -10,7 +10,8 @@
  * of the file failing, a record damaged before the tail, or one of an
  * unknown kind makes persist_apply() fail and leaves the file as it was,
  * byte for byte, where the store used to start empty; a torn tail is
- * still cut.
+ * still cut. With --writer and --read it is the process
+ * test_persist_kill.sh kills while it commits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -513,11 +514,52 @@ static void start_refused(const char *dir)
 	life_end(&l);
 }
 
-int main(void)
+/* ---- a process to SIGKILL (test_persist_kill.sh) ---- */
+
+/* --read: the pair the store gives after a restart, "s n" ("unreadable" when it refused). */
+static int read_pair(const char *path)
+{
+	struct life l;
+
+	if (life_start(&l, path))
+		return 1;
+	if (l.applied)
+		printf("unreadable: %s\n", strerror(-l.applied));
+	else
+		printf("%s %d\n", l.s, l.n);
+	life_end(&l);
+	return 0;
+}
+
+/* --writer: commits pairs (x, x) from the last one on, each acknowledged x on a line of its own. */
+static int writer(const char *path)
+{
+	struct life l;
+	int x;
+
+	if (life_start(&l, path) || l.applied)
+		return 1;
+	x = pair_of(&l);
+	for (x = x < 0 ? 1 : x + 1;; x++) {
+		char line[16];
+		int n = snprintf(line, sizeof(line), "%d\n", x);
+
+		if (commit_pair(&l, x))
+			return printf("refused\n"), 1;
+		if (write(1, line, (size_t)n) != n)
+			return 1;
+	}
+}
+
+int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/persist-commit-XXXXXX", cmd[64];
 
 	log_set_level(LOG_EMERG); /* each refusal is logged */
+	if (argc == 3 && !strcmp(argv[1], "--read"))
+		return read_pair(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--writer"))
+		return writer(argv[2]);
 	if (!mkdtemp(dir))
 		return perror("mkdtemp"), 1;
 	one_record(dir);
