@@ -235,15 +235,21 @@ static void fresh(const char *dir, char *path, size_t size, const char *sub)
 static void one_record(const char *dir)
 {
 	char path[256], what[128];
+	struct persist_stats st;
 	struct life l;
 	int before[2], after[2];
+	uint64_t values;
 
 	fresh(dir, path, sizeof(path), "one");
 	if (life_start(&l, path))
 		return;
 	records(path, before);
+	persist_get_stats(l.p, &st);
 	check(!commit_pair(&l, 1) && pair_of(&l) == 1, "a commit of a pair is acknowledged, live",
 	      "one record");
+	values = st.records;
+	persist_get_stats(l.p, &st);
+	check(st.records == values + 2, "the commit counts two values made durable", "one record");
 	records(path, after);
 	snprintf(what, sizeof(what), "the commit of two entries is one commit record (%d records, "
 		 "%d commits more)", after[0] - before[0], after[1] - before[1]);

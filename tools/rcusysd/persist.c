@@ -455,6 +455,7 @@ static int commit_entries(struct persist *p, struct sysctl_entry *const *all, si
 							   .time = time(NULL) };
 	char *values[SYSCTL_COMMIT_MAX];
 	struct journal_buf b = { 0 };
+	bool too_big = false;
 	size_t m = 0, i;
 	int err = 0;
 
@@ -464,6 +465,7 @@ static int commit_entries(struct persist *p, struct sysctl_entry *const *all, si
 	}
 	if (err >= 0 && m > 1) {
 		err = journal_commit_payload(&b, items, m);
+		too_big = err == -EFBIG;
 		r.value = b.data;
 		r.value_len = b.len;
 	}
@@ -472,7 +474,7 @@ static int commit_entries(struct persist *p, struct sysctl_entry *const *all, si
 	if (err < 0)
 		rlog(LOG_ERR, "cannot persist a commit of %zu entries (%s, ...) to %s: %s (the commit is "
 		     "refused whole)", n, sysctl_entry_path(all[0]), p->path,
-		     err == -EFBIG ? "its record would be longer than the store's limit of one record "
+		     too_big ? "its record would be longer than the store's limit of one record "
 				     "(64 MiB)" : strerror(-err));
 	journal_buf_free(&b);
 	while (m--)

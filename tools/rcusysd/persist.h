@@ -148,7 +148,8 @@ int persist_restore(struct persist *p, const char *path);
 int persist_forget(struct persist *p, const char *path);
 
 /*
- * Commits made durable so far: fsyncs of the journal, batches, compactions;
+ * Commits made durable so far: fsyncs of the journal, batches, values
+ * written (each entry of a commit counts), compactions;
  * batches refused (the append or fdatasync failed, nothing of them kept);
  * values the journal holds now; when the last batch became durable
  * (CLOCK_REALTIME, 0 if none); and each batch's append-and-sync time,

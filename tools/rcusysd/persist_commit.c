@@ -302,7 +302,7 @@ static void lead(struct persist *p, struct batch *b)
 		size_t good;
 
 		p->size += (off_t)b->buf.len;
-		p->stats.syncs++, p->stats.batches++, p->stats.records += b->nwriters;
+		p->stats.syncs++, p->stats.batches++, p->stats.records += b->nvalues;
 		/* Only records we encoded: each checks, and the map takes it (or -ENOMEM). */
 		err = journal_parse(b->buf.data, b->buf.len, persist_apply_rec, p, &good);
 		if (err)
@@ -325,6 +325,22 @@ static void lead(struct persist *p, struct batch *b)
 	pthread_cond_broadcast(&p->cond);
 }
 
+static int count_item(const struct journal_rec *r, void *arg)
+{
+	(void)r;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+/* The values a commit record holds, for persist_stats.records. */
+static uint64_t count_items(const struct journal_rec *r)
+{
+	uint64_t n = 0;
+
+	journal_commit_items(r, count_item, &n);
+	return n;
+}
+
 int persist_commit(struct persist *p, const struct journal_rec *r)
 {
 	struct batch *b;
@@ -344,6 +360,7 @@ int persist_commit(struct persist *p, const struct journal_rec *r)
 		return err;
 	}
 	b->nwriters++;
+	b->nvalues += r->op == JOURNAL_COMMIT ? count_items(r) : 1;
 	if (p->flushing)
 		pthread_cond_broadcast(&p->cond); /* a gathering leader counts us */
 	while (!b->done) {

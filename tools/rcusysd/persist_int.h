@@ -20,6 +20,7 @@
 struct batch {
 	struct journal_buf buf;
 	unsigned int nwriters;
+	uint64_t nvalues; /* the values its records hold: each item of a commit counts */
 	bool done;
 	int err;
 };
