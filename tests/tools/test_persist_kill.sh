@@ -10,9 +10,11 @@
 # (the commit in flight). Bounded by counts: ROUNDS rounds of at most 24
 # acknowledgements each. rcusysd gets commits only from the library until
 # the socket has a multi-set: the writer is a program linked with the
-# library and the store's own files.
+# library and the store's own files. rcusysctl --kept reads the commit
+# records too.
 set -u
-bin=${1:?usage: test_persist_kill.sh PERSIST-COMMIT}
+bin=${1:?usage: test_persist_kill.sh PERSIST-COMMIT RCUSYSCTL}
+cli=${2:?usage: test_persist_kill.sh PERSIST-COMMIT RCUSYSCTL}
 rounds=${ROUNDS:-40}
 dir=$(mktemp -d)
 pid=
@@ -38,6 +40,7 @@ for round in $(seq "$rounds"); do
 	last=$(tail -n 1 "$dir/out")
 	case $last in ''|*[!0-9]*) last=$acked ;; esac
 	[ "$last" -gt "$acked" ] && acked=$last
+	cp "$state" "$dir/killed.journal" # as the kill left it: a restart compacts it
 	pair=$("$bin" --read "$state")
 	s=${pair% *} n=${pair##* }
 	if [ "$s" != "s-$n" ]; then
@@ -55,4 +58,6 @@ echo "$rounds kills, $acked commits acknowledged; $inflight times the commit in 
 check "no round left a mixed pair" 0 "$mixed"
 check "no round lost an acknowledged commit or kept one never made" 0 "$lost"
 check "the writer committed" yes "$([ "$acked" -ge "$rounds" ] && echo yes || echo "no: $acked")"
+check "rcusysctl --kept reads the commit records a kill left" "app.n = $n	# client
+app.s = s-$n	# client" "$("$cli" --kept="$dir/killed.journal" | sed 's/, [0-9TZ:-]*$//')"
 finish persist-kill
