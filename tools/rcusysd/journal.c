@@ -133,7 +133,8 @@ static int walk_items(const struct journal_rec *c, journal_rec_fn *fn, void *arg
 		r.op = (enum journal_op)p[0];
 		r.key_len = get_le(p + 4, 4);
 		r.value_len = get_le(p + 8, 4);
-		if ((r.op != JOURNAL_SET && r.op != JOURNAL_DROP) || r.key_len > JOURNAL_KEY_MAX ||
+		if ((r.op != JOURNAL_SET && r.op != JOURNAL_DROP) || p[2] || p[3] ||
+		    r.key_len > JOURNAL_KEY_MAX ||
 		    r.key_len + r.value_len > (size_t)(end - p) - ITEM_FIXED)
 			return -EBADMSG;
 		r.key = (const char *)p + ITEM_FIXED;
