@@ -10,7 +10,7 @@
 set -u
 rcusysd=${1:?usage: test_rcusysd_commit_kill.sh RCUSYSD RCUSYSCTL}
 cli=${2:?usage: test_rcusysd_commit_kill.sh RCUSYSD RCUSYSCTL}
-rounds=${ROUNDS:-15}
+rounds=${ROUNDS:-20}
 dir=$(mktemp -d)
 pid= wpid=
 trap '[ -n "$wpid" ] && kill "$wpid" 2>/dev/null; [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
