@@ -6,7 +6,9 @@
  * write, fsync and truncate of its append failing in turn (EIO, a short
  * write), or the record torn at every byte, or a sector of it never
  * written, leaves none of the commit after a restart, never half; a commit
- * whose record would pass 64 MiB is refused whole. Then the start: a read
+ * whose record would pass 64 MiB is refused whole; each malloc of a
+ * commit failing in turn (the store's own, taking the record into what it
+ * keeps, among them) refuses it whole or keeps it whole. Then the start: a read
  * of the file failing, a record damaged before the tail, or one of an
  * unknown kind makes persist_apply() fail and leaves the file as it was,
  * byte for byte, where the store used to start empty; a torn tail is
@@ -24,6 +26,7 @@
 #include <rcustring/sysctl.h>
 #include <rcustring/sysctl_commit.h>
 
+#include "../failmalloc.h"
 #include "journal.h"
 #include "log.h"
 #include "persist.h"
@@ -557,6 +560,46 @@ static int writer(const char *path)
 	}
 }
 
+/* ---- out of memory inside a commit ---- */
+
+/*
+ * Each malloc of a commit failing in turn, the last ones those of the
+ * store taking the record into what it keeps, after the append: the
+ * commit is refused or kept whole, in the tree and after a restart (a
+ * compaction at close writes what the store keeps), never half.
+ */
+static void out_of_memory(const char *dir)
+{
+	char path[256], ctx[64];
+	int refused = 0, n;
+
+	fresh(dir, path, sizeof(path), "nomem");
+	for (n = 1; n < 200; n++) {
+		struct life l;
+		long calls;
+		int rc, want;
+
+		if (life_start(&l, path))
+			return;
+		commit_pair(&l, 2 * n - 1);
+		failmalloc_arm(n);
+		rc = commit_pair(&l, 2 * n);
+		calls = failmalloc_disarm();
+		want = rc ? 2 * n - 1 : 2 * n;
+		snprintf(ctx, sizeof(ctx), "malloc #%d of a commit fails", n);
+		check(pair_of(&l) == want, rc ? "the refused commit leaves the old pair live" :
+					       "the acknowledged commit is live", ctx);
+		life_end(&l);
+		expect_pair(path, want, ctx);
+		refused += rc != 0;
+		if (calls < n)
+			break; /* the commit made fewer mallocs: each failed once */
+	}
+	printf("out of memory: %d mallocs of a commit failed in turn, %d refused it\n", n - 1,
+	       refused);
+	check(refused >= 5, "the failures reach the commit", "out of memory");
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/persist-commit-XXXXXX", cmd[64];
@@ -573,6 +616,7 @@ int main(int argc, char **argv)
 	torn_commit(dir);
 	too_big(dir);
 	start_refused(dir);
+	out_of_memory(dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);

@@ -109,6 +109,91 @@ static int write_at(struct persist *p, int fd, const char *buf, size_t len, off_
 	return 0;
 }
 
+/* A commit record's items on their way into p->map: all of them, or none. */
+struct staged {
+	struct journal_rec rec;
+	char *copy;  /* a SET's value, for kept_adopt() */
+	bool added;  /* its key was added (empty) for it: dropped again on failure */
+};
+
+struct stage {
+	struct staged *s;
+	size_t n, cap;
+};
+
+static int stage_item(const struct journal_rec *r, void *arg)
+{
+	struct stage *st = arg;
+
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 16;
+		struct staged *s = realloc(st->s, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		st->s = s;
+		st->cap = cap;
+	}
+	st->s[st->n++] = (struct staged){ .rec = *r };
+	return 0;
+}
+
+/* Everything the items need allocated (values copied, new keys added): the map can then not fail. */
+static int stage_alloc(struct persist *p, struct stage *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct staged *s = &st->s[i];
+		const struct journal_rec *r = &s->rec;
+
+		if (r->op != JOURNAL_SET)
+			continue;
+		s->copy = malloc(r->value_len ? r->value_len : 1);
+		if (!s->copy)
+			return -ENOMEM;
+		if (r->value_len)
+			memcpy(s->copy, r->value, r->value_len);
+		if (!kept_find(&p->map, r->key, r->key_len)) {
+			if (kept_set(&p->map, r->key, r->key_len, "", 0, r->origin, r->time))
+				return -ENOMEM;
+			s->added = true;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A commit record into p->map whole or not at all (-ENOMEM, the map as it
+ * was), so a compaction never writes half of a commit.
+ */
+static int apply_commit(struct persist *p, const struct journal_rec *c)
+{
+	struct stage st = { 0 };
+	int err = journal_commit_items(c, stage_item, &st);
+
+	if (!err)
+		err = stage_alloc(p, &st);
+	for (size_t i = 0; i < st.n; i++) {
+		struct staged *s = &st.s[i];
+		struct kept *k;
+
+		if (err) {
+			if (s->added)
+				kept_drop(&p->map, s->rec.key, s->rec.key_len);
+			free(s->copy);
+		} else if (s->rec.op == JOURNAL_DROP) {
+			kept_drop(&p->map, s->rec.key, s->rec.key_len);
+		} else if ((k = kept_find(&p->map, s->rec.key, s->rec.key_len)) != NULL) {
+			kept_adopt(&p->map, k, s->copy, s->rec.value_len, s->rec.origin, s->rec.time);
+		} else {
+			/* Dropped by an earlier item of the same commit (ours never name a key twice). */
+			err = persist_apply_rec(&s->rec, p);
+			free(s->copy);
+		}
+	}
+	free(st.s);
+	return err;
+}
+
 int persist_apply_rec(const struct journal_rec *r, void *arg)
 {
 	struct persist *p = arg;
@@ -124,8 +209,7 @@ int persist_apply_rec(const struct journal_rec *r, void *arg)
 			p->epoch = journal_epoch(r);
 		return 0;
 	case JOURNAL_COMMIT:
-		/* Its items checked whole with the record: all of them apply. */
-		return journal_commit_items(r, persist_apply_rec, p);
+		return apply_commit(p, r);
 	}
 	return 0;
 }
