@@ -116,7 +116,8 @@ static int f_truncate(void *arg, int fd, off_t len)
 	return trip(C_TRUNCATE) ? -1 : ftruncate(fd, len);
 }
 
-static const struct persist_io faulty = { f_pwrite, f_fsync, f_rename, f_close, f_truncate, NULL };
+static const struct persist_io faulty = { f_pwrite, f_fsync, f_rename, f_close, f_truncate,
+					  NULL, NULL };
 
 /* One daemon's life: a tree of NKEYS strings at their defaults, the store applied. */
 struct life {

@@ -5,7 +5,9 @@
 # (the longest value of a long path: persist-faults); a settings line "key =" sets the
 # empty value; rcusysctl --kept lists what is kept with its origin; a text
 # state file of rcusysd 0.1 is migrated once at start, logged, the old file
-# kept; a generation read before a restart never matches after it.
+# kept; a generation read before a restart never matches after it. A
+# damaged record before the tail stops the start, the file left; a torn tail
+# is cut.
 set -u
 rcusysd=${1:?usage: test_rcusysd_store.sh RCUSYSD RCUSYSCTL}
 cli=${2:?usage: test_rcusysd_store.sh RCUSYSD RCUSYSCTL}
@@ -148,5 +150,32 @@ stop
 start
 check "no second migration" "1" "$(grep -c 'migrated 1 values' "$dir/log")"
 check "the value is still there" "migrated" "$(get app.blanks)"
+stop
+# A state file that cannot be read stops the start (rcusysd used to start
+# empty, and its next write replaced the file with a journal of nothing); a
+# torn tail is still cut. The damage: one byte of the first of two records.
+rm -rf "$dir/state"
+start
+"$cli" "${S[@]}" -q -w app.blanks=first-value
+"$cli" "${S[@]}" -q -w app.modprobe=/sbin/second
+stop
+cp "$state" "$dir/good.journal"
+python3 -c 'import sys
+p = sys.argv[1]; d = bytearray(open(p, "rb").read())
+d[d.index(b"first-value")] ^= 0x20
+open(p, "wb").write(d)' "$state"
+cp "$state" "$dir/bad.journal"
+timeout 20 "$rcusysd" --no-fuse -d "$dir/run" -t "$dir/tunables.conf" --state "$state" 2> "$dir/err"
+rc=$?
+check "a damaged record before the tail stops the start" "1" "$rc"
+check "the message names the file, the byte and the errno" "1 1" \
+	"$(grep -c "$state: the record at byte [0-9]* is damaged and is not a torn tail" "$dir/err") $(grep -c "cannot read the state file $state: Bad message (not starting" "$dir/err")"
+check "the damaged file is left as it was" "same" "$(cmp -s "$state" "$dir/bad.journal" && echo same)"
+# A torn tail: the last record cut by 3 bytes (a crash during its append).
+head -c -3 "$dir/good.journal" > "$state"
+start
+check "a torn tail is cut, the records before it kept" "first-value /sbin/modprobe" \
+	"$(get app.blanks) $(get app.modprobe)"
+check "the cut is logged" "1" "$(grep -c 'the last [0-9]* bytes are a record cut by a crash' "$dir/log")"
 stop
 finish rcusysd-store

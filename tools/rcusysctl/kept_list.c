@@ -30,6 +30,8 @@ static int replay(const struct journal_rec *r, void *arg)
 		return kept_set(m, r->key, r->key_len, r->value, r->value_len, r->origin, r->time);
 	if (r->op == JOURNAL_DROP)
 		kept_drop(m, r->key, r->key_len);
+	if (r->op == JOURNAL_COMMIT) /* several entries set as one: each is kept */
+		return journal_commit_items(r, replay, m);
 	return 0;
 }
 

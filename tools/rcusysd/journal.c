@@ -110,11 +110,52 @@ bool journal_is(const char *data, size_t len)
 	return len >= JOURNAL_MAGIC_LEN && !memcmp(data, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN);
 }
 
-/* The record at @p (@left bytes there): its total size, or 0 when it does not check. */
-static size_t decode(const unsigned char *p, size_t left, struct journal_rec *r)
+/* A commit's items: count (4), then each op (1), origin (1), pad (2), key_len (4), value_len (4). */
+#define ITEM_FIXED 12u
+
+/*
+ * Walks the items of a commit record's value; @fn NULL: only checks them.
+ * Return: 0, -EBADMSG (they do not parse to its end), or @fn's return.
+ */
+static int walk_items(const struct journal_rec *c, journal_rec_fn *fn, void *arg)
+{
+	const unsigned char *p = (const unsigned char *)c->value, *end = p + c->value_len;
+	uint64_t n;
+	int err = 0;
+
+	if (c->value_len < 4 || !(n = get_le(p, 4)))
+		return -EBADMSG;
+	for (p += 4; n && !err; n--) {
+		struct journal_rec r = { .origin = p[1], .time = c->time };
+
+		if ((size_t)(end - p) < ITEM_FIXED)
+			return -EBADMSG;
+		r.op = (enum journal_op)p[0];
+		r.key_len = get_le(p + 4, 4);
+		r.value_len = get_le(p + 8, 4);
+		if ((r.op != JOURNAL_SET && r.op != JOURNAL_DROP) || p[2] || p[3] ||
+		    r.key_len > JOURNAL_KEY_MAX ||
+		    r.key_len + r.value_len > (size_t)(end - p) - ITEM_FIXED)
+			return -EBADMSG;
+		r.key = (const char *)p + ITEM_FIXED;
+		r.value = r.key + r.key_len;
+		p += ITEM_FIXED + r.key_len + r.value_len;
+		if (fn)
+			err = fn(&r, arg);
+	}
+	return err ? err : p == end ? 0 : -EBADMSG;
+}
+
+/*
+ * The record at @p (@left bytes there): its total size, or 0 when it does
+ * not check; then *@damaged tells a record whose checksum holds but that
+ * does not parse (no crash makes one) from one cut or torn.
+ */
+static size_t decode(const unsigned char *p, size_t left, struct journal_rec *r, bool *damaged)
 {
 	size_t body, key_len;
 
+	*damaged = false;
 	if (left < HEAD + BODY_FIXED)
 		return 0;
 	body = get_le(p + 4, 4);
@@ -122,8 +163,9 @@ static size_t decode(const unsigned char *p, size_t left, struct journal_rec *r)
 		return 0;
 	if (get_le(p, 4) != crc32c(p + 4, 4 + body))
 		return 0;
+	*damaged = true;
 	key_len = get_le(p + 12, 4);
-	if (key_len > body - BODY_FIXED || p[8] < JOURNAL_SET || p[8] > JOURNAL_EPOCH)
+	if (key_len > body - BODY_FIXED || p[8] < JOURNAL_SET || p[8] > JOURNAL_COMMIT)
 		return 0;
 	r->op = (enum journal_op)p[8];
 	r->origin = p[9];
@@ -132,6 +174,9 @@ static size_t decode(const unsigned char *p, size_t left, struct journal_rec *r)
 	r->key_len = key_len;
 	r->value = r->key + key_len;
 	r->value_len = body - BODY_FIXED - key_len;
+	if (r->op == JOURNAL_COMMIT && (key_len || walk_items(r, NULL, NULL)))
+		return 0;
+	*damaged = false;
 	return HEAD + body;
 }
 
@@ -143,7 +188,8 @@ int journal_parse(const char *data, size_t len, journal_rec_fn *fn, void *arg, s
 
 	while (off < len && !err) {
 		struct journal_rec r;
-		size_t n = decode(p + off, len - off, &r);
+		bool damaged;
+		size_t n = decode(p + off, len - off, &r, &damaged);
 
 		if (!n)
 			break;
@@ -170,4 +216,92 @@ void journal_buf_free(struct journal_buf *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;
+}
+
+int journal_commit_payload(struct journal_buf *b, const struct journal_rec *items, size_t n)
+{
+	size_t total = BODY_FIXED + 4;
+	unsigned char *p;
+
+	if (!n || n > UINT32_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if ((items[i].op != JOURNAL_SET && items[i].op != JOURNAL_DROP) ||
+		    items[i].key_len > JOURNAL_KEY_MAX)
+			return -EINVAL;
+		/* Each term is at most 16 MiB + 64 KiB here: the sum cannot wrap before the check. */
+		if (items[i].value_len > JOURNAL_RECORD_MAX)
+			return -EFBIG;
+		total += ITEM_FIXED + items[i].key_len + items[i].value_len;
+		if (total > JOURNAL_RECORD_MAX)
+			return -EFBIG;
+	}
+	if (reserve(b, total - BODY_FIXED))
+		return -ENOMEM;
+	p = (unsigned char *)b->data + b->len;
+	put_le(p, n, 4);
+	p += 4;
+	for (size_t i = 0; i < n; i++) {
+		const struct journal_rec *r = &items[i];
+
+		p[0] = (unsigned char)r->op;
+		p[1] = (unsigned char)r->origin;
+		p[2] = p[3] = 0;
+		put_le(p + 4, r->key_len, 4);
+		put_le(p + 8, r->value_len, 4);
+		if (r->key_len)
+			memcpy(p + ITEM_FIXED, r->key, r->key_len);
+		if (r->value_len)
+			memcpy(p + ITEM_FIXED + r->key_len, r->value, r->value_len);
+		p += ITEM_FIXED + r->key_len + r->value_len;
+	}
+	b->len += total - BODY_FIXED;
+	return 0;
+}
+
+int journal_commit_items(const struct journal_rec *r, journal_rec_fn *fn, void *arg)
+{
+	return r->op == JOURNAL_COMMIT ? walk_items(r, fn, arg) : -EINVAL;
+}
+
+/*
+ * Is a 512-byte sector that the record at @p (@extent bytes, file offset
+ * @at, @left bytes to the end of the file) reaches into all zeros from the
+ * record on, to the sector's end or the file's? A write the disk never
+ * made reads so; a few zero bytes of a record's own do not.
+ */
+static bool zero_sector(const unsigned char *p, size_t extent, size_t left, size_t at)
+{
+	for (size_t off = 0; off < extent; off += 512 - (at + off) % 512) {
+		size_t end = off + 512 - (at + off) % 512, i;
+
+		if (end > left)
+			end = left;
+		for (i = off; i < end && !p[i]; i++)
+			;
+		if (i == end)
+			return true;
+	}
+	return false;
+}
+
+int journal_tail(const char *data, size_t len, size_t good, size_t base)
+{
+	const unsigned char *p = (const unsigned char *)data + good;
+	size_t left = len - good, extent;
+	struct journal_rec r;
+	bool damaged;
+
+	if (good >= len)
+		return 0;
+	if (decode(p, left, &r, &damaged) || damaged)
+		return -EBADMSG; /* it checks (journal_parse()'s callback stopped), or no crash made it */
+	if (left < HEAD + BODY_FIXED)
+		return 0; /* the file ends inside its header */
+	extent = HEAD + get_le(p + 4, 4);
+	if (extent >= left)
+		return 0; /* it reaches the end of the file: the last append, cut */
+	if (extent < HEAD + BODY_FIXED)
+		extent = HEAD; /* a length that cannot be: its header's sector tells */
+	return zero_sector(p, extent, left, base + good) ? 0 : -EBADMSG;
 }

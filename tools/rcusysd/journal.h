@@ -5,9 +5,13 @@
  * record is appended whole or, when the daemon or the machine died in its
  * middle, is a torn tail that fails its length or checksum: a reader
  * stops at the first record that does not check and reports how many
- * bytes were good, so the owner cuts the rest. Values are bytes, stored
- * as the entry read them, so they come back exactly. Pure encoding and
- * decoding: rcusysd's store (persist.c) and rcusysctl --kept share it.
+ * bytes were good; journal_tail() then tells a torn tail (cut it) from a
+ * damaged journal (refuse it). A commit of several entries is one
+ * JOURNAL_COMMIT record whose value lists its (op, key, value) items, so
+ * one checksum covers them all: after a crash all of them are there or
+ * none. Values are bytes, stored as the entry read them, so they come back
+ * exactly. Pure encoding and decoding: rcusysd's store (persist.c) and
+ * rcusysctl --kept share it.
  */
 #ifndef RCUSYSD_JOURNAL_H
 #define RCUSYSD_JOURNAL_H
@@ -26,6 +30,7 @@ enum journal_op {
 	JOURNAL_SET = 1,   /* @key holds @value */
 	JOURNAL_DROP = 2,  /* @key is no longer kept */
 	JOURNAL_EPOCH = 3, /* the store's epoch: @value is 8 bytes, little-endian */
+	JOURNAL_COMMIT = 4, /* @value holds items (journal_commit_items()); no key */
 };
 
 /* One record; @key and @value point into the parsed data (not NUL-terminated). */
@@ -73,5 +78,36 @@ uint64_t journal_epoch(const struct journal_rec *r);
 void journal_epoch_bytes(uint64_t epoch, char out[8]);
 
 void journal_buf_free(struct journal_buf *b);
+
+/*
+ * The value of a JOURNAL_COMMIT record holding @items (@n of them, each a
+ * JOURNAL_SET or JOURNAL_DROP with its key, value and origin; their time is
+ * the record's), appended to @b (empty). The size is checked before
+ * anything is copied. Context: any thread, @b its own.
+ * Return: 0, -EINVAL (a key longer than JOURNAL_KEY_MAX, another op, no
+ * item), -EFBIG (the record would be longer than JOURNAL_RECORD_MAX),
+ * -ENOMEM.
+ */
+int journal_commit_payload(struct journal_buf *b, const struct journal_rec *items, size_t n);
+
+/*
+ * Calls @fn for each item of the JOURNAL_COMMIT record @r (their time is
+ * @r's), in order, until @fn returns non-zero. Records journal_parse()
+ * gives were checked whole already. Context: any thread.
+ * Return: 0 or @fn's return.
+ */
+int journal_commit_items(const struct journal_rec *r, journal_rec_fn *fn, void *arg);
+
+/*
+ * The bytes of @data (@len, records only) from @good on, where
+ * journal_parse() stopped: a torn tail, which a crash during an append
+ * leaves (a record cut short by the end of the file, reaching to it, or
+ * holding a zero-filled 512-byte sector the disk never wrote, as etcd's
+ * WAL tells them), or damage (a record in the middle that fails its
+ * checksum, or one whose checksum holds but that does not parse: a newer
+ * format, a bug). @base: the file offset of @data, for the sectors.
+ * Context: any thread. Return: 0 (nothing left or a torn tail), -EBADMSG.
+ */
+int journal_tail(const char *data, size_t len, size_t good, size_t base);
 
 #endif

@@ -95,13 +95,19 @@ int kept_set(struct kept_map *m, const char *key, size_t key_len, const char *va
 		free(v);
 		return -ENOMEM;
 	}
+	kept_adopt(m, k, v, len, origin, time);
+	return 0;
+}
+
+void kept_adopt(struct kept_map *m, struct kept *k, char *value, size_t len, unsigned int origin,
+		int64_t time)
+{
 	m->bytes += len - k->len;
 	free(k->value);
-	k->value = v;
+	k->value = value;
 	k->len = len;
 	k->origin = origin;
 	k->time = time;
-	return 0;
 }
 
 void kept_drop(struct kept_map *m, const char *key, size_t key_len)

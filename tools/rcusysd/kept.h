@@ -40,6 +40,14 @@ struct kept *kept_find(const struct kept_map *m, const char *key, size_t key_len
 int kept_set(struct kept_map *m, const char *key, size_t key_len, const char *value, size_t len,
 	     unsigned int origin, int64_t time);
 
+/*
+ * @k, in @m, holds @value (@len bytes, malloc'ed: the map owns it now)
+ * with @origin and @time. It cannot fail, so a change of several keys
+ * allocates first and then adopts them all (persist_commit.c).
+ */
+void kept_adopt(struct kept_map *m, struct kept *k, char *value, size_t len, unsigned int origin,
+		int64_t time);
+
 /* @key is kept no more (nothing when it was not). */
 void kept_drop(struct kept_map *m, const char *key, size_t key_len);
 

@@ -261,9 +261,12 @@ static int open_state(struct daemon *d)
 		return 1;
 	}
 	err = persist_apply(d->persist);
-	if (err)
-		rlog(LOG_ERR, "cannot read the state file %s: %s (starting without it)", state,
-		     strerror(-err));
+	if (err) {
+		/* Starting empty would write a journal of nothing over every kept value. */
+		rlog(LOG_ERR, "cannot read the state file %s: %s (not starting: move it away to start "
+		     "without its values)", state, strerror(-err));
+		return 1;
+	}
 	if (d->o.check)
 		return 0; /* no commit hook: the check writes nothing */
 	err = persist_watch(d->persist);

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rcustring/sysctl_commit.h>
+
 #include "log.h"
 #include "persist_int.h"
 #include "rundir.h"
@@ -156,7 +158,7 @@ int persist_open_check(struct sysctl_tree *tree, const char *path, struct persis
 }
 
 /* The whole file at @fd (a regular file: checked again, a FIFO swapped in would hang us). */
-static int read_all(int fd, char **out, size_t *out_len)
+static int read_all(struct persist *p, int fd, char **out, size_t *out_len)
 {
 	char *text = NULL;
 	size_t len = 0, cap = 0;
@@ -176,7 +178,7 @@ static int read_all(int fd, char **out, size_t *out_len)
 			}
 			text = t;
 		}
-		n = read(fd, text + len, cap - len);
+		n = p->io.read(p->io.arg, fd, text + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -299,7 +301,11 @@ static void apply_kept(struct persist *p)
 	}
 }
 
-/* The file's records into p->map; a torn or corrupt tail is cut (logged). */
+/*
+ * The file's records into p->map. A torn tail (journal_tail()) is cut
+ * (logged); damage before it is an error, so a start never drops what
+ * the file keeps after it.
+ */
 static int load(struct persist *p, const char *text, size_t len)
 {
 	size_t good = 0;
@@ -311,6 +317,12 @@ static int load(struct persist *p, const char *text, size_t len)
 		return migrate(p, text, len);
 	err = journal_parse(text + JOURNAL_MAGIC_LEN, len - JOURNAL_MAGIC_LEN, persist_apply_rec,
 			    p, &good);
+	if (!err)
+		err = journal_tail(text + JOURNAL_MAGIC_LEN, len - JOURNAL_MAGIC_LEN, good,
+				   JOURNAL_MAGIC_LEN);
+	if (err == -EBADMSG)
+		rlog(LOG_ERR, "%s: the record at byte %zu is damaged and is not a torn tail (%zu bytes "
+		     "follow it)", p->path, JOURNAL_MAGIC_LEN + good, len - JOURNAL_MAGIC_LEN - good);
 	if (err)
 		return err;
 	if (JOURNAL_MAGIC_LEN + good < len)
@@ -329,18 +341,20 @@ int persist_apply(struct persist *p)
 
 	if (fd < 0 && fd != -ENOENT) {
 		rlog(LOG_ERR, "%s: refused: %s", p->path, why);
+		p->unread = fd;
 		return fd;
 	}
 	if (fd >= 0) {
-		err = read_all(fd, &text, &len);
+		err = read_all(p, fd, &text, &len);
 		close(fd);
 	}
 	if (!err)
 		err = load(p, text, len);
 	free(text);
 	if (err) {
+		/* Nothing is written: the file stays for the operator, and no commit replaces it. */
 		kept_free(&p->map);
-		p->broken = true; /* the next commit writes the file anew */
+		p->unread = err;
 		return err;
 	}
 	p->epoch++;
@@ -383,25 +397,29 @@ static bool holds_exactly(struct persist *p, const char *key, const char *value,
 	return same;
 }
 
-/* The tree's commit hook: runs in the writer, under the entry's writer lock. */
-static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
+/*
+ * What the store writes for @e, changed by a write of @origin: a record
+ * in @r (1; @r->value, when set, is *@value, the caller's to free),
+ * nothing (0: kept as it is), or a negative errno (logged).
+ */
+static int entry_record(struct persist *p, struct sysctl_entry *e, unsigned int origin,
+			struct journal_rec *r, char **value)
 {
-	struct persist *p = arg;
 	const char *key = sysctl_entry_path(e);
-	struct journal_rec r = { .op = JOURNAL_SET, .origin = ch->origin, .time = time(NULL),
-				 .key = key, .key_len = strlen(key) };
-	char *value = NULL;
 	int err;
 
-	switch (ch->origin) {
+	*r = (struct journal_rec){ .op = JOURNAL_SET, .origin = origin, .time = time(NULL),
+				   .key = key, .key_len = strlen(key) };
+	*value = NULL;
+	switch (origin) {
 	case SYSCTL_ORIGIN_CLIENT:
 	case SYSCTL_ORIGIN_STATE:
 		break;
 	case SYSCTL_ORIGIN_MIRROR:
 		if (!persist_holds(p, key))
 			return 0; /* etcd's key, and we never held it */
-		r.op = JOURNAL_DROP;
-		break;
+		r->op = JOURNAL_DROP;
+		return 1;
 	case SYSCTL_ORIGIN_PROGRAM:
 		/* A default (a tunable declared again at reload) never pins itself: the
 		 * kept value stays, and config's converge puts it back (persist_restore). */
@@ -411,18 +429,77 @@ static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, voi
 			return 0; /* a file's value: the files say it again at start */
 		break;
 	}
-	if (r.op == JOURNAL_SET) {
-		err = read_value(e, &value, &r.value_len);
-		if (err) {
-			log_refused(p, e, err);
-			return err;
-		}
-		r.value = value;
-		if (holds_exactly(p, key, value, r.value_len)) {
-			free(value);
-			return 0; /* durable already: a write of the same bytes, a restore */
-		}
+	err = read_value(e, value, &r->value_len);
+	if (err) {
+		log_refused(p, e, err);
+		return err;
 	}
+	r->value = *value;
+	if (holds_exactly(p, key, *value, r->value_len)) {
+		free(*value);
+		*value = NULL;
+		return 0; /* durable already: a write of the same bytes, a restore */
+	}
+	return 1;
+}
+
+/*
+ * A sysctl_commit() of @n entries: what each keeps, decided as for a
+ * single write, in ONE record (one checksum), so a crash or a failed
+ * fsync keeps all of it or none. One item left is a plain record.
+ */
+static int commit_entries(struct persist *p, struct sysctl_entry *const *all, size_t n,
+			  unsigned int origin)
+{
+	struct journal_rec items[SYSCTL_COMMIT_MAX], r = { .op = JOURNAL_COMMIT, .origin = origin,
+							   .time = time(NULL) };
+	char *values[SYSCTL_COMMIT_MAX];
+	struct journal_buf b = { 0 };
+	bool too_big = false;
+	size_t m = 0, i;
+	int err = 0;
+
+	for (i = 0; i < n && i < SYSCTL_COMMIT_MAX && err >= 0; i++) {
+		err = entry_record(p, all[i], origin, &items[m], &values[m]);
+		m += err > 0;
+	}
+	if (err >= 0 && m > 1) {
+		err = journal_commit_payload(&b, items, m);
+		too_big = err == -EFBIG;
+		r.value = b.data;
+		r.value_len = b.len;
+	}
+	if (err >= 0 && m)
+		err = persist_commit(p, m > 1 ? &r : &items[0]);
+	if (err < 0)
+		rlog(LOG_ERR, "cannot persist a commit of %zu entries (%s, ...) to %s: %s (the commit is "
+		     "refused whole)", n, sysctl_entry_path(all[0]), p->path,
+		     too_big ? "its record would be longer than the store's limit of one record "
+				     "(64 MiB)" : strerror(-err));
+	journal_buf_free(&b);
+	while (m--)
+		free(values[m]);
+	return err < 0 ? err : 0;
+}
+
+/*
+ * The tree's commit hook: runs in the writer, under the writer lock of
+ * every entry of the change, once for a sysctl_commit() of several.
+ */
+static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
+{
+	struct persist *p = arg;
+	struct sysctl_entry *const *all = &e;
+	size_t n = sysctl_change_entries(ch, &all, NULL);
+	struct journal_rec r;
+	char *value;
+	int err;
+
+	if (n > 1)
+		return commit_entries(p, all, n, ch->origin);
+	err = entry_record(p, e, ch->origin, &r, &value);
+	if (err <= 0)
+		return err;
 	err = persist_commit(p, &r);
 	free(value);
 	if (err)
@@ -432,6 +509,8 @@ static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, voi
 
 int persist_watch(struct persist *p)
 {
+	if (p->unread)
+		return p->unread; /* its commits would write a journal of nothing over the file */
 	if (!p->hooked)
 		sysctl_tree_set_commit(p->tree, on_commit, p);
 	p->hooked = true;

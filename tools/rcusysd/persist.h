@@ -10,7 +10,10 @@
  * it is compacted: the kept values written to a temporary file (a random
  * name, O_EXCL), fsync'ed, closed, renamed over the journal, the directory
  * fsync'ed. A record cut by a crash fails its checksum and is cut at the
- * next start. The commit is the tree's commit hook
+ * next start; a record damaged before the tail, or a file that cannot be
+ * read, stops the start instead (persist_apply()). A sysctl_commit() of
+ * several entries is one record, so a crash keeps all of it or none. The
+ * commit is the tree's commit hook
  * (sysctl_tree_set_commit()): it runs inside the write, before the write
  * is acknowledged; a write that cannot be made durable (a full disk, an
  * I/O error) is refused with the errno, and so is every write of the same
@@ -65,6 +68,7 @@ struct persist_io {
 	int (*rename)(void *arg, int dirfd, const char *from, const char *to);
 	int (*close)(void *arg, int fd);
 	int (*truncate)(void *arg, int fd, off_t len);
+	ssize_t (*read)(void *arg, int fd, void *buf, size_t len); /* of the file at start */
 	void *arg;
 };
 
@@ -93,9 +97,13 @@ int persist_open_check(struct sysctl_tree *tree, const char *path, struct persis
 /*
  * Reads the store (migrating a text state file), raises its epoch, applies
  * the kept values to the tree (a value that no longer applies is logged
- * and kept no more) and writes the journal compacted. Returns 0 or a
- * negative errno (the file unreadable; a missing file is 0); the store
- * then starts empty and its next commit writes the file anew.
+ * and kept no more) and writes the journal compacted. A torn tail (a
+ * crash during an append) is cut, logged. Returns 0 or a negative errno,
+ * logged with the file's name: the file cannot be opened or read (-EIO,
+ * ...), or a record before the tail is damaged (-EBADMSG); a missing file
+ * is 0. On an error nothing is applied or written, persist_watch() and
+ * every commit return the same errno, and the caller must not start
+ * (starting empty would drop every kept value at the next write).
  * Context: at start, after persist_open() and persist_set_io(), one thread.
  */
 int persist_apply(struct persist *p);
@@ -105,8 +113,12 @@ uint64_t persist_epoch(const struct persist *p);
 
 /*
  * From now on every write of the tree commits to the store (installs the
- * commit hook; again after a reload does nothing). Call once the store is
- * applied, before the tree is served. Returns 0.
+ * commit hook; again after a reload does nothing): a single write as one
+ * record, a sysctl_commit() of several entries as one record holding all
+ * of them, refused whole (-EFBIG, logged) when that record would pass
+ * the journal's limit of 64 MiB. Call once the store is applied, before
+ * the tree is served. Returns 0, or persist_apply()'s errno when it
+ * failed (no hook installed).
  * Context: before the tree is shared.
  */
 int persist_watch(struct persist *p);
@@ -136,7 +148,8 @@ int persist_restore(struct persist *p, const char *path);
 int persist_forget(struct persist *p, const char *path);
 
 /*
- * Commits made durable so far: fsyncs of the journal, batches, compactions;
+ * Commits made durable so far: fsyncs of the journal, batches, values
+ * written (each entry of a commit counts), compactions;
  * batches refused (the append or fdatasync failed, nothing of them kept);
  * values the journal holds now; when the last batch became durable
  * (CLOCK_REALTIME, 0 if none); and each batch's append-and-sync time,

@@ -60,6 +60,12 @@ static int real_truncate(void *arg, int fd, off_t len)
 	return ftruncate(fd, len);
 }
 
+static ssize_t real_read(void *arg, int fd, void *buf, size_t len)
+{
+	(void)arg;
+	return read(fd, buf, len);
+}
+
 void persist_io_defaults(struct persist_io *io)
 {
 	if (!io->pwrite)
@@ -72,6 +78,8 @@ void persist_io_defaults(struct persist_io *io)
 		io->close = real_close;
 	if (!io->truncate)
 		io->truncate = real_truncate;
+	if (!io->read)
+		io->read = real_read;
 }
 
 static int64_t now_ns(void)
@@ -101,6 +109,91 @@ static int write_at(struct persist *p, int fd, const char *buf, size_t len, off_
 	return 0;
 }
 
+/* A commit record's items on their way into p->map: all of them, or none. */
+struct staged {
+	struct journal_rec rec;
+	char *copy;  /* a SET's value, for kept_adopt() */
+	bool added;  /* its key was added (empty) for it: dropped again on failure */
+};
+
+struct stage {
+	struct staged *s;
+	size_t n, cap;
+};
+
+static int stage_item(const struct journal_rec *r, void *arg)
+{
+	struct stage *st = arg;
+
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 16;
+		struct staged *s = realloc(st->s, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		st->s = s;
+		st->cap = cap;
+	}
+	st->s[st->n++] = (struct staged){ .rec = *r };
+	return 0;
+}
+
+/* Everything the items need allocated (values copied, new keys added): the map can then not fail. */
+static int stage_alloc(struct persist *p, struct stage *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct staged *s = &st->s[i];
+		const struct journal_rec *r = &s->rec;
+
+		if (r->op != JOURNAL_SET)
+			continue;
+		s->copy = malloc(r->value_len ? r->value_len : 1);
+		if (!s->copy)
+			return -ENOMEM;
+		if (r->value_len)
+			memcpy(s->copy, r->value, r->value_len);
+		if (!kept_find(&p->map, r->key, r->key_len)) {
+			if (kept_set(&p->map, r->key, r->key_len, "", 0, r->origin, r->time))
+				return -ENOMEM;
+			s->added = true;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A commit record into p->map whole or not at all (-ENOMEM, the map as it
+ * was), so a compaction never writes half of a commit.
+ */
+static int apply_commit(struct persist *p, const struct journal_rec *c)
+{
+	struct stage st = { 0 };
+	int err = journal_commit_items(c, stage_item, &st);
+
+	if (!err)
+		err = stage_alloc(p, &st);
+	for (size_t i = 0; i < st.n; i++) {
+		struct staged *s = &st.s[i];
+		struct kept *k;
+
+		if (err) {
+			if (s->added)
+				kept_drop(&p->map, s->rec.key, s->rec.key_len);
+			free(s->copy);
+		} else if (s->rec.op == JOURNAL_DROP) {
+			kept_drop(&p->map, s->rec.key, s->rec.key_len);
+		} else if ((k = kept_find(&p->map, s->rec.key, s->rec.key_len)) != NULL) {
+			kept_adopt(&p->map, k, s->copy, s->rec.value_len, s->rec.origin, s->rec.time);
+		} else {
+			/* Dropped by an earlier item of the same commit (ours never name a key twice). */
+			err = persist_apply_rec(&s->rec, p);
+			free(s->copy);
+		}
+	}
+	free(st.s);
+	return err;
+}
+
 int persist_apply_rec(const struct journal_rec *r, void *arg)
 {
 	struct persist *p = arg;
@@ -115,6 +208,8 @@ int persist_apply_rec(const struct journal_rec *r, void *arg)
 		if (journal_epoch(r) > p->epoch)
 			p->epoch = journal_epoch(r);
 		return 0;
+	case JOURNAL_COMMIT:
+		return apply_commit(p, r);
 	}
 	return 0;
 }
@@ -291,7 +386,7 @@ static void lead(struct persist *p, struct batch *b)
 		size_t good;
 
 		p->size += (off_t)b->buf.len;
-		p->stats.syncs++, p->stats.batches++, p->stats.records += b->nwriters;
+		p->stats.syncs++, p->stats.batches++, p->stats.records += b->nvalues;
 		/* Only records we encoded: each checks, and the map takes it (or -ENOMEM). */
 		err = journal_parse(b->buf.data, b->buf.len, persist_apply_rec, p, &good);
 		if (err)
@@ -314,11 +409,29 @@ static void lead(struct persist *p, struct batch *b)
 	pthread_cond_broadcast(&p->cond);
 }
 
+static int count_item(const struct journal_rec *r, void *arg)
+{
+	(void)r;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+/* The values a commit record holds, for persist_stats.records. */
+static uint64_t count_items(const struct journal_rec *r)
+{
+	uint64_t n = 0;
+
+	journal_commit_items(r, count_item, &n);
+	return n;
+}
+
 int persist_commit(struct persist *p, const struct journal_rec *r)
 {
 	struct batch *b;
 	int err;
 
+	if (p->unread)
+		return p->unread; /* the file was not read: a compaction would drop what it keeps */
 	pthread_mutex_lock(&p->lock);
 	if (!p->open && !(p->open = calloc(1, sizeof(*p->open)))) {
 		pthread_mutex_unlock(&p->lock);
@@ -331,6 +444,7 @@ int persist_commit(struct persist *p, const struct journal_rec *r)
 		return err;
 	}
 	b->nwriters++;
+	b->nvalues += r->op == JOURNAL_COMMIT ? count_items(r) : 1;
 	if (p->flushing)
 		pthread_cond_broadcast(&p->cond); /* a gathering leader counts us */
 	while (!b->done) {

@@ -20,6 +20,7 @@
 struct batch {
 	struct journal_buf buf;
 	unsigned int nwriters;
+	uint64_t nvalues; /* the values its records hold: each item of a commit counts */
 	bool done;
 	int err;
 };
@@ -30,6 +31,7 @@ struct persist {
 	int dirfd, lockfd, fd; /* fd: the journal, -1 until loaded */
 	bool hooked;
 	bool check; /* persist_open_check(): read and apply, write nothing, take no lock */
+	int unread; /* persist_apply() could not read the file: never write it */
 	pthread_mutex_t lock; /* everything below */
 	pthread_cond_t cond;  /* a batch done, a flush over, a writer joined */
 	struct kept_map map;  /* what the journal holds, durably */
