@@ -16,19 +16,26 @@
 #            SIGTERM is sent, timed to the "shutting down" line (the reload
 #            stopped and the signal taken; the log's millisecond clock); the
 #            exit, which frees 100 000 tunables, is printed beside it.
+#   stop gap the longest stretch of a reload of N between two of its stop
+#            points, in the reload thread's CPU time (tests/tools/config-stop
+#            --gaps, in process): what a SIGTERM waits for at most on an idle
+#            machine; on a loaded one the wall times above add the queueing.
 # REPS repetitions interleave a RESET run and a SIGTERM run per delay, each
 # in a fresh daemon; medians with min-max are printed.
 #   reload_answer.sh RCUSYSD RCUSYSCTL [REPS] [N]   (defaults 3, 100000)
 # Summary lines: reload_100k_reset_ms (median of every RESET during the
 # reloads; its maximum beside it; target: max <= 100) and
-# reload_100k_sigterm_ms (median; max beside; target: max <= 100).
+# reload_100k_sigterm_ms (median; max beside; target: max <= 100), and
+# reload_100k_stop_gap_cpu_ms (median of REPS; target <= 100).
 set -u
 rcusysd=${1:?usage: reload_answer.sh RCUSYSD RCUSYSCTL [REPS] [N]}
 cli=${2:?usage: reload_answer.sh RCUSYSD RCUSYSCTL [REPS] [N]}
 reps=${3:-3}
 n=${4:-100000}
 die() { echo "reload-answer: $*" >&2; exit 1; }
-[ -x "$rcusysd" ] && [ -x "$cli" ] || die "no rcusysd or rcusysctl at $rcusysd, $cli"
+gaps=$(cd "$(dirname "$rcusysd")/../../tests/tools" 2>/dev/null && pwd)/config-stop
+[ -x "$rcusysd" ] && [ -x "$cli" ] && [ -x "$gaps" ] ||
+	die "no rcusysd, rcusysctl or config-stop at $rcusysd, $cli, $gaps"
 work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
@@ -104,6 +111,7 @@ term_run() {
 : >"$work/idle"
 : >"$work/busy"
 : >"$work/term"
+: >"$work/gap"
 reload_ms=
 for rep in $(seq "$reps"); do
 	reload_ms=$(reset_run)
@@ -112,6 +120,7 @@ for rep in $(seq "$reps"); do
 		delay=$(awk -v r="$reload_ms" -v s="$share" 'BEGIN { printf "%.3f", r * s / 100000 }')
 		echo "$share $(term_run "$delay")" >>"$work/term"
 	done
+	(cd "$work" && "$gaps" --gaps "$n") | awk '/^summary/ { print $3 }' >>"$work/gap"
 done
 load_end=$(load)
 
@@ -123,6 +132,7 @@ read -r im il ih ic < <(stat "$work/idle" 1)
 read -r bm bl bh bc < <(stat "$work/busy" 1)
 read -r tm tl th tc < <(stat "$work/term" 2)
 read -r em el eh _ < <(stat "$work/term" 3)
+read -r gm gl gh _ < <(stat "$work/gap" 1)
 printf 'reload-answer: %d repetitions, %d tunables; load average %s at the start, %s at the end\n' \
 	"$reps" "$n" "$load_start" "$load_end"
 printf '  RESET idle:             median %6.1f ms (%.1f-%.1f), %d resets\n' "$im" "$il" "$ih" "$ic"
@@ -134,5 +144,7 @@ for share in 2 6 10 14 18 40 75; do
 	printf '    %3d %%  %6.1f (%.1f-%.1f)\n' "$share" "$sm" "$sl" "$sh"
 done
 printf '  SIGTERM to exit (100 000 tunables freed): median %.1f ms (%.1f-%.1f)\n' "$em" "$el" "$eh"
+printf '  the longest CPU stretch between stop points: median %.1f ms (%.1f-%.1f)\n' "$gm" "$gl" "$gh"
 echo "summary reload_100k_reset_ms $bm # rcusysctl --reset during a reload of $n, exec to exit; median of $bc, max $bh; idle median $im; target: max <= 100"
 echo "summary reload_100k_sigterm_ms $tm # SIGTERM during a reload of $n to the \"shutting down\" line; median of $tc at 7 points of the reload, max $th; exit $em; target: max <= 100"
+echo "summary reload_100k_stop_gap_cpu_ms $gm # the longest CPU stretch between two stop points of a reload of $n (config-stop --gaps); median of $reps, max $gh; target <= 100"

@@ -13,6 +13,10 @@
  * inside both files' parses, every few hundred lines; with the stop
  * points removed the test fails ("never asked inside ...").
  *   config-stop [N]   (default 20 000)
+ * config-stop --gaps N (make bench, bench/reload_answer.sh): a whole
+ * reload of N, printing the longest stretch between two asks of the stop
+ * in the reload thread's CPU time (what a SIGTERM waits for at most, the
+ * load's queueing aside) and in wall time, and where it ended.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -189,9 +193,68 @@ static void where_asked(const struct pause *p, long n)
 	      p->max_gap);
 }
 
+/* --gaps: the longest stretch between asks, CPU and wall. */
+struct gaps {
+	double cpu_last, wall_last, cpu_max, wall_max;
+	char where[200], last[96];
+	unsigned long asks;
+};
+
+static double clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool gap_stop(void *arg, const char *file, unsigned line)
+{
+	struct gaps *g = arg;
+	double cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID), wall = clock_ms(CLOCK_MONOTONIC);
+
+	char here[96];
+
+	snprintf(here, sizeof(here), "%s:%u", file ? strrchr(file, '/') + 1 : "entries", line);
+	if (cpu - g->cpu_last > g->cpu_max) {
+		g->cpu_max = cpu - g->cpu_last;
+		snprintf(g->where, sizeof(g->where), "%s to %s", g->asks ? g->last : "start", here);
+	}
+	snprintf(g->last, sizeof(g->last), "%s", here);
+	if (wall - g->wall_last > g->wall_max)
+		g->wall_max = wall - g->wall_last;
+	g->cpu_last = cpu;
+	g->wall_last = wall;
+	g->asks++;
+	return false;
+}
+
+/* One whole reload of the configuration @c (settings in @spath changed to @offset). */
+static int gaps(struct config *c, const char *spath, long n)
+{
+	struct gaps g = { 0 };
+	double cpu0, wall0;
+
+	if (write_lines(spath, "app.t%06ld = %ld\n", n, 9))
+		return 1;
+	cpu0 = g.cpu_last = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+	wall0 = g.wall_last = clock_ms(CLOCK_MONOTONIC);
+	if (config_reload(c, gap_stop, &g))
+		return 1;
+	gap_stop(&g, NULL, 0); /* the stretch after the last ask */
+	printf("config-stop: a reload of %ld took %.0f ms CPU, %.0f ms wall; the stop asked %lu "
+	       "times, at most %.2f ms CPU apart (the longest from %s), %.2f ms wall\n", n,
+	       clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0, clock_ms(CLOCK_MONOTONIC) - wall0, g.asks,
+	       g.cpu_max, g.where, g.wall_max);
+	printf("summary reload_100k_stop_gap_cpu_ms %.2f # the longest CPU stretch between two "
+	       "stop points of a reload of %ld (from %s)\n", g.cpu_max, n, g.where);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 20000;
+	bool gap_mode = argc > 2 && !strcmp(argv[1], "--gaps");
+	long n = argc > 1 ? atol(argv[argc - 1]) : 20000;
 	char dir[] = "/tmp/config-stop.XXXXXX", tpath[64], spath[64], last[32];
 	struct config_files files = { .sysctl_dirs = "", .tunables_dirs = "" };
 	struct pause p = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
@@ -212,6 +275,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	config_set_layers(p.c, NULL, NULL);
+	if (gap_mode)
+		return gaps(p.c, spath, n);
 	CHECK(value_of(tree, "app/t000001") == 8, "the start set app.t000001 to %ld, expected 8",
 	      value_of(tree, "app/t000001"));
 	/* A runtime write for the reset to drop, and new settings for the reload. */
