@@ -5,15 +5,23 @@
  * applies per second; and how long readers wait while a write-through's put
  * goes unanswered.
  *
- *   fleet-bench URL[,URL...] [--changes N] [--batches B]
+ *   fleet-bench URL[,URL...] [--changes N] [--batches B] [--reps R]
  *   fleet-bench URL --load PREFIX N     put N keys PREFIX kI = I + 1 (in 100-key txns)
  *
  * One process: a tree, its etcd sync (prefix /rcustring-bench/PID/), and a
- * client of its own. Propagation: N times, put a new value and wait for the
- * entry's change notification, then check that a reader copies the new
- * value; the time runs from just before the put (its round trip included)
- * to the reader's copy. The same puts are watched by `etcdctl watch` (on the
- * first endpoint), timed from the same start to the line's arrival. Apply
+ * client of its own. Propagation: R repetitions (default 5) of N changes
+ * (default 1 000): put a new value and wait for the entry's change
+ * notification, then check that a reader copies the new value; the time
+ * runs from just before the put (its round trip included) to the reader's
+ * copy. The same puts are watched side by side (fleet_watchers.c), each
+ * timed from the same start: by `etcdctl watch` (gRPC, on the first
+ * endpoint; to its line's arrival), by a bare reader of the JSON gateway's
+ * watch stream, the path the mirror takes (to the chunk's arrival), and by
+ * a change callback of the mirror's entry (the apply, in the thread that
+ * read the stream: the mirror's time without the reader's wake). So the
+ * gateway's own cost (gateway_vs_etcdctl) is told from the mirror's
+ * (fleet_vs_gateway, fleet_applied_vs_gateway). Each figure is the median
+ * over the repetitions of that repetition's percentile or ratio. Apply
  * rate: B transactions of 100 puts each (one per entry, one revision per
  * transaction), timed from the first put to the last value applied; the put
  * side is batched so that the figure is the instance's, not the client's
@@ -35,12 +43,12 @@
  * meanwhile, and it fails if a read of either entry slept or took MS
  * milliseconds or more.
  * Prints
- *   summary fleet_propagation_p50_ms X
- *   summary fleet_propagation_p99_ms X
- *   summary etcdctl_watch_p50_ms X
- *   summary etcdctl_watch_p99_ms X
- *   summary fleet_vs_etcdctl_watch_p50 X     (target <= 1.2)
+ *   summary {fleet_propagation,etcdctl_watch,gateway_watch,fleet_applied}_{p50,p99}_ms X
+ *   summary fleet_vs_etcdctl_watch_p50 X     (target <= 1.1)
  *   summary fleet_vs_etcdctl_watch_p99 X     (target <= 1.2)
+ *   summary fleet_vs_gateway_watch_{p50,p99} X         the mirror over the gateway's floor
+ *   summary gateway_vs_etcdctl_watch_{p50,p99} X       the gateway's own cost
+ *   summary fleet_applied_vs_gateway_watch_{p50,p99} X the same, without the reader's wake
  *   summary fleet_applied_per_s X
  *   summary fleet_read_stall_baseline_max_ms X      the longest quiet read, no write
  *   summary fleet_read_stall_max_ms X               the same, puts unanswered (target <= 10)
@@ -110,14 +118,21 @@ static double pct(const double *sorted, int n, double p)
 
 #define PROP_REPS_MAX 64
 
-/* p50 and p99 of one repetition, per watcher: ours, etcdctl, the gateway reader. */
+/*
+ * The series, each timed from just before the put: 0 the mirror's reader
+ * (woken by the entry's change, its copy checked), 1 etcdctl watch, 2 the
+ * bare gateway reader, 3 the mirror's apply (a change callback, in the
+ * sync thread that read the stream: no wake).
+ */
+#define SERIES 4
+static const char *const series_name[SERIES] = { "fleet_propagation", "etcdctl_watch",
+						 "gateway_watch", "fleet_applied" };
+
 struct prop_rep {
-	double p50[3], p99[3], max[3];
+	double p50[SERIES], p99[SERIES], max[SERIES];
 };
 
-static const char *const prop_names[3] = { "fleet", "etcdctl_watch", "gateway_watch" };
-
-/* The reference watchers are up once each saw a put made after it started. */
+/* The watchers (1..3 of the series) are up once each saw a put made after it started. */
 static int warm_up(struct etcd_conn *c, const char *key, struct ref_watch *w, int nw)
 {
 	for (int i = 0; i < 50; i++) {
@@ -132,13 +147,24 @@ static int warm_up(struct etcd_conn *c, const char *key, struct ref_watch *w, in
 	}
 	for (int k = 0; k < nw; k++)
 		if (!__atomic_load_n(&w[k].warm_ns, __ATOMIC_ACQUIRE))
-			fprintf(stderr, "fleet-bench: %s printed nothing\n", w[k].what);
+			fprintf(stderr, "fleet-bench: %s saw nothing\n", w[k].what);
 	return 1;
 }
 
-/* One change: put v@i, wait for the mirror's reader to see it, then for both watchers. */
+/* The mirror's apply, in the thread that applied it. */
+static void on_applied(struct sysctl_entry *e, const struct sysctl_change *change, void *arg)
+{
+	int64_t t = fleet_now_ns();
+	char got[64];
+
+	(void)e, (void)change;
+	if (rcustring_copy(&value, got, sizeof(got)) >= 0)
+		ref_watch_arrived(arg, got, strlen(got), t);
+}
+
+/* One change: put v@i, wait for the mirror's reader to see it, then for the watchers. */
 static int one_change(struct sysctl_entry *e, struct etcd_conn *c, const char *key,
-		      struct ref_watch *w, int i, double lat[3])
+		      struct ref_watch *w, int i, double lat[SERIES])
 {
 	uint64_t seen = sysctl_entry_changes(e);
 	int64_t t0 = fleet_now_ns();
@@ -159,14 +185,14 @@ static int one_change(struct sysctl_entry *e, struct etcd_conn *c, const char *k
 			break;
 	}
 	lat[0] = (double)(fleet_now_ns() - t0) / 1e6;
-	for (int k = 0; k < 2; k++) {
-		int64_t at = ref_watch_wait(&w[k].arrived_ns[i]);
+	for (int k = 1; k < SERIES; k++) {
+		int64_t at = ref_watch_wait(&w[k - 1].arrived_ns[i]);
 
 		if (!at) {
-			fprintf(stderr, "fleet-bench: %s missed %s\n", w[k].what, want);
+			fprintf(stderr, "fleet-bench: %s missed %s\n", w[k - 1].what, want);
 			return 1;
 		}
-		lat[k + 1] = (double)(at - t0) / 1e6;
+		lat[k] = (double)(at - t0) / 1e6;
 	}
 	return 0;
 }
@@ -175,17 +201,18 @@ static int one_change(struct sysctl_entry *e, struct etcd_conn *c, const char *k
 static int prop_rep(struct sysctl_entry *e, struct etcd_conn *c, const char *key,
 		    struct ref_watch *w, int first, int changes, struct prop_rep *r)
 {
-	double *lat[3], l[3];
+	double *lat[SERIES], l[SERIES];
 	int err = 0;
 
-	for (int k = 0; k < 3; k++)
-		lat[k] = calloc((size_t)changes, sizeof(double));
+	for (int k = 0; k < SERIES; k++)
+		if (!(lat[k] = calloc((size_t)changes, sizeof(double))))
+			err = 1;
 	for (int i = 0; !err && i < changes; i++) {
-		err = !lat[0] || !lat[1] || !lat[2] || one_change(e, c, key, w, first + i, l);
-		for (int k = 0; !err && k < 3; k++)
+		err = one_change(e, c, key, w, first + i, l);
+		for (int k = 0; !err && k < SERIES; k++)
 			lat[k][i] = l[k];
 	}
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < SERIES; k++) {
 		if (!err) {
 			qsort(lat[k], (size_t)changes, sizeof(double), cmp_double);
 			r->p50[k] = pct(lat[k], changes, 0.5);
@@ -197,58 +224,53 @@ static int prop_rep(struct sysctl_entry *e, struct etcd_conn *c, const char *key
 	return err;
 }
 
-/* Median (min, max) over the repetitions of f(rep). */
-static void over_reps(const struct prop_rep *r, int reps, double (*f)(const struct prop_rep *, int),
-		      int k, double out[3])
+/* The ratios printed: series a over series b, per repetition. */
+static const struct {
+	const char *name, *target50, *target99;
+	int a, b;
+} ratios[] = {
+	{ "fleet_vs_etcdctl_watch", "; target <= 1.1", "; target <= 1.2", 0, 1 },
+	{ "fleet_vs_gateway_watch", "", "", 0, 2 },
+	{ "gateway_vs_etcdctl_watch", "", "", 2, 1 },
+	{ "fleet_applied_vs_gateway_watch", "", "", 3, 2 },
+};
+
+/* Median (min, max) over the repetitions: of series @k's p50 or p99, or of ratio -@k-1's. */
+static void over_reps(const struct prop_rep *r, int reps, bool p50, int k, double out[3])
 {
 	double v[PROP_REPS_MAX];
 
-	for (int i = 0; i < reps; i++)
-		v[i] = f(&r[i], k);
-	spread(v, reps, out);
-}
+	for (int i = 0; i < reps; i++) {
+		const double *p = p50 ? r[i].p50 : r[i].p99;
 
-static double f_p50(const struct prop_rep *r, int k) { return r->p50[k]; }
-static double f_p99(const struct prop_rep *r, int k) { return r->p99[k]; }
-/* k: 1 fleet / etcdctl, 2 fleet / gateway, 3 gateway / etcdctl; p50 in 0x10 */
-static double f_ratio(const struct prop_rep *r, int k)
-{
-	const double *p = k & 0x10 ? r->p50 : r->p99;
-
-	switch (k & 0xf) {
-	case 1: return p[0] / p[1];
-	case 2: return p[0] / p[2];
-	default: return p[2] / p[1];
+		v[i] = k >= 0 ? p[k] : p[ratios[-k - 1].a] / p[ratios[-k - 1].b];
 	}
+	spread(v, reps, out);
 }
 
 static void prop_print(const struct prop_rep *r, int reps, int changes)
 {
-	static const char *const ratio[3] = { "fleet_vs_etcdctl_watch", "fleet_vs_gateway_watch",
-					      "gateway_vs_etcdctl_watch" };
 	double m[3];
 
 	for (int i = 0; i < reps; i++)
-		printf("propagation, repetition %d of %d changes: p50/p99 ms: fleet %.3f/%.3f, "
-		       "etcdctl watch %.3f/%.3f, gateway reader %.3f/%.3f (max %.1f, %.1f, %.1f)\n",
-		       i + 1, changes, r[i].p50[0], r[i].p99[0], r[i].p50[1], r[i].p99[1],
-		       r[i].p50[2], r[i].p99[2], r[i].max[0], r[i].max[1], r[i].max[2]);
-	for (int k = 0; k < 3; k++) {
-		over_reps(r, reps, f_p50, k, m);
-		printf("summary %s_p50_ms %.3f # median of %d repetitions (min-max %.3f-%.3f)\n",
-		       k ? prop_names[k] : "fleet_propagation", m[0], reps, m[1], m[2]);
-		over_reps(r, reps, f_p99, k, m);
-		printf("summary %s_p99_ms %.3f # median of %d repetitions (min-max %.3f-%.3f)\n",
-		       k ? prop_names[k] : "fleet_propagation", m[0], reps, m[1], m[2]);
-	}
-	for (int k = 1; k <= 3; k++) {
-		over_reps(r, reps, f_ratio, k | 0x10, m);
-		printf("summary %s_p50 %.3f # per repetition, median of %d (min-max %.3f-%.3f)%s\n",
-		       ratio[k - 1], m[0], reps, m[1], m[2], k == 1 ? "; target <= 1.1" : "");
-		over_reps(r, reps, f_ratio, k, m);
-		printf("summary %s_p99 %.3f # per repetition, median of %d (min-max %.3f-%.3f)%s\n",
-		       ratio[k - 1], m[0], reps, m[1], m[2], k == 1 ? "; target <= 1.2" : "");
-	}
+		printf("propagation, repetition %d of %d changes: p50/p99 (max) ms: fleet %.3f/%.3f "
+		       "(%.1f), etcdctl watch %.3f/%.3f (%.1f), gateway reader %.3f/%.3f (%.1f), "
+		       "fleet applied %.3f/%.3f (%.1f)\n", i + 1, changes, r[i].p50[0], r[i].p99[0],
+		       r[i].max[0], r[i].p50[1], r[i].p99[1], r[i].max[1], r[i].p50[2], r[i].p99[2],
+		       r[i].max[2], r[i].p50[3], r[i].p99[3], r[i].max[3]);
+	for (int k = 0; k < SERIES; k++)
+		for (int p50 = 1; p50 >= 0; p50--) {
+			over_reps(r, reps, p50, k, m);
+			printf("summary %s_%s_ms %.3f # median of %d repetitions (min-max %.3f-%.3f)\n",
+			       series_name[k], p50 ? "p50" : "p99", m[0], reps, m[1], m[2]);
+		}
+	for (int k = 0; k < (int)(sizeof(ratios) / sizeof(ratios[0])); k++)
+		for (int p50 = 1; p50 >= 0; p50--) {
+			over_reps(r, reps, p50, -k - 1, m);
+			printf("summary %s_%s %.3f # per repetition, median of %d (min-max "
+			       "%.3f-%.3f)%s\n", ratios[k].name, p50 ? "p50" : "p99", m[0], reps, m[1],
+			       m[2], p50 ? ratios[k].target50 : ratios[k].target99);
+		}
 }
 
 static int propagation(struct sysctl_tree *tree, struct etcd_conn *c, const char *endpoints,
@@ -256,19 +278,23 @@ static int propagation(struct sysctl_tree *tree, struct etcd_conn *c, const char
 {
 	struct sysctl_entry *e = sysctl_lookup(tree, "bench/value");
 	struct prop_rep r[PROP_REPS_MAX];
-	struct ref_watch w[2];
+	struct sysctl_callback *cb = NULL;
+	struct ref_watch w[SERIES - 1];
 	char key[128];
-	int err = 0;
+	int err = 0, n = changes * reps;
 
 	snprintf(key, sizeof(key), "%sbench/value", prefix);
-	if (!e || ref_watch_etcdctl(&w[0], endpoints, key, changes * reps) ||
-	    ref_watch_gateway(&w[1], endpoints, key, changes * reps) || warm_up(c, key, w, 2))
+	if (!e || ref_watch_etcdctl(&w[0], endpoints, key, n) ||
+	    ref_watch_gateway(&w[1], endpoints, key, n) ||
+	    ref_watch_init(&w[2], "the mirror's apply", n) ||
+	    sysctl_entry_on_change(e, on_applied, &w[2], &cb) || warm_up(c, key, w, SERIES - 1))
 		return 1;
-	/* All three watch the same puts: each repetition sees the same load. */
+	/* All watch the same puts: each repetition sees the same load. */
 	for (int i = 0; !err && i < reps; i++)
 		err = prop_rep(e, c, key, w, i * changes, changes, &r[i]);
-	ref_watch_stop(&w[0]);
-	ref_watch_stop(&w[1]);
+	sysctl_callback_remove(cb);
+	for (int k = 0; k < SERIES - 1; k++)
+		ref_watch_stop(&w[k]);
 	sysctl_entry_put(e);
 	if (!err)
 		prop_print(r, reps, changes);

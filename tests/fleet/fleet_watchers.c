@@ -25,8 +25,7 @@ int64_t fleet_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The value @v arrived at @t: "warm", or "vI" for an index in range, the first time. */
-static void arrived(struct ref_watch *w, const char *v, size_t len, int64_t t)
+void ref_watch_arrived(struct ref_watch *w, const char *v, size_t len, int64_t t)
 {
 	char buf[32];
 	int i;
@@ -51,7 +50,7 @@ static void *ctl_reader(void *arg)
 	while (fgets(line, sizeof(line), w->out)) {
 		int64_t t = fleet_now_ns();
 
-		arrived(w, line, strcspn(line, "\n"), t);
+		ref_watch_arrived(w, line, strcspn(line, "\n"), t);
 	}
 	return NULL;
 }
@@ -75,7 +74,7 @@ static void *gateway_reader(void *arg)
 		     p = end) {
 			p += sizeof(tag) - 1;
 			if (etcd_b64_decode_n(p, (size_t)(end - p), &v, &len) == 0) {
-				arrived(w, v, len, t);
+				ref_watch_arrived(w, v, len, t);
 				free(v);
 			}
 		}
@@ -84,7 +83,7 @@ static void *gateway_reader(void *arg)
 	return NULL;
 }
 
-static int watch_init(struct ref_watch *w, const char *what, int n)
+int ref_watch_init(struct ref_watch *w, const char *what, int n)
 {
 	memset(w, 0, sizeof(*w));
 	w->what = what;
@@ -100,7 +99,7 @@ int ref_watch_etcdctl(struct ref_watch *w, const char *endpoints, const char *ke
 	int fd[2];
 
 	snprintf(ep, sizeof(ep), "%.*s", (int)strcspn(endpoints, ","), endpoints);
-	if (watch_init(w, "etcdctl watch", n) || pipe(fd))
+	if (ref_watch_init(w, "etcdctl watch", n) || pipe(fd))
 		return -1;
 	w->pid = fork();
 	if (w->pid < 0)
@@ -148,7 +147,7 @@ int ref_watch_gateway(struct ref_watch *w, const char *endpoints, const char *ke
 	char host[256], body[512], req[1024], *k64 = NULL;
 	int len;
 
-	if (watch_init(w, "gateway reader", n) ||
+	if (ref_watch_init(w, "gateway reader", n) ||
 	    etcd_b64_encode(key, strlen(key), &k64) || (w->fd = connect_first(endpoints, host,
 										sizeof(host))) < 0) {
 		free(k64);

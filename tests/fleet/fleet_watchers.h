@@ -29,6 +29,19 @@ struct ref_watch {
 int64_t fleet_now_ns(void);
 
 /*
+ * A watcher fed by its caller (ref_watch_arrived()), with no thread: the
+ * mirror's own apply, timed by a change callback. 0 or -1 (no memory).
+ * Context: the bench's main thread.
+ */
+int ref_watch_init(struct ref_watch *w, const char *what, int n);
+
+/*
+ * The value @v (@len bytes) arrived at @t: "warm", or "vI" for I below
+ * the watcher's n, kept the first time. Context: any one thread a watcher.
+ */
+void ref_watch_arrived(struct ref_watch *w, const char *v, size_t len, int64_t t);
+
+/*
  * Starts `etcdctl watch KEY` on the first of @endpoints for values up to
  * v@n-1. Returns 0 or -1. Context: the bench's main thread.
  */
