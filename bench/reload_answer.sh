@@ -20,6 +20,8 @@
 #            points, in the reload thread's CPU time (tests/tools/config-stop
 #            --gaps, in process): what a SIGTERM waits for at most on an idle
 #            machine; on a loaded one the wall times above add the queueing.
+#            Beside it, in the same process, resets one after another during
+#            that reload: the longest, without a client's start or a socket.
 # REPS repetitions interleave a RESET run and a SIGTERM run per delay, each
 # in a fresh daemon; medians with min-max are printed.
 #   reload_answer.sh RCUSYSD RCUSYSCTL [REPS] [N]   (defaults 3, 100000)
@@ -112,6 +114,7 @@ term_run() {
 : >"$work/busy"
 : >"$work/term"
 : >"$work/gap"
+: >"$work/inproc"
 reload_ms=
 for rep in $(seq "$reps"); do
 	reload_ms=$(reset_run)
@@ -120,7 +123,9 @@ for rep in $(seq "$reps"); do
 		delay=$(awk -v r="$reload_ms" -v s="$share" 'BEGIN { printf "%.3f", r * s / 100000 }')
 		echo "$share $(term_run "$delay")" >>"$work/term"
 	done
-	(cd "$work" && "$gaps" --gaps "$n") | awk '/^summary/ { print $3 }' >>"$work/gap"
+	(cd "$work" && "$gaps" --gaps "$n") >"$work/gaps.out" || die "config-stop --gaps failed"
+	awk '/^summary reload_100k_stop_gap_cpu_ms/ { print $3 }' "$work/gaps.out" >>"$work/gap"
+	awk '/^summary reload_100k_reset_inproc_max_ms/ { print $3 }' "$work/gaps.out" >>"$work/inproc"
 done
 load_end=$(load)
 
@@ -133,6 +138,7 @@ read -r bm bl bh bc < <(stat "$work/busy" 1)
 read -r tm tl th tc < <(stat "$work/term" 2)
 read -r em el eh _ < <(stat "$work/term" 3)
 read -r gm gl gh _ < <(stat "$work/gap" 1)
+read -r pm pl ph _ < <(stat "$work/inproc" 1)
 printf 'reload-answer: %d repetitions, %d tunables; load average %s at the start, %s at the end\n' \
 	"$reps" "$n" "$load_start" "$load_end"
 printf '  RESET idle:             median %6.1f ms (%.1f-%.1f), %d resets\n' "$im" "$il" "$ih" "$ic"
@@ -145,6 +151,9 @@ for share in 2 6 10 14 18 40 75; do
 done
 printf '  SIGTERM to exit (100 000 tunables freed): median %.1f ms (%.1f-%.1f)\n' "$em" "$el" "$eh"
 printf '  the longest CPU stretch between stop points: median %.1f ms (%.1f-%.1f)\n' "$gm" "$gl" "$gh"
+printf '  the longest config_reset() in process during a reload: median %.1f ms (%.1f-%.1f)\n' \
+	"$pm" "$pl" "$ph"
 echo "summary reload_100k_reset_ms $bm # rcusysctl --reset during a reload of $n, exec to exit; median of $bc, max $bh; idle median $im; target: max <= 100"
 echo "summary reload_100k_sigterm_ms $tm # SIGTERM during a reload of $n to the \"shutting down\" line; median of $tc at 7 points of the reload, max $th; exit $em; target: max <= 100"
 echo "summary reload_100k_stop_gap_cpu_ms $gm # the longest CPU stretch between two stop points of a reload of $n (config-stop --gaps); median of $reps, max $gh; target <= 100"
+echo "summary reload_100k_reset_inproc_max_ms $pm # the longest config_reset() during a reload of $n, in process (config-stop --gaps; no client start); median of $reps, max $ph; target <= 100"

@@ -229,19 +229,65 @@ static bool gap_stop(void *arg, const char *file, unsigned line)
 	return false;
 }
 
+/* Resets, one after another, during the reload: each one's wall time. */
+struct resets {
+	struct config *c;
+	int done; /* atomic: the reload ended */
+	double ms[4096], max;
+	int n;
+};
+
+static void *reset_loop(void *arg)
+{
+	struct resets *r = arg;
+	char why[256];
+
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) && r->n < 4096) {
+		double t0 = clock_ms(CLOCK_MONOTONIC);
+
+		config_reset(r->c, "app/t000001", why, sizeof(why));
+		r->ms[r->n] = clock_ms(CLOCK_MONOTONIC) - t0;
+		if (r->ms[r->n] > r->max)
+			r->max = r->ms[r->n];
+		r->n++;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* One whole reload of the configuration @c (settings in @spath changed to @offset). */
 static int gaps(struct config *c, const char *spath, long n)
 {
+	static struct resets r;
 	struct gaps g = { 0 };
 	double cpu0, wall0;
+	pthread_t t;
+	int ret;
 
 	if (write_lines(spath, "app.t%06ld = %ld\n", n, 9))
 		return 1;
+	r.c = c;
 	cpu0 = g.cpu_last = clock_ms(CLOCK_THREAD_CPUTIME_ID);
 	wall0 = g.wall_last = clock_ms(CLOCK_MONOTONIC);
-	if (config_reload(c, gap_stop, &g))
+	pthread_create(&t, NULL, reset_loop, &r);
+	ret = config_reload(c, gap_stop, &g);
+	__atomic_store_n(&r.done, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	if (ret || !r.n)
 		return 1;
 	gap_stop(&g, NULL, 0); /* the stretch after the last ask */
+	qsort(r.ms, (size_t)r.n, sizeof(r.ms[0]), cmp_double);
+	printf("config-stop: %d resets (in process) during the reload: median %.3f ms, max %.3f ms\n",
+	       r.n, r.ms[r.n / 2], r.max);
+	printf("summary reload_100k_reset_inproc_max_ms %.3f # config_reset() during a reload of "
+	       "%ld, one after another; median %.3f of %d\n", r.max, n, r.ms[r.n / 2], r.n);
 	printf("config-stop: a reload of %ld took %.0f ms CPU, %.0f ms wall; the stop asked %lu "
 	       "times, at most %.2f ms CPU apart (the longest from %s), %.2f ms wall\n", n,
 	       clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0, clock_ms(CLOCK_MONOTONIC) - wall0, g.asks,
