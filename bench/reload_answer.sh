@@ -15,7 +15,9 @@
 #            tunables parse, the settings parse and the writes are each hit)
 #            SIGTERM is sent, timed to the "shutting down" line (the reload
 #            stopped and the signal taken; the log's millisecond clock); the
-#            exit, which frees 100 000 tunables, is printed beside it.
+#            exit, which frees 100 000 tunables, is printed beside it. A run
+#            whose reload ended before the signal (quicker than the timed
+#            one) is not counted.
 #   stop gap the longest stretch of a reload of N between two of its stop
 #            points, in the reload thread's CPU time (tests/tools/config-stop
 #            --gaps, in process): what a SIGTERM waits for at most on an idle
@@ -105,7 +107,10 @@ term_run() {
 	pid=
 	at=$(grep -m1 "shutting down" "$work/log" | cut -d' ' -f1)
 	[ -n "$at" ] || die "no \"shutting down\" line after SIGTERM"
-	grep -q "reloaded" "$work/log" && echo "reload-answer: the reload ended before SIGTERM (delay $1 s)" >&2
+	if grep -q "reloaded" "$work/log"; then # this reload was quicker than the timed one
+		echo "reload-answer: the reload ended before SIGTERM (delay $1 s): not counted" >&2
+		return
+	fi
 	awk -v t0="$t0" -v t1="$t1" -v at="$(date -d "$at" +%s.%N)" \
 		'BEGIN { d = (at - t0) * 1000; printf "%.1f %.1f\n", d < 0 ? 0 : d, (t1 - t0) * 1000 }'
 }
@@ -121,7 +126,8 @@ for rep in $(seq "$reps"); do
 	echo "reload-answer: repetition $rep: a reload of $n took $reload_ms ms" >&2
 	for share in 2 6 10 14 18 40 75; do
 		delay=$(awk -v r="$reload_ms" -v s="$share" 'BEGIN { printf "%.3f", r * s / 100000 }')
-		echo "$share $(term_run "$delay")" >>"$work/term"
+		r=$(term_run "$delay")
+		[ -n "$r" ] && echo "$share $r" >>"$work/term"
 	done
 	(cd "$work" && "$gaps" --gaps "$n") >"$work/gaps.out" || die "config-stop --gaps failed"
 	awk '/^summary reload_100k_stop_gap_cpu_ms/ { print $3 }' "$work/gaps.out" >>"$work/gap"
@@ -146,8 +152,9 @@ printf '  RESET during a reload:  median %6.1f ms (%.1f-%.1f), %d resets\n' "$bm
 printf '  SIGTERM to "shutting down" by delay (share of the reload): median (min-max) ms\n'
 for share in 2 6 10 14 18 40 75; do
 	awk -v s="$share" '$1 == s' "$work/term" >"$work/one"
-	read -r sm sl sh _ < <(stat "$work/one" 2)
-	printf '    %3d %%  %6.1f (%.1f-%.1f)\n' "$share" "$sm" "$sl" "$sh"
+	[ -s "$work/one" ] || { printf '    %3d %%  none (each reload ended before)\n' "$share"; continue; }
+	read -r sm sl sh sc < <(stat "$work/one" 2)
+	printf '    %3d %%  %6.1f (%.1f-%.1f), %d runs\n' "$share" "$sm" "$sl" "$sh" "$sc"
 done
 printf '  SIGTERM to exit (100 000 tunables freed): median %.1f ms (%.1f-%.1f)\n' "$em" "$el" "$eh"
 printf '  the longest CPU stretch between stop points: median %.1f ms (%.1f-%.1f)\n' "$gm" "$gl" "$gh"
