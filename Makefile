@@ -162,6 +162,7 @@ bench: build
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= tests/fleet/bench_fleet.sh ./$(BUILD)/tests/fleet/fleet-bench
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/rcusysd_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
 	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/settings_scale.sh ./$(BUILD)/tools/rcusysd/rcusysd
+	RCUSYSD_SYSCTL_DIRS= RCUSYSD_TUNABLES_DIRS= bench/reload_answer.sh ./$(BUILD)/tools/rcusysd/rcusysd ./$(BUILD)/tools/rcusysctl/rcusysctl
 
 # SVG plots from a saved `make bench > bench.log` (BENCH_LOG=bench.log); with
 # no BENCH_LOG, a short `make bench` is run first and its log kept beside them.

@@ -135,6 +135,8 @@ struct sysctl_conf_set {
 	size_t mask;                    /* slots - 1; no slots while 0 */
 	size_t *globs, nglobs;          /* indexes of the glob items, in order */
 	unsigned long *probes;          /* test hook: keys compared (sysctl_conf_set_count_probes) */
+	sysctl_conf_stop_fn *stop;      /* asked every SYSCTL_CONF_STOP_EVERY lines; NULL: never */
+	void *stop_arg;
 };
 
 struct sysctl_conf_set *sysctl_conf_set_new(void)
@@ -164,6 +166,12 @@ void sysctl_conf_set_free(struct sysctl_conf_set *s)
 void sysctl_conf_set_count_probes(struct sysctl_conf_set *s, unsigned long *counter)
 {
 	s->probes = counter;
+}
+
+void sysctl_conf_set_stop(struct sysctl_conf_set *s, sysctl_conf_stop_fn *stop, void *arg)
+{
+	s->stop = stop;
+	s->stop_arg = arg;
 }
 
 static size_t hash_key(const char *key)
@@ -261,6 +269,7 @@ struct set_add {
 	const char *file;
 	sysctl_conf_error_fn *on_error;
 	void *arg;
+	unsigned next_stop; /* the line at which the stop is asked next */
 };
 
 static void set_error(unsigned line, const char *message, void *arg)
@@ -279,6 +288,12 @@ static int set_item(const struct sysctl_conf_item *it, void *arg)
 	struct sysctl_conf_item copy = *it;
 	uint32_t *slot;
 
+	/* By line, not by item: a file of comments is read quickly anyway. */
+	if (s->stop && it->line >= a->next_stop) {
+		a->next_stop = it->line + SYSCTL_CONF_STOP_EVERY;
+		if (s->stop(s->stop_arg, a->file, it->line))
+			return -EINTR;
+	}
 	copy.key = strdup(it->key + strspn(it->key, "/"));
 	copy.value = strdup(it->value);
 	copy.file = strdup(a->file);
@@ -305,7 +320,7 @@ static int set_item(const struct sysctl_conf_item *it, void *arg)
 int sysctl_conf_set_add(struct sysctl_conf_set *s, const char *file, const char *text, size_t len,
 			sysctl_conf_error_fn *on_error, void *arg)
 {
-	struct set_add a = { s, file, on_error, arg };
+	struct set_add a = { s, file, on_error, arg, SYSCTL_CONF_STOP_EVERY };
 	int ret = sysctl_conf_parse(text, len, set_item, set_error, &a);
 
 	set_pack(s);

@@ -79,7 +79,9 @@ void sysctl_conf_set_free(struct sysctl_conf_set *s);
 /*
  * Parses @len bytes of @text, the contents of @file (kept for messages),
  * into @s. Malformed lines go to @on_error. Return: the number of
- * malformed lines or -ENOMEM.
+ * malformed lines, -ENOMEM, or -EINTR when the set's stop
+ * (sysctl_conf_set_stop()) said so: @s then holds part of @file, for the
+ * caller to free.
  */
 int sysctl_conf_set_add(struct sysctl_conf_set *s, const char *file, const char *text, size_t len,
 			sysctl_conf_error_fn *on_error, void *arg);
@@ -101,6 +103,22 @@ const struct sysctl_conf_item *sysctl_conf_set_lookup(const struct sysctl_conf_s
  * instead of timing them. Context: no other call on @s running.
  */
 void sysctl_conf_set_count_probes(struct sysctl_conf_set *s, unsigned long *counter);
+
+/*
+ * Asked every SYSCTL_CONF_STOP_EVERY lines while sysctl_conf_set_add()
+ * parses @file, with the line reached: true ends that parse with -EINTR.
+ * So that a caller about to exit need not wait for a file of 100 000
+ * lines (about 0.1 s, more on a loaded machine), and a test can pause a
+ * parse part way. Context: called in the thread of sysctl_conf_set_add().
+ */
+#define SYSCTL_CONF_STOP_EVERY 256
+typedef bool sysctl_conf_stop_fn(void *arg, const char *file, unsigned line);
+
+/*
+ * Asks @stop (NULL: nothing) with @arg during every later
+ * sysctl_conf_set_add() on @s. Context: no other call on @s running.
+ */
+void sysctl_conf_set_stop(struct sysctl_conf_set *s, sysctl_conf_stop_fn *stop, void *arg);
 
 /*
  * The *.conf files of @dirs (':'-separated, most important first), merged

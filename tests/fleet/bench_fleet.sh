@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # make bench: start a 3-member etcd cluster on 127.0.0.1 (free ports, data in
-# a temporary folder), run fleet-bench against it, then time rcusysd's start
+# a temporary folder), run fleet-bench against it (propagation: 5 repetitions
+# of 1 000 changes, the mirror beside etcdctl watch and a bare reader of the
+# JSON gateway, all on the first member), then time rcusysd's start
 # with 10 000 keys in etcd, with its state file and with --no-persist, side
 # by side; stop everything by its pid.
-#   bench_fleet.sh PATH-TO-fleet-bench [fleet-bench options]
+#   bench_fleet.sh PATH-TO-fleet-bench [fleet-bench options: --changes N --reps R ...]
 # First, without etcd, the mirror at 100 000 keys (etcd-scale-bench, beside
 # fleet-bench): summary etcd_reload_100k_s (target <= 2),
 # etcd_rss_per_key_bytes (<= 200) and etcd_reload_linearity (<= 1.3).
@@ -13,7 +15,7 @@
 #   summary fleet_startup_10k_nopersist_ms X
 #   summary fleet_startup_10k_vs_nopersist X  (target <= 1.5)
 set -u
-bench=${1:?usage: bench_fleet.sh PATH-TO-fleet-bench [--changes N] [--batches B]}
+bench=${1:?usage: bench_fleet.sh PATH-TO-fleet-bench [--changes N] [--batches B] [--reps R]}
 shift
 build=$(cd "$(dirname "$bench")/../.." && pwd)
 rcusysd=$build/tools/rcusysd/rcusysd

@@ -5,15 +5,23 @@
  * applies per second; and how long readers wait while a write-through's put
  * goes unanswered.
  *
- *   fleet-bench URL[,URL...] [--changes N] [--batches B]
+ *   fleet-bench URL[,URL...] [--changes N] [--batches B] [--reps R]
  *   fleet-bench URL --load PREFIX N     put N keys PREFIX kI = I + 1 (in 100-key txns)
  *
  * One process: a tree, its etcd sync (prefix /rcustring-bench/PID/), and a
- * client of its own. Propagation: N times, put a new value and wait for the
- * entry's change notification, then check that a reader copies the new
- * value; the time runs from just before the put (its round trip included)
- * to the reader's copy. The same puts are watched by `etcdctl watch` (on the
- * first endpoint), timed from the same start to the line's arrival. Apply
+ * client of its own. Propagation: R repetitions (default 5) of N changes
+ * (default 1 000): put a new value and wait for the entry's change
+ * notification, then check that a reader copies the new value; the time
+ * runs from just before the put (its round trip included) to the reader's
+ * copy. The same puts are watched side by side (fleet_watchers.c), each
+ * timed from the same start: by `etcdctl watch` (gRPC, on the first
+ * endpoint; to its line's arrival), by a bare reader of the JSON gateway's
+ * watch stream, the path the mirror takes (to the chunk's arrival), and by
+ * a change callback of the mirror's entry (the apply, in the thread that
+ * read the stream: the mirror's time without the reader's wake). So the
+ * gateway's own cost (gateway_vs_etcdctl) is told from the mirror's
+ * (fleet_vs_gateway, fleet_applied_vs_gateway). Each figure is the median
+ * over the repetitions of that repetition's percentile or ratio. Apply
  * rate: B transactions of 100 puts each (one per entry, one revision per
  * transaction), timed from the first put to the last value applied; the put
  * side is batched so that the figure is the instance's, not the client's
@@ -35,12 +43,12 @@
  * meanwhile, and it fails if a read of either entry slept or took MS
  * milliseconds or more.
  * Prints
- *   summary fleet_propagation_p50_ms X
- *   summary fleet_propagation_p99_ms X
- *   summary etcdctl_watch_p50_ms X
- *   summary etcdctl_watch_p99_ms X
- *   summary fleet_vs_etcdctl_watch_p50 X     (target <= 1.2)
+ *   summary {fleet_propagation,etcdctl_watch,gateway_watch,fleet_applied}_{p50,p99}_ms X
+ *   summary fleet_vs_etcdctl_watch_p50 X     (target <= 1.1)
  *   summary fleet_vs_etcdctl_watch_p99 X     (target <= 1.2)
+ *   summary fleet_vs_gateway_watch_{p50,p99} X         the mirror over the gateway's floor
+ *   summary gateway_vs_etcdctl_watch_{p50,p99} X       the gateway's own cost
+ *   summary fleet_applied_vs_gateway_watch_{p50,p99} X the same, without the reader's wake
  *   summary fleet_applied_per_s X
  *   summary fleet_read_stall_baseline_max_ms X      the longest quiet read, no write
  *   summary fleet_read_stall_max_ms X               the same, puts unanswered (target <= 10)
@@ -66,6 +74,7 @@
 
 #include "etcd_http.h"
 #include "etcd_sync.h"
+#include "fleet_watchers.h"
 
 #define ENTRIES 100
 
@@ -98,167 +107,198 @@ static void quiet(void *arg, const char *msg)
 	fprintf(stderr, "fleet-bench: %s\n", msg);
 }
 
+static void spread(double *v, int n, double out[3]);
+
 static double pct(const double *sorted, int n, double p)
 {
 	return sorted[(size_t)((n - 1) * p)];
 }
 
-/* ---- etcdctl watch, side by side ---- */
+/* ---- propagation, beside etcdctl watch and a bare gateway reader ---- */
 
-struct ctl_watch {
-	pid_t pid;
-	FILE *out;
-	pthread_t thread;
-	int64_t *arrived_ns; /* per change index; 0 until its line came (atomic) */
-	int n;
-	int64_t warm_ns;     /* the "warm" line (atomic) */
+#define PROP_REPS_MAX 64
+
+/*
+ * The series, each timed from just before the put: 0 the mirror's reader
+ * (woken by the entry's change, its copy checked), 1 etcdctl watch, 2 the
+ * bare gateway reader, 3 the mirror's apply (a change callback, in the
+ * sync thread that read the stream: no wake).
+ */
+#define SERIES 4
+static const char *const series_name[SERIES] = { "fleet_propagation", "etcdctl_watch",
+						 "gateway_watch", "fleet_applied" };
+
+struct prop_rep {
+	double p50[SERIES], p99[SERIES], max[SERIES];
 };
 
-static int64_t now_ns(void)
+/* The watchers (1..3 of the series) are up once each saw a put made after it started. */
+static int warm_up(struct etcd_conn *c, const char *key, struct ref_watch *w, int nw)
 {
-	struct timespec ts;
+	for (int i = 0; i < 50; i++) {
+		int warm = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void *ctl_reader(void *arg)
-{
-	struct ctl_watch *w = arg;
-	char line[256];
-	int i;
-
-	/* etcdctl prints PUT, the key, the value: the value line is "vN". */
-	while (fgets(line, sizeof(line), w->out)) {
-		int64_t t = now_ns();
-
-		if (!strcmp(line, "warm\n"))
-			__atomic_store_n(&w->warm_ns, t, __ATOMIC_RELEASE);
-		else if (sscanf(line, "v%d\n", &i) == 1 && i >= 0 && i < w->n &&
-			 !__atomic_load_n(&w->arrived_ns[i], __ATOMIC_ACQUIRE))
-			__atomic_store_n(&w->arrived_ns[i], t, __ATOMIC_RELEASE);
-	}
-	return NULL;
-}
-
-static int ctl_start(struct ctl_watch *w, const char *endpoints, const char *key, int n)
-{
-	char ep[256];
-	int fd[2];
-
-	snprintf(ep, sizeof(ep), "%.*s", (int)strcspn(endpoints, ","), endpoints);
-	w->n = n;
-	w->arrived_ns = calloc((size_t)n, sizeof(*w->arrived_ns));
-	if (!w->arrived_ns || pipe(fd))
-		return -1;
-	w->pid = fork();
-	if (w->pid < 0)
-		return -1;
-	if (w->pid == 0) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		close(fd[1]);
-		setenv("ETCDCTL_API", "3", 1);
-		execlp("etcdctl", "etcdctl", "--endpoints", ep, "watch", key, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	w->out = fdopen(fd[0], "r");
-	return w->out ? -pthread_create(&w->thread, NULL, ctl_reader, w) : -1;
-}
-
-static void ctl_stop(struct ctl_watch *w)
-{
-	kill(w->pid, SIGTERM);
-	waitpid(w->pid, NULL, 0);
-	pthread_join(w->thread, NULL);
-	fclose(w->out);
-	free(w->arrived_ns);
-}
-
-/* Wait for *@slot to be set (10 s guard); its value, or 0. */
-static int64_t wait_slot(int64_t *slot)
-{
-	for (int i = 0; i < 100000; i++) {
-		int64_t t = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-
-		if (t)
-			return t;
-		usleep(100);
-	}
-	return 0;
-}
-
-/* ---- propagation ---- */
-
-static int propagation(struct sysctl_tree *tree, struct etcd_conn *c, const char *endpoints,
-		       const char *prefix, int changes)
-{
-	double *lat = calloc((size_t)changes, sizeof(*lat)), *ctl = calloc((size_t)changes,
-									    sizeof(*ctl));
-	struct sysctl_entry *e = sysctl_lookup(tree, "bench/value");
-	struct ctl_watch w = { 0 };
-	char key[128], want[64], got[64];
-	double t0;
-
-	snprintf(key, sizeof(key), "%sbench/value", prefix);
-	if (!lat || !ctl || !e || ctl_start(&w, endpoints, key, changes))
-		return 1;
-	/* etcdctl's watch is up once it prints a put made after it started. */
-	for (int i = 0; i < 50 && !__atomic_load_n(&w.warm_ns, __ATOMIC_ACQUIRE); i++) {
+		for (int k = 0; k < nw; k++)
+			warm += __atomic_load_n(&w[k].warm_ns, __ATOMIC_ACQUIRE) != 0;
+		if (warm == nw)
+			return 0;
 		etcd_put(c, key, "warm", 4, NULL);
 		usleep(100000);
 	}
-	if (!__atomic_load_n(&w.warm_ns, __ATOMIC_ACQUIRE)) {
-		fprintf(stderr, "fleet-bench: etcdctl watch printed nothing\n");
+	for (int k = 0; k < nw; k++)
+		if (!__atomic_load_n(&w[k].warm_ns, __ATOMIC_ACQUIRE))
+			fprintf(stderr, "fleet-bench: %s saw nothing\n", w[k].what);
+	return 1;
+}
+
+/* The mirror's apply, in the thread that applied it. */
+static void on_applied(struct sysctl_entry *e, const struct sysctl_change *change, void *arg)
+{
+	int64_t t = fleet_now_ns();
+	char got[64];
+
+	(void)e, (void)change;
+	if (rcustring_copy(&value, got, sizeof(got)) >= 0)
+		ref_watch_arrived(arg, got, strlen(got), t);
+}
+
+/* One change: put v@i, wait for the mirror's reader to see it, then for the watchers. */
+static int one_change(struct sysctl_entry *e, struct etcd_conn *c, const char *key,
+		      struct ref_watch *w, int i, double lat[SERIES])
+{
+	uint64_t seen = sysctl_entry_changes(e);
+	int64_t t0 = fleet_now_ns();
+	char want[64], got[64];
+
+	snprintf(want, sizeof(want), "v%d", i);
+	if (etcd_put(c, key, want, strlen(want), NULL)) {
+		fprintf(stderr, "fleet-bench: put: %s\n", c->err);
 		return 1;
 	}
-	for (int i = 0; i < changes; i++) {
-		uint64_t seen = sysctl_entry_changes(e);
-		int64_t t0_ns = now_ns(), arrived;
-
-		snprintf(want, sizeof(want), "v%d", i);
-		t0 = now_ms();
-		if (etcd_put(c, key, want, strlen(want), NULL)) {
-			fprintf(stderr, "fleet-bench: put: %s\n", c->err);
+	for (;;) {
+		if (sysctl_entry_wait(e, seen, 10000) < 0) {
+			fprintf(stderr, "fleet-bench: %s not applied within 10 s\n", want);
 			return 1;
 		}
-		for (;;) {
-			if (sysctl_entry_wait(e, seen, 10000) < 0) {
-				fprintf(stderr, "fleet-bench: %s not applied within 10 s\n", want);
-				return 1;
-			}
-			seen = sysctl_entry_changes(e);
-			if (rcustring_copy(&value, got, sizeof(got)) >= 0 && !strcmp(got, want))
-				break;
-		}
-		lat[i] = now_ms() - t0;
-		arrived = wait_slot(&w.arrived_ns[i]);
-		if (!arrived) {
-			fprintf(stderr, "fleet-bench: etcdctl watch missed %s\n", want);
-			return 1;
-		}
-		ctl[i] = (double)(arrived - t0_ns) / 1e6;
+		seen = sysctl_entry_changes(e);
+		if (rcustring_copy(&value, got, sizeof(got)) >= 0 && !strcmp(got, want))
+			break;
 	}
-	ctl_stop(&w);
-	qsort(lat, (size_t)changes, sizeof(*lat), cmp_double);
-	qsort(ctl, (size_t)changes, sizeof(*ctl), cmp_double);
-	printf("propagation over %d changes: p50 %.3f ms, p99 %.3f ms, max %.3f ms; "
-	       "etcdctl watch on the same puts: p50 %.3f ms, p99 %.3f ms\n", changes,
-	       pct(lat, changes, 0.5), pct(lat, changes, 0.99), lat[changes - 1],
-	       pct(ctl, changes, 0.5), pct(ctl, changes, 0.99));
-	printf("summary fleet_propagation_p50_ms %.3f\n", pct(lat, changes, 0.5));
-	printf("summary fleet_propagation_p99_ms %.3f\n", pct(lat, changes, 0.99));
-	printf("summary etcdctl_watch_p50_ms %.3f\n", pct(ctl, changes, 0.5));
-	printf("summary etcdctl_watch_p99_ms %.3f\n", pct(ctl, changes, 0.99));
-	printf("summary fleet_vs_etcdctl_watch_p50 %.3f\n",
-	       pct(lat, changes, 0.5) / pct(ctl, changes, 0.5));
-	printf("summary fleet_vs_etcdctl_watch_p99 %.3f\n",
-	       pct(lat, changes, 0.99) / pct(ctl, changes, 0.99));
-	sysctl_entry_put(e);
-	free(lat);
-	free(ctl);
+	lat[0] = (double)(fleet_now_ns() - t0) / 1e6;
+	for (int k = 1; k < SERIES; k++) {
+		int64_t at = ref_watch_wait(&w[k - 1].arrived_ns[i]);
+
+		if (!at) {
+			fprintf(stderr, "fleet-bench: %s missed %s\n", w[k - 1].what, want);
+			return 1;
+		}
+		lat[k] = (double)(at - t0) / 1e6;
+	}
 	return 0;
+}
+
+/* @changes changes from index @first; their percentiles into @r. */
+static int prop_rep(struct sysctl_entry *e, struct etcd_conn *c, const char *key,
+		    struct ref_watch *w, int first, int changes, struct prop_rep *r)
+{
+	double *lat[SERIES], l[SERIES];
+	int err = 0;
+
+	for (int k = 0; k < SERIES; k++)
+		if (!(lat[k] = calloc((size_t)changes, sizeof(double))))
+			err = 1;
+	for (int i = 0; !err && i < changes; i++) {
+		err = one_change(e, c, key, w, first + i, l);
+		for (int k = 0; !err && k < SERIES; k++)
+			lat[k][i] = l[k];
+	}
+	for (int k = 0; k < SERIES; k++) {
+		if (!err) {
+			qsort(lat[k], (size_t)changes, sizeof(double), cmp_double);
+			r->p50[k] = pct(lat[k], changes, 0.5);
+			r->p99[k] = pct(lat[k], changes, 0.99);
+			r->max[k] = lat[k][changes - 1];
+		}
+		free(lat[k]);
+	}
+	return err;
+}
+
+/* The ratios printed: series a over series b, per repetition. */
+static const struct {
+	const char *name, *target50, *target99;
+	int a, b;
+} ratios[] = {
+	{ "fleet_vs_etcdctl_watch", "; target <= 1.1", "; target <= 1.2", 0, 1 },
+	{ "fleet_vs_gateway_watch", "", "", 0, 2 },
+	{ "gateway_vs_etcdctl_watch", "", "", 2, 1 },
+	{ "fleet_applied_vs_gateway_watch", "", "", 3, 2 },
+};
+
+/* Median (min, max) over the repetitions: of series @k's p50 or p99, or of ratio -@k-1's. */
+static void over_reps(const struct prop_rep *r, int reps, bool p50, int k, double out[3])
+{
+	double v[PROP_REPS_MAX];
+
+	for (int i = 0; i < reps; i++) {
+		const double *p = p50 ? r[i].p50 : r[i].p99;
+
+		v[i] = k >= 0 ? p[k] : p[ratios[-k - 1].a] / p[ratios[-k - 1].b];
+	}
+	spread(v, reps, out);
+}
+
+static void prop_print(const struct prop_rep *r, int reps, int changes)
+{
+	double m[3];
+
+	for (int i = 0; i < reps; i++)
+		printf("propagation, repetition %d of %d changes: p50/p99 (max) ms: fleet %.3f/%.3f "
+		       "(%.1f), etcdctl watch %.3f/%.3f (%.1f), gateway reader %.3f/%.3f (%.1f), "
+		       "fleet applied %.3f/%.3f (%.1f)\n", i + 1, changes, r[i].p50[0], r[i].p99[0],
+		       r[i].max[0], r[i].p50[1], r[i].p99[1], r[i].max[1], r[i].p50[2], r[i].p99[2],
+		       r[i].max[2], r[i].p50[3], r[i].p99[3], r[i].max[3]);
+	for (int k = 0; k < SERIES; k++)
+		for (int p50 = 1; p50 >= 0; p50--) {
+			over_reps(r, reps, p50, k, m);
+			printf("summary %s_%s_ms %.3f # median of %d repetitions (min-max %.3f-%.3f)\n",
+			       series_name[k], p50 ? "p50" : "p99", m[0], reps, m[1], m[2]);
+		}
+	for (int k = 0; k < (int)(sizeof(ratios) / sizeof(ratios[0])); k++)
+		for (int p50 = 1; p50 >= 0; p50--) {
+			over_reps(r, reps, p50, -k - 1, m);
+			printf("summary %s_%s %.3f # per repetition, median of %d (min-max "
+			       "%.3f-%.3f)%s\n", ratios[k].name, p50 ? "p50" : "p99", m[0], reps, m[1],
+			       m[2], p50 ? ratios[k].target50 : ratios[k].target99);
+		}
+}
+
+static int propagation(struct sysctl_tree *tree, struct etcd_conn *c, const char *endpoints,
+		       const char *prefix, int changes, int reps)
+{
+	struct sysctl_entry *e = sysctl_lookup(tree, "bench/value");
+	struct prop_rep r[PROP_REPS_MAX];
+	struct sysctl_callback *cb = NULL;
+	struct ref_watch w[SERIES - 1];
+	char key[128];
+	int err = 0, n = changes * reps;
+
+	snprintf(key, sizeof(key), "%sbench/value", prefix);
+	if (!e || ref_watch_etcdctl(&w[0], endpoints, key, n) ||
+	    ref_watch_gateway(&w[1], endpoints, key, n) ||
+	    ref_watch_init(&w[2], "the mirror's apply", n) ||
+	    sysctl_entry_on_change(e, on_applied, &w[2], &cb) || warm_up(c, key, w, SERIES - 1))
+		return 1;
+	/* All watch the same puts: each repetition sees the same load. */
+	for (int i = 0; !err && i < reps; i++)
+		err = prop_rep(e, c, key, w, i * changes, changes, &r[i]);
+	sysctl_callback_remove(cb);
+	for (int k = 0; k < SERIES - 1; k++)
+		ref_watch_stop(&w[k]);
+	sysctl_entry_put(e);
+	if (!err)
+		prop_print(r, reps, changes);
+	return err;
 }
 
 /* ---- apply rate ---- */
@@ -664,15 +704,15 @@ int main(int argc, char **argv)
 	struct sysctl_tree *tree;
 	struct etcd_sync *sync;
 	struct etcd_conn c;
-	char prefix[64];
-	int changes = 1000, batches = 50, err;
+	char prefix[64], first[256];
+	int changes = 1000, batches = 50, reps = 5, err;
 
 	if (argc == 2 && !strcmp(argv[1], "--read-stall")) /* needs no etcd */
 		return read_stall(0);
 	if (argc == 3 && !strcmp(argv[1], "--read-stall-test"))
 		return read_stall(atof(argv[2]) > 0 ? atof(argv[2]) : 1000);
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s URL [--changes N] [--batches B] | URL --load PREFIX N | "
+		fprintf(stderr, "usage: %s URL [--changes N] [--batches B] [--reps R] | URL --load PREFIX N | "
 				"--read-stall | --read-stall-test MS\n", argv[0]);
 		return 2;
 	}
@@ -686,11 +726,19 @@ int main(int argc, char **argv)
 			changes = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--batches"))
 			batches = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--reps"))
+			reps = atoi(argv[i + 1]);
 	}
-	if (changes < 1 || batches < 1)
+	if (changes < 1 || batches < 1 || reps < 1 || reps > PROP_REPS_MAX)
 		return 2;
 	snprintf(prefix, sizeof(prefix), "/rcustring-bench/%d/", (int)getpid());
-	so.endpoints = argv[1];
+	/*
+	 * The mirror watches the member the reference watchers watch (the
+	 * first): a follower sees a commit later than the leader, so a mirror
+	 * on another member would time the cluster's layout, not the path.
+	 */
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(argv[1], ","), argv[1]);
+	so.endpoints = first;
 	so.prefix = prefix;
 	so.host = "bench";
 	for (int i = 0; i < ENTRIES; i++) {
@@ -714,7 +762,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fleet-bench: no watch on %s\n", argv[1]);
 		return 1;
 	}
-	err = propagation(tree, &c, argv[1], prefix, changes);
+	err = propagation(tree, &c, argv[1], prefix, changes, reps);
 	if (!err)
 		err = apply_rate(sync, &c, prefix, batches);
 	etcd_sync_stop(sync);

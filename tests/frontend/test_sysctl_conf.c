@@ -179,6 +179,47 @@ static void test_set_explicit_beats_glob(void **state)
 	sysctl_conf_set_free(set);
 }
 
+/* The set's stop: asked every SYSCTL_CONF_STOP_EVERY lines with the file; true ends the parse. */
+struct stop_log {
+	unsigned asked[8], n, stop_at;
+};
+
+static bool stop_at_line(void *arg, const char *file, unsigned line)
+{
+	struct stop_log *l = arg;
+
+	assert_string_equal(file, "big.conf");
+	if (l->n < 8)
+		l->asked[l->n++] = line;
+	return line >= l->stop_at;
+}
+
+static void test_set_stop_every_few_hundred_lines(void **state)
+{
+	struct sysctl_conf_set *set = sysctl_conf_set_new();
+	struct stop_log l = { .stop_at = 2 * SYSCTL_CONF_STOP_EVERY };
+	size_t cap = 4 * SYSCTL_CONF_STOP_EVERY * 16, len = 0;
+	char *text = malloc(cap);
+
+	(void)state;
+	assert_non_null(set);
+	assert_non_null(text);
+	for (unsigned i = 0; i < 4 * SYSCTL_CONF_STOP_EVERY; i++)
+		len += (size_t)snprintf(text + len, cap - len, "k%u = %u\n", i, i);
+	sysctl_conf_set_stop(set, stop_at_line, &l);
+	assert_int_equal(sysctl_conf_set_add(set, "big.conf", text, len, NULL, NULL), -EINTR);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.asked[0], SYSCTL_CONF_STOP_EVERY);
+	assert_int_equal(l.asked[1], 2 * SYSCTL_CONF_STOP_EVERY);
+	/* Stopped there: the lines before it are in, none after. */
+	assert_int_equal(sysctl_conf_set_count(set), 2 * SYSCTL_CONF_STOP_EVERY - 1);
+	sysctl_conf_set_stop(set, NULL, NULL);
+	assert_int_equal(sysctl_conf_set_add(set, "big.conf", text, len, NULL, NULL), 0);
+	assert_int_equal(sysctl_conf_set_count(set), 4 * SYSCTL_CONF_STOP_EVERY);
+	sysctl_conf_set_free(set);
+	free(text);
+}
+
 static void test_list_dirs_merges_by_name(void **state)
 {
 	char tmpl[] = "/tmp/sysctl-conf-XXXXXX", path[256], *dirs, **paths;
@@ -229,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_lines_reported_and_skipped),
 		cmocka_unit_test(test_callback_stops_parse_and_enomem),
 		cmocka_unit_test(test_set_explicit_beats_glob),
+		cmocka_unit_test(test_set_stop_every_few_hundred_lines),
 		cmocka_unit_test(test_list_dirs_merges_by_name),
 	};
 

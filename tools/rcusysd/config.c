@@ -40,6 +40,9 @@ struct config {
 	struct tfile *tfiles;
 	size_t ntfiles;
 	int failures; /* of the current start or reload (a reset's are only logged) */
+	config_stop_fn *stop; /* the current reload's (NULL: none) */
+	void *stop_arg;
+	bool stopped; /* the stop said yes: the reload ends at the next step */
 	pthread_mutex_t lock; /* everything below */
 	struct values values; /* each entry's value before any file, and the last one applied */
 	struct sysctl_conf_set *set; /* replaced by a reload under the lock, read by resets */
@@ -112,7 +115,21 @@ static void reload_report(void *arg, unsigned line, const char *msg)
 	r->c->failures++;
 }
 
-/* At start (@reload false) a bad file fails the start; at reload it keeps its tunables. */
+/* The reload's stop, asked inside a file's parse (@file, at @line) or between entries. */
+static bool ask_stop(struct config *c, const char *file, unsigned line)
+{
+	if (!c->stopped && c->stop && c->stop(c->stop_arg, file, line))
+		c->stopped = true;
+	return c->stopped;
+}
+
+static bool reload_stop(void *arg, unsigned line)
+{
+	struct reload_ctx *r = arg;
+
+	return ask_stop(r->c, r->path, line);
+}
+
 /*
  * One file's reload. The files not reloaded yet (and those gone) lend
  * their live declarations: one moved to this file keeps its tunable.
@@ -127,9 +144,54 @@ static int reload_file(struct config *c, struct tunables *old, const char *text,
 	for (size_t j = 0; others && j < c->ntfiles; j++)
 		if (c->tfiles[j].path)
 			others[n++] = c->tfiles[j].declared;
-	ret = tunables_reload(c->tree, old, others, n, text, len, out, reload_report,
+	ret = tunables_reload(c->tree, old, others, n, text, len, out, reload_report, reload_stop,
 			      &(struct reload_ctx){ c, path }, err, size);
 	free(others);
+	return ret;
+}
+
+/* What @path declared so far (NULL: nothing), taken from c->tfiles. */
+static struct tunables *take_declared(struct config *c, const char *path)
+{
+	struct tunables *old = NULL;
+
+	for (size_t j = 0; j < c->ntfiles; j++)
+		if (c->tfiles[j].path && !strcmp(c->tfiles[j].path, path)) {
+			old = c->tfiles[j].declared;
+			free(c->tfiles[j].path);
+			c->tfiles[j].path = NULL;
+		}
+	return old;
+}
+
+/*
+ * One tunables file into @t (its path set, its old declarations in
+ * t->declared). At start (@reload false) a bad file fails the start; at
+ * reload it keeps its tunables, as it does once the reload is stopped
+ * (the files after it are not read).
+ */
+static int load_file(struct config *c, struct tfile *t, bool reload)
+{
+	char err[512] = "";
+	size_t len;
+	char *text = c->stopped ? NULL : read_file(c, t->path, &len, reload);
+	int ret;
+
+	/* Skipped, logged; at reload its tunables are kept (a file gone keeps none). */
+	if (!text)
+		return 0;
+	if (reload)
+		ret = reload_file(c, t->declared, text, len, &t->declared, t->path, err, sizeof(err));
+	else
+		ret = tunables_load(c->tree, text, len, &t->declared, err, sizeof(err));
+	free(text);
+	if (ret == -EINTR && c->stopped)
+		return 0; /* nothing changed */
+	if (ret) {
+		rlog(LOG_ERR, "%s%s:%s%s", reload ? "reload: " : "", t->path,
+		     *err ? err : strerror(-ret), reload ? " (its tunables are kept)" : "");
+		c->failures++;
+	}
 	return ret;
 }
 
@@ -138,56 +200,39 @@ static int load_tunables(struct config *c, bool reload)
 	char **paths;
 	ssize_t n = tunables_paths(c->files, &paths);
 	struct tfile *next;
+	size_t nnext;
 	int ret = 0;
 
-	if (n < 0 || !(next = calloc((size_t)n + 1, sizeof(*next)))) {
+	/* Room for the files gone as well: a stopped reload keeps them. */
+	if (n < 0 || !(next = calloc((size_t)n + c->ntfiles + 1, sizeof(*next)))) {
 		rlog(LOG_ERR, "tunables: out of memory");
 		if (n >= 0)
 			sysctl_conf_free_paths(paths, (size_t)n);
 		return -ENOMEM;
 	}
 	for (ssize_t i = 0; i < n; i++) {
-		struct tunables *old = NULL;
-		char err[512] = "";
-		size_t len;
-		char *text = read_file(c, paths[i], &len, reload);
-
-		/* The same file as before takes over its declarations. */
-		for (size_t j = 0; j < c->ntfiles; j++)
-			if (c->tfiles[j].path && !strcmp(c->tfiles[j].path, paths[i])) {
-				old = c->tfiles[j].declared;
-				free(c->tfiles[j].path);
-				c->tfiles[j].path = NULL;
-			}
 		next[i].path = paths[i];
-		next[i].declared = old;
-		/* Skipped, logged; at reload its tunables are kept (a file gone keeps none). */
-		if (!text)
-			continue;
-		if (reload)
-			ret = reload_file(c, old, text, len, &next[i].declared, paths[i], err,
-					  sizeof(err));
-		else
-			ret = tunables_load(c->tree, text, len, &next[i].declared, err, sizeof(err));
-		free(text);
-		if (ret) {
-			rlog(LOG_ERR, "%s%s:%s%s", reload ? "reload: " : "", paths[i],
-			     *err ? err : strerror(-ret), reload ? " (its tunables are kept)" : "");
-			c->failures++;
-		}
-		if (ret && !reload && !c->files->check)
+		next[i].declared = take_declared(c, paths[i]);
+		ret = load_file(c, &next[i], reload);
+		if (ret && !reload && !c->files->check) {
+			while (++i < n) /* kept for config_free() */
+				next[i] = (struct tfile){ paths[i], take_declared(c, paths[i]) };
 			break; /* a check goes on, to list every file's problem */
+		}
 	}
-	/* Files gone from the directories: their tunables go too. */
+	/* Files gone from the directories: their tunables go too (unless stopped). */
+	nnext = (size_t)n;
 	for (size_t j = 0; j < c->ntfiles; j++)
-		if (c->tfiles[j].path) {
+		if (c->tfiles[j].path && c->stopped) {
+			next[nnext++] = c->tfiles[j];
+		} else if (c->tfiles[j].path) {
 			tunables_free(c->tfiles[j].declared);
 			free(c->tfiles[j].path);
 		}
 	free(c->tfiles);
 	free(paths);
 	c->tfiles = next;
-	c->ntfiles = (size_t)n;
+	c->ntfiles = nnext;
 	return reload ? 0 : ret;
 }
 
@@ -226,8 +271,7 @@ struct step {
 	const char *only;           /* converge_entry(): that entry alone (a reset), */
 	struct sysctl_entry *entry; /* which is this one */
 	bool lock;                  /* take c->lock per entry (a reset holds it throughout) */
-	config_stop_fn *stop;       /* asked every STOP_EVERY entries; NULL: never */
-	void *stop_arg;
+	bool stoppable;             /* ask c->stop every STOP_EVERY entries (a reload) */
 	unsigned long n; /* entries so far */
 };
 
@@ -237,7 +281,7 @@ struct step {
 /* A stop was asked for (checked every STOP_EVERY calls). */
 static bool step_stopped(struct step *w)
 {
-	return w->stop && ++w->n % STOP_EVERY == 0 && w->stop(w->stop_arg);
+	return w->stoppable && ++w->n % STOP_EVERY == 0 && ask_stop(w->c, NULL, 0);
 }
 
 /* Remembers the value of an entry not seen before: what it had before any file. */
@@ -257,9 +301,9 @@ static int capture_one(struct sysctl_entry *e, void *arg)
 }
 
 /* 0, or 1 when stopped. */
-static int capture_defaults(struct config *c, config_stop_fn *stop, void *stop_arg)
+static int capture_defaults(struct config *c, bool stoppable)
 {
-	struct step w = { .c = c, .stop = stop, .stop_arg = stop_arg };
+	struct step w = { .c = c, .stoppable = stoppable };
 
 	return walk_all(c, capture_one, &w) == 1;
 }
@@ -289,14 +333,26 @@ static void set_error(unsigned line, const char *message, void *arg)
 	s->c->failures++;
 }
 
-/* The sysctl.d directories (merged by name), then the -c files. */
+static bool set_stop(void *arg, const char *file, unsigned line)
+{
+	return ask_stop(arg, file, line);
+}
+
+/*
+ * The sysctl.d directories (merged by name), then the -c files. NULL when
+ * out of memory (logged) or stopped (c->stopped): the parse stops every
+ * few hundred lines to ask, so a reload's stop waits for no file.
+ */
 static struct sysctl_conf_set *read_set(struct config *c)
 {
 	struct sysctl_conf_set *set = sysctl_conf_set_new();
 	char **paths = NULL;
 	ssize_t n = set ? sysctl_conf_list_dirs(c->files->sysctl_dirs, &paths) : -ENOMEM;
+	int err = n < 0 ? (int)n : 0;
 
-	for (ssize_t i = 0; i < n + c->files->nconfigs && n >= 0; i++) {
+	if (set)
+		sysctl_conf_set_stop(set, set_stop, c);
+	for (ssize_t i = 0; !err && i < n + c->files->nconfigs; i++) {
 		struct set_ctx s = { c, i < n ? paths[i] : c->files->configs[i - n] };
 		size_t len;
 		char *text = read_file(c, s.file, &len, false);
@@ -305,17 +361,19 @@ static struct sysctl_conf_set *read_set(struct config *c)
 			continue;
 		if (i < n)
 			rlog(LOG_INFO, "reading %s", s.file);
-		if (sysctl_conf_set_add(set, s.file, text, len, set_error, &s) < 0)
-			n = -ENOMEM;
+		err = sysctl_conf_set_add(set, s.file, text, len, set_error, &s);
+		err = err < 0 ? err : 0;
 		free(text);
 	}
 	if (n >= 0)
 		sysctl_conf_free_paths(paths, (size_t)n);
-	if (n < 0) {
-		rlog(LOG_ERR, "settings: out of memory");
+	if (err) {
+		if (err != -EINTR)
+			rlog(LOG_ERR, "settings: out of memory");
 		sysctl_conf_set_free(set);
 		return NULL;
 	}
+	sysctl_conf_set_stop(set, NULL, NULL);
 	return set;
 }
 
@@ -499,7 +557,7 @@ int config_start(struct sysctl_tree *tree, const struct config_files *files, str
 		config_free(c);
 		return err;
 	}
-	capture_defaults(c, NULL, NULL);
+	capture_defaults(c, false);
 	c->set = read_set(c);
 	converge(&(struct step){ .c = c, .lock = true });
 	c->announce = true; /* from now on (reloads, resets) */
@@ -518,13 +576,18 @@ void config_set_layers(struct config *c, struct persist *state, bool (*etcd_hold
 int config_reload(struct config *c, config_stop_fn *stop, void *stop_arg)
 {
 	struct sysctl_conf_set *set, *old;
-	struct step w = { .c = c, .lock = true, .stop = stop, .stop_arg = stop_arg };
+	struct step w = { .c = c, .lock = true, .stoppable = true };
 
 	c->failures = 0;
+	c->stop = stop;
+	c->stop_arg = stop_arg;
+	c->stopped = false;
 	load_tunables(c, true);
-	if ((stop && stop(stop_arg)) || capture_defaults(c, stop, stop_arg))
+	if (ask_stop(c, NULL, 0) || capture_defaults(c, true))
 		goto stopped;
 	set = read_set(c);
+	if (c->stopped)
+		goto stopped;
 	if (set) {
 		pthread_mutex_lock(&c->lock);
 		old = c->set;
@@ -533,12 +596,14 @@ int config_reload(struct config *c, config_stop_fn *stop, void *stop_arg)
 		sysctl_conf_set_free(old);
 	}
 	/* Entries the reload declared are the state file's too: its commit hook is the tree's. */
-	if ((stop && stop(stop_arg)) || converge(&w))
+	if (ask_stop(c, NULL, 0) || converge(&w))
 		goto stopped;
+	c->stop = NULL;
 	rlog(c->failures ? LOG_WARNING : LOG_INFO, "reloaded%s", c->failures ?
 	     " with errors: a line refused or a file skipped, each named above" : "");
 	return 0;
 stopped:
+	c->stop = NULL;
 	rlog(LOG_NOTICE, "reload stopped part way: stopping");
 	return -EINTR;
 }

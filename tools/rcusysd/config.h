@@ -55,14 +55,20 @@ int config_start(struct sysctl_tree *tree, const struct config_files *files, str
 /* Layer 3: the state file (may be NULL) and etcd's keys ('/' form; NULL without etcd). */
 void config_set_layers(struct config *c, struct persist *state, bool (*etcd_holds)(const char *key));
 
-/* Asked during a reload: true to end it now (the process is stopping). */
-typedef bool config_stop_fn(void *arg);
+/*
+ * Asked during a reload: true to end it now (the process is stopping).
+ * @file and @line say where a file's parse is (@line 0: just after it);
+ * @file NULL between the steps and the entries. Context: the reload's
+ * thread, holding no lock of the configuration (a reset may run meanwhile).
+ */
+typedef bool config_stop_fn(void *arg, const char *file, unsigned line);
 
 /*
  * SIGHUP: every file read again, every entry brought to its layers' value.
  * Holds the configuration's lock only for one entry at a time and to swap
  * the new settings in, so config_reset() answers during a reload. @stop
- * (may be NULL) is asked between steps and every few hundred entries; when
+ * (may be NULL) is asked between steps, every few hundred entries and
+ * every few hundred lines of a file's parse (tunables and settings); when
  * it says true the reload ends there, logged, and -EINTR comes back (the
  * tree is left part way: for a process about to exit). Else 0. Context:
  * the thread that called config_start(), one reload at a time.

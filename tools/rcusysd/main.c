@@ -485,11 +485,13 @@ static int start_sockets(struct daemon *d, const struct sysctl_socket_options *s
 }
 
 /* A reload ends early when SIGTERM or SIGINT waits (run() then takes it). */
-static bool stop_pending(void *arg)
+static bool stop_pending(void *arg, const char *file, unsigned line)
 {
 	sigset_t pending;
 
 	(void)arg;
+	(void)file;
+	(void)line;
 	return sigpending(&pending) == 0 &&
 	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
 }

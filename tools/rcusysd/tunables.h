@@ -32,6 +32,7 @@
 #ifndef RCUSYSD_TUNABLES_H
 #define RCUSYSD_TUNABLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <rcustring/sysctl.h>
@@ -61,12 +62,15 @@ int tunables_load(struct sysctl_tree *tree, const char *text, size_t len, struct
  * file that is live in one of @others (@nothers lists of other files, not
  * yet reloaded; NULLs skipped) is taken from there with its entry and
  * value, so a declaration moved to another file, earlier or later in the
- * order, keeps its tunable.
+ * order, keeps its tunable. @stop (may be NULL; with @arg, as @report) is
+ * asked every few hundred lines of the parse and once after it, with the
+ * line reached (0: after the parse): when it says true, nothing changes
+ * and -EINTR comes back.
  */
 int tunables_reload(struct sysctl_tree *tree, struct tunables *old, struct tunables *const *others,
 		    size_t nothers, const char *text, size_t len, struct tunables **out,
-		    void (*report)(void *arg, unsigned line, const char *msg), void *arg, char *err,
-		    size_t errsize);
+		    void (*report)(void *arg, unsigned line, const char *msg),
+		    bool (*stop)(void *arg, unsigned line), void *arg, char *err, size_t errsize);
 
 /* Unregisters and frees everything tunables_load() registered. */
 void tunables_free(struct tunables *t);
