@@ -5,7 +5,8 @@
  *   hold SOCKET N [BYTES]   open N connections (print "connected K"), send
  *                           BYTES on each if given, keep them until stdin ends
  *   flood SOCKET N LINE     send LINE N times on one connection, one reply
- *                           each; print "ok K of N" and the first bad reply
+ *                           each ("OK" or "OK n", n > 0, is ok); print
+ *                           "ok K of N" and the first bad reply
  *   exec [-i SIG|-b SIG]... -- PROG ARGS
  *                           run PROG with SIG ignored (-i) or blocked (-b)
  *   show OUT                write this process's SigBlk, SigIgn and open
@@ -88,7 +89,7 @@ static int flood(const char *path, int n, const char *line)
 	for (int i = 0; i < n && in; i++) {
 		if (dprintf(fd, "%s\n", line) < 0 || !fgets(reply, sizeof(reply), in))
 			break;
-		if (!strncmp(reply, "OK ", 3) && atoi(reply + 3) > 0)
+		if (!strcmp(reply, "OK\n") || (!strncmp(reply, "OK ", 3) && atoi(reply + 3) > 0))
 			ok++;
 		else if (!*bad)
 			snprintf(bad, sizeof(bad), "%s", reply);

@@ -189,6 +189,13 @@ access)
 		test "$((after - ${before:-0}))" = 10000
 	attack "10 000 refused socket writes leave the log small" "$(grep -c pub.val "$run.log") lines" \
 		test "$(grep -c pub.val "$run.log")" -le 11
+	# A writer of an entry may reset it: a loop of resets answers each, and
+	# the log keeps a burst of their lines and a count of the rest.
+	before=$(grep -c open.val "$run.log")
+	out=$(as_user "$helper" flood "$run/control.sock" 2000 "RESET open.val")
+	attack "2 000 resets by a user are all answered" "$out" eval '[[ $out == "ok 2000 of 2000" ]]'
+	attack "2 000 resets by a user leave the log small" "$(($(grep -c open.val "$run.log") - before)) lines" \
+		test "$(($(grep -c open.val "$run.log") - before))" -le 30
 	out=$(as_user "$rcusysd" -d "$run" -e "RUN /bin/true" 2>&1)
 	attack "user cannot connect to the events socket" "got: $out" eval '[[ $out == *"Permission denied"* ]]'
 	attack "events socket is 0600 root" "$(stat -c '%a %u' "$run/events.sock")" \
@@ -197,6 +204,11 @@ access)
 		test "$(stat -c '%a %u' "$run/control.sock")" = "666 0"
 	stop "$pid" 30
 	attack "clean exit" "rc=$rc" test "$rc" = 0
+	# Every reset is in the log, as its line or in a suppressed count (the
+	# last count written at exit).
+	resets=$(($(grep -c "reset open.val to" "$run.log") + $(awk '/reset lines: [0-9]+ similar messages suppressed/ {
+		for (i = 1; i < NF; i++) if ($i == "lines:") n += $(i + 1) } END { print n + 0 }' "$run.log")))
+	attack "2 000 resets are each logged or counted" "$resets" test "$resets" = 2000
 	;;
 fuse)
 	run=$dir/f

@@ -52,6 +52,7 @@ struct config {
 	bool announce; /* log each value applied (reload and reset, not start) */
 	bool resetting; /* a reset converging: failures are not the reload's */
 	bool reset_all; /* converging after --reset --all */
+	struct log_limit *reset_log; /* any writer of an entry may reset it in a loop (NULL: no limit) */
 };
 
 /*
@@ -379,6 +380,13 @@ static struct sysctl_conf_set *read_set(struct config *c)
 
 /* ---- bringing the tree to its layers ---- */
 
+/* Whether a line may be logged: a reset's lines share one rate limit. */
+static bool may_log(struct config *c)
+{
+	return !c->resetting || !c->reset_log ||
+	       log_limit_at(c->reset_log, "reset lines", LOG_NOTICE, log_now_ns());
+}
+
 static void report_set_error(struct config *c, const struct sysctl_conf_item *it, const char *path,
 			     int err)
 {
@@ -394,7 +402,9 @@ static void report_set_error(struct config *c, const struct sysctl_conf_item *it
 	if (e)
 		sysctl_entry_put(e);
 	sysctl_conf_dotted(path, name, sizeof(name));
-	if (it)
+	if (!may_log(c))
+		; /* counted in the limit's suppressed line */
+	else if (it)
 		rlog(LOG_ERR, "%s:%u: setting %s: %s", it->file, it->line, name, reason);
 	else
 		rlog(LOG_ERR, "restoring the default of %s: %s", name, reason);
@@ -438,6 +448,8 @@ static void converge_one(struct config *c, const char *path, const char *key,
 			      SYSCTL_ORIGIN_FILE);
 	if (err && !(it && it->ignore_failure))
 		report_set_error(c, it, key, err);
+	else if (!err && c->announce && !may_log(c))
+		; /* counted in the limit's suppressed line */
 	else if (!err && c->announce && it)
 		rlog(LOG_INFO, "%s:%u: %s = %s", it->file, it->line, path, value);
 	else if (!err && c->announce)
@@ -631,8 +643,10 @@ int config_reset(struct config *c, const char *path, char *why, size_t size)
 		c->reset_all = !path;
 		converge(&(struct step){ .c = c, .only = path ? dotted_path : NULL, .entry = e });
 		c->reset_all = false;
+		if (may_log(c))
+			rlog(LOG_NOTICE, "reset %s to the configuration files' values",
+			     path ? dotted_path : "all entries");
 		c->resetting = false;
-		rlog(LOG_NOTICE, "reset %s to the configuration files' values", path ? dotted_path : "all entries");
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (e)
@@ -654,6 +668,13 @@ void config_free(struct config *c)
 	pthread_mutex_destroy(&c->lock);
 	free(c->value);
 	free(c);
+}
+
+void config_set_log_limit(struct config *c, struct log_limit *l)
+{
+	pthread_mutex_lock(&c->lock);
+	c->reset_log = l;
+	pthread_mutex_unlock(&c->lock);
 }
 
 int config_failures(const struct config *c)

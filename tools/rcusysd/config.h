@@ -44,6 +44,7 @@ struct config_files {
 };
 
 struct config;
+struct log_limit;
 
 /*
  * Declares the tunables (a bad tunables file is fatal: -EINVAL, logged),
@@ -82,6 +83,13 @@ int config_reload(struct config *c, config_stop_fn *stop, void *stop_arg);
  * for the entry the reload is at, not for the reload).
  */
 int config_reset(struct config *c, const char *path, char *why, size_t size);
+
+/*
+ * config_set_log_limit - the rate limit of a reset's log lines: any writer
+ * of an entry may send RESET in a loop, so a burst is logged, then counted
+ * in @l's suppressed lines (@l's owner flushes them). Context: the main thread.
+ */
+void config_set_log_limit(struct config *c, struct log_limit *l);
 
 /* Problems of the last start or reload (each logged). Context: the main thread. */
 int config_failures(const struct config *c);

@@ -341,6 +341,7 @@ static int build_tree(struct daemon *d, struct sysctl_socket_options *sock_opts)
 	/* Layers 1 and 2; a bad tunables file stops the start. */
 	if (config_start(d->tree, &d->o.files, &d->config) || open_state(d))
 		return 1;
+	config_set_log_limit(d->config, &d->policy.log_limit);
 	if (d->o.check)
 		return 0; /* etcd is not asked: its values are etcd's to check */
 #ifdef HAVE_ETCD
@@ -522,7 +523,7 @@ static void run(struct daemon *d, const sigset_t *stop)
 	while ((sig = sigtimedwait(stop, NULL, &every)) > 0 || errno == EAGAIN || errno == EINTR) {
 		if (sig <= 0) {
 			notify_status(d, "");
-			policy_log_flush(&d->policy, false); /* refusal lines' suppressed counts */
+			policy_log_flush(&d->policy, false); /* refusal and reset lines' suppressed counts */
 			continue;
 		}
 		if (sig != SIGHUP) {
