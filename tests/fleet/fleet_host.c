@@ -5,6 +5,7 @@
  *
  *   fleet-host --socket PATH --etcd URL[,URL] --prefix P --host NAME [--write-through]
  *              [--idle-ms N] [--backoff-ms N] [--refuse-commits N]
+ *              [--pair-readers N] [--key-by-key]
  *
  * Entries: kernel.core_pattern (string, 63 bytes at most), kernel.modprobe
  * (string), kernel.cpus (a 64-bit bitmap), net.core.somaxconn (int
@@ -14,7 +15,10 @@
  * and prints the audit ring, one "audit PATH OLD NEW" line per write (tab
  * separated), so a test can tell that no value was applied twice.
  * --backoff-ms sets both reconnect delays, so that a test can watch the
- * status between a failure and the reconnect.
+ * status between a failure and the reconnect. --pair-readers N starts N
+ * threads taking snapshots of kernel.core_pattern and net.core.somaxconn
+ * (pair_readers.c), which print their counts at the stop; --key-by-key has
+ * the mirror apply a revision's values one by one (etcd_sync_opts).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +30,7 @@
 #include <rcustring/sysctl_socket.h>
 
 #include "etcd_sync.h"
+#include "pair_readers.h"
 
 static struct rcustring core_pattern = RCUSTRING_INITIALIZER(64, "core");
 static struct rcustring modprobe = RCUSTRING_INITIALIZER(256, "/sbin/modprobe");
@@ -92,6 +97,8 @@ int main(int argc, char **argv)
 		{ "idle-ms", required_argument, NULL, 'i' },
 		{ "backoff-ms", required_argument, NULL, 'b' },
 		{ "refuse-commits", required_argument, NULL, 'r' },
+		{ "pair-readers", required_argument, NULL, 'R' },
+		{ "key-by-key", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct etcd_sync_opts so = { .backoff_min_ms = 50, .backoff_max_ms = 1000 };
@@ -101,7 +108,7 @@ int main(int argc, char **argv)
 	struct sysctl_socket *srv;
 	struct etcd_sync *sync;
 	sigset_t set;
-	int opt, sig, ret;
+	int opt, sig, ret, readers = 0;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -113,6 +120,8 @@ int main(int argc, char **argv)
 		case 'i': so.idle_ms = atoi(optarg); break;
 		case 'b': so.backoff_min_ms = so.backoff_max_ms = atoi(optarg); break;
 		case 'r': refuse_commits = atoi(optarg); break;
+		case 'R': readers = atoi(optarg); break;
+		case 'k': so.key_by_key = 1; break;
 		default: return 2;
 		}
 	}
@@ -146,7 +155,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fleet-host: %s: %s\n", sock, strerror(-ret));
 		return 1;
 	}
+	if (readers && pair_readers_start(tree, "kernel.core_pattern", "net.core.somaxconn",
+					  readers)) {
+		fprintf(stderr, "fleet-host: cannot start %d pair readers\n", readers);
+		return 1;
+	}
 	sigwait(&set, &sig);
+	pair_readers_stop(so.log_arg);
 	sysctl_socket_stop(srv);
 	for (int i = 0; i < 4; i++)
 		sysctl_unregister_table(h[i]);
