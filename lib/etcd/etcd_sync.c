@@ -88,14 +88,16 @@ static int apply_read(void *arg, const struct etcd_kv *kv)
 
 	if (etcd_stopping(s))
 		return -ECANCELED;
-	etcd_apply(s, kv, true);
+	etcd_read_add(s, kv);
 	return 0;
 }
 
 /*
- * Read the whole prefix at one revision and apply what differs, each kv as
- * it is decoded (the reply is never held decoded: etcd_stream.c). Keys the
- * read did not hold left the prefix.
+ * Read the whole prefix at one revision and apply what differs: each kv is
+ * checked as it is decoded (the reply is never held decoded: etcd_stream.c),
+ * and those that differ from the tree are committed by revision at the end
+ * (etcd_revision.c). Keys the read did not hold left the prefix. A read cut
+ * short applies nothing of what it held: the next one reads it again.
  */
 static int full_read(struct etcd_sync *s)
 {
@@ -108,8 +110,11 @@ static int full_read(struct etcd_sync *s)
 	pthread_mutex_unlock(&s->lock);
 	s->read_refusals = 0;
 	err = etcd_range_each(&s->conn, s->prefix, &rev, apply_read, s);
-	if (err)
+	if (err) {
+		etcd_read_drop(s);
 		return err;
+	}
+	etcd_read_flush(s);
 	etcd_refuse_undecodable(s, s->conn.dropped);
 	if (s->read_refusals > READ_REFUSALS_LOGGED)
 		etcd_say(s, "%zu more values of the prefix refused (the status keys say why)",
@@ -370,6 +375,7 @@ static void curl_init(void)
 static void sync_free(struct etcd_sync *s)
 {
 	etcd_owned_free(s);
+	etcd_read_drop(s);
 	etcd_conn_free(&s->wconn);
 	etcd_conn_free(&s->rconn);
 	pthread_mutex_destroy(&s->wlock);

@@ -121,6 +121,8 @@ struct etcd_sync {
 	bool need_range, created;
 	int64_t applying;     /* etcd_sync_applying_revision() (atomic) */
 	size_t read_refusals; /* in the current whole-prefix read */
+	struct etcd_kv *read_kvs; /* its values to commit (etcd_read_add()) */
+	size_t n_read_kvs;
 	int64_t last_msg_ms; /* rcs_now_ms() of the watch's last message */
 	/* A value the tree refused for a passing reason (its commit failed: a full
 	 * disk, an I/O error): the prefix is read again at retry_at_ms (sync thread). */
@@ -162,6 +164,11 @@ bool etcd_passing(int err);
 /* etcd_revision.c: the values of one revision (@n <= SYSCTL_COMMIT_MAX) as one commit. */
 void etcd_apply_revision(struct etcd_sync *s, const struct etcd_kv *const *kvs, size_t n,
 			 bool resync);
+/* A whole-prefix read's kv: refused, skipped, or held for etcd_read_flush(). */
+void etcd_read_add(struct etcd_sync *s, const struct etcd_kv *kv);
+/* The held values committed, one revision at a time; etcd_read_drop(): freed unapplied. */
+void etcd_read_flush(struct etcd_sync *s);
+void etcd_read_drop(struct etcd_sync *s);
 /* A value refused for a passing reason is due to be applied again (sync thread). */
 bool etcd_retry_due(struct etcd_sync *s);
 void etcd_refuse_undecodable(struct etcd_sync *s, size_t count);

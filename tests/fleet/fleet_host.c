@@ -17,7 +17,8 @@
  * --backoff-ms sets both reconnect delays, so that a test can watch the
  * status between a failure and the reconnect. --pair-readers N starts N
  * threads taking snapshots of kernel.core_pattern and net.core.somaxconn
- * (pair_readers.c), which print their counts at the stop; --key-by-key has
+ * (pair_readers.c), which print their counts and the commits of several
+ * entries at the stop; --key-by-key has
  * the mirror apply a revision's values one by one (etcd_sync_opts).
  */
 #include <errno.h>
@@ -138,7 +139,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	tree = sysctl_tree_new();
-	if (!tree || sysctl_tree_set_commit(tree, commit, NULL))
+	if (!tree || sysctl_tree_set_commit(tree, commit, NULL) || pair_commits_count(tree))
 		return 1;
 	ret = etcd_sync_new(tree, &so, &sync);
 	if (ret) {

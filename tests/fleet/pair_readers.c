@@ -4,8 +4,10 @@
  * each thread takes sysctl_snapshot()s of two entries of different kinds
  * (a string and an int, written (x, x) by one etcd transaction each) and
  * counts the snapshots whose two values differ. Counting starts at the
- * first equal pair: before it the host holds its defaults, or its first
- * whole-prefix read, which is no transaction.
+ * first equal pair: before it the host holds its defaults. The tree's
+ * commit listener counts the commits of several entries, so that a test
+ * can tell a revision applied as one commit from one applied key by key
+ * without a reader having to fall in the window between the two.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,7 +28,20 @@ static const char *pr_a, *pr_b;
 static pthread_t pr_thread[READERS_MAX];
 static int pr_n;
 static bool pr_stop;
-static unsigned long pr_snapshots, pr_mixed;
+static unsigned long pr_snapshots, pr_mixed, pr_commits;
+
+static void count_commit(struct sysctl_tree *tree, struct sysctl_entry *const *entries,
+			 const uint64_t *seqs, size_t n, enum sysctl_origin origin, void *arg)
+{
+	(void)tree, (void)entries, (void)seqs, (void)origin, (void)arg;
+	if (n > 1)
+		__atomic_add_fetch(&pr_commits, 1, __ATOMIC_RELAXED);
+}
+
+int pair_commits_count(struct sysctl_tree *tree)
+{
+	return sysctl_tree_set_commit_notify(tree, count_commit, NULL);
+}
 
 static void *reader(void *arg)
 {
@@ -79,5 +94,6 @@ void pair_readers_stop(const char *host)
 	for (int i = 0; i < pr_n; i++)
 		pthread_join(pr_thread[i], NULL);
 	if (pr_n)
-		printf("pairs\t%s\tsnapshots=%lu\tmixed=%lu\n", host, pr_snapshots, pr_mixed);
+		printf("pairs\t%s\tsnapshots=%lu\tmixed=%lu\tcommits=%lu\n", host, pr_snapshots,
+		       pr_mixed, pr_commits);
 }

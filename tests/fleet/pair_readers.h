@@ -11,7 +11,9 @@
 
 /* Start @n readers of @a and @b in @tree. Return: 0, -EINVAL, or -errno. */
 int pair_readers_start(struct sysctl_tree *tree, const char *a, const char *b, int n);
-/* Stop them and print "pairs HOST snapshots=N mixed=M" on stdout. */
+/* Count the commits of more than one entry (before the tree is shared). */
+int pair_commits_count(struct sysctl_tree *tree);
+/* Stop them and print "pairs HOST snapshots=N mixed=M commits=C" on stdout. */
 void pair_readers_stop(const char *host);
 
 #endif
