@@ -6,7 +6,8 @@
  * A sync reads the whole prefix at one revision, applies it, then watches
  * the prefix from that revision + 1. The values of one revision (one etcd
  * transaction) are applied as one commit (sysctl_commit_owner()): a
- * sysctl_snapshot() reader never sees half of a revision. Each key maps to a tree path (the key
+ * sysctl_snapshot() reader never sees half of a revision (rcustring-etcd(7)
+ * says what a refused value does). Each key maps to a tree path (the key
  * less the prefix: "/rcustring/web/kernel/core_pattern" with prefix
  * "/rcustring/web/" is "kernel/core_pattern") and each value is written
  * through the entry's handler as a local write would be, with the same

@@ -155,7 +155,7 @@ struct txn {
 	const char *names[SYSCTL_COMMIT_MAX];
 	char *keys[SYSCTL_COMMIT_MAX];
 	const char *values[SYSCTL_COMMIT_MAX];
-	char name_buf[SYSCTL_COMMIT_MAX][256];
+	char name_buf[SYSCTL_COMMIT_MAX][4096]; /* a longer one is refused: see ETCD_KEY_MAX */
 	size_t n, bytes;
 };
 
