@@ -116,6 +116,8 @@ void etcd_read_flush(struct etcd_sync *s)
 	const struct etcd_kv *group[SYSCTL_COMMIT_MAX];
 	size_t n = 0;
 
+	if (!s->n_read_kvs)
+		return; /* nothing held (read_kvs NULL: no qsort) */
 	qsort(s->read_kvs, s->n_read_kvs, sizeof(*s->read_kvs), by_revision);
 	for (size_t i = 0; i < s->n_read_kvs; i++) {
 		const struct etcd_kv *kv = &s->read_kvs[i];
