@@ -9,7 +9,9 @@
  *
  * Entries: kernel.core_pattern (string, 63 bytes at most), kernel.modprobe
  * (string), kernel.cpus (a 64-bit bitmap), net.core.somaxconn (int
- * 16..65535), vm.swappiness (int 0..100), and the sync's status under
+ * 16..65535), vm.swappiness (int 0..100), misc.motd (a string served by
+ * a handler of the program's own, which no commit can take: etcd does not
+ * own it, the mirror writes it alone) and the sync's status under
  * etcd.*. The first five are owned by etcd:
  * local writes are refused, or with --write-through put to etcd. Runs until SIGTERM/SIGINT, then stops
  * and prints the audit ring, one "audit PATH OLD NEW" line per write (tab
@@ -52,6 +54,17 @@ static struct ctl_table net_table[] = {
 static struct ctl_table vm_table[] = {
 	{ "swappiness", &swappiness, sizeof(int), 0644, proc_dointvec_minmax, &swappiness_min,
 	  &swappiness_max, "swap tendency" },
+};
+
+static char motd[64] = "welcome";
+
+static int motd_handler(const struct ctl_table *t, int write, void *buf, size_t *lenp, off_t *ppos)
+{
+	return proc_dostring(t, write, buf, lenp, ppos);
+}
+
+static struct ctl_table misc_table[] = {
+	{ "motd", motd, sizeof(motd), 0644, motd_handler, NULL, NULL, "message of the day" },
 };
 
 /* --refuse-commits N: the first N commits of mirrored values fail as a full
@@ -103,7 +116,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct etcd_sync_opts so = { .backoff_min_ms = 50, .backoff_max_ms = 1000 };
-	struct sysctl_table_header *h[4] = { 0 };
+	struct sysctl_table_header *h[5] = { 0 };
 	const char *sock = NULL;
 	struct sysctl_tree *tree;
 	struct sysctl_socket *srv;
@@ -149,7 +162,8 @@ int main(int argc, char **argv)
 	if (etcd_sync_own_table(sync, "kernel", kernel_table, 3, &h[0]) ||
 	    etcd_sync_own_table(sync, "net.core", net_table, 1, &h[1]) ||
 	    etcd_sync_own_table(sync, "vm", vm_table, 1, &h[2]) ||
-	    etcd_sync_register_status(sync, "etcd", &h[3]) || etcd_sync_run(sync))
+	    etcd_sync_register_status(sync, "etcd", &h[3]) ||
+	    sysctl_register_table(tree, "misc", misc_table, 1, &h[4]) || etcd_sync_run(sync))
 		return 1;
 	ret = sysctl_socket_start(tree, sock, 0600, &srv);
 	if (ret) {
@@ -164,7 +178,7 @@ int main(int argc, char **argv)
 	sigwait(&set, &sig);
 	pair_readers_stop(so.log_arg);
 	sysctl_socket_stop(srv);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		sysctl_unregister_table(h[i]);
 	etcd_sync_stop(sync);
 	print_audit(tree);

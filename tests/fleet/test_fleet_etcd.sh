@@ -200,13 +200,21 @@ for h in a b; do
 	check "status key of the revision's refused value ($h)" '"error":"EINVAL"' \
 		"$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn" | grep -o '"error":"[A-Z]*"')"
 done
+# An entry of a program's own handler cannot join a commit: written alone.
+check "rcusysctl --etcd -w of a program's own handler's entry and another" "rc=0" \
+	"$(ecli -q -w misc.motd=hello vm.swappiness=43)"
+for h in a b; do
+	host_wait $h misc.motd hello "an entry no commit takes, written alone"
+	host_wait $h vm.swappiness 43 "its revision's other value applied"
+	check "nothing more refused ($h)" 5 "$(host_get $h etcd.refused)"
+done
 check "rcusysctl --etcd -w: a key outside the prefix writes nothing and is named" \
 	'rcusysctl: "../x": its key is not a path under the prefix (an empty, "." or ".." component); nothing was written
 rc=1' "$(ecli -q -w vm.swappiness=7 ../x=2)"
 check "rcusysctl --etcd -w: more than 64 keys write nothing, the 65th named" \
 	'rcusysctl: "k65": one more than a transaction may hold (64, the most a host commits as one); nothing was written
 rc=1' "$(ecli -q -w $(for i in $(seq 65); do echo "k$i=$i"; done))"
-check "nothing of a refused transaction reached etcd" "42 " \
+check "nothing of a refused transaction reached etcd" "43 " \
 	"$(ctl get --print-value-only "$prefix/vm/swappiness") $(ctl get --print-value-only "$prefix/k1")"
 
 # --- write-through: local writes become puts, every host applies etcd's order ---
