@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rcustring/sysctl_commit.h"
+
 #include "log.h"
 #include "persist_int.h"
 #include "rundir.h"
@@ -384,6 +386,33 @@ static bool holds_exactly(struct persist *p, const char *key, const char *value,
 }
 
 /* The tree's commit hook: runs in the writer, under the entry's writer lock. */
+/*
+ * etcd's values, one revision committed at once by the mirror: each key of
+ * it the store holds leaves it (etcd holds the key now), not the first
+ * entry's alone, which is the one the hook is called with.
+ */
+static int drop_mirrored(struct persist *p, struct sysctl_entry *e, const struct sysctl_change *ch)
+{
+	struct sysctl_entry *const *entries = &e;
+	size_t n = sysctl_change_entries(ch, &entries, NULL);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *key = sysctl_entry_path(entries[i]);
+		struct journal_rec r = { .op = JOURNAL_DROP, .origin = ch->origin,
+					 .time = time(NULL), .key = key, .key_len = strlen(key) };
+		int err;
+
+		if (!persist_holds(p, key))
+			continue; /* etcd's key, and we never held it */
+		err = persist_commit(p, &r);
+		if (err) {
+			log_refused(p, entries[i], err);
+			return err;
+		}
+	}
+	return 0;
+}
+
 static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
 	struct persist *p = arg;
@@ -398,10 +427,7 @@ static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, voi
 	case SYSCTL_ORIGIN_STATE:
 		break;
 	case SYSCTL_ORIGIN_MIRROR:
-		if (!persist_holds(p, key))
-			return 0; /* etcd's key, and we never held it */
-		r.op = JOURNAL_DROP;
-		break;
+		return drop_mirrored(p, e, ch);
 	case SYSCTL_ORIGIN_PROGRAM:
 		/* A default (a tunable declared again at reload) never pins itself: the
 		 * kept value stays, and config's converge puts it back (persist_restore). */
