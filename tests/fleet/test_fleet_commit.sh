@@ -11,7 +11,9 @@
 # newest pair as one too, while its reader runs. Each host counts its
 # commits of several entries: one per pair. With --key-by-key the hosts apply each revision value by value
 # (etcd_sync_opts.key_by_key): readers then see mixed pairs and the test
-# fails, which shows it can (meson runs that as should_fail). Bounded by the
+# fails, which shows it can (meson runs that as should_fail); any other
+# failure then (etcd not starting, a host lost) exits 99, which meson
+# reports as an error even for such a test. Bounded by the
 # number of transactions; waits are a hang guard only. Skips (77) when etcd
 # is not installed (etcd.sh).
 set -u
@@ -22,7 +24,9 @@ mode=${3:-}
 . "$(dirname "$0")/../check.sh"
 tmp=$(mktemp -d)
 declare -A host_pid
+reached_end=0 guard_failed=0
 cleanup() {
+	local rc=$?
 	for h in "${!host_pid[@]}"; do
 		kill "${host_pid[$h]}" 2>/dev/null && wait "${host_pid[$h]}" 2>/dev/null
 	done
@@ -31,8 +35,21 @@ cleanup() {
 		for f in "$tmp"/*.err; do echo "--- $f"; head -20 "$f"; done
 	fi
 	rm -rf "$tmp"
+	# --key-by-key must fail by the guards' checks alone, nothing else.
+	if [ -n "$mode" ] && [ "$rc" != 77 ] &&
+		{ [ "$reached_end" = 0 ] || [ "$failed" -gt "$guard_failed" ]; }; then
+		echo "ERROR: --key-by-key failed for another reason than a mixed pair or a commit"
+		exit 99
+	fi
 }
 trap cleanup EXIT
+# guard_check: check for what --key-by-key must break (mixed pairs, commits).
+guard_check() {
+	local before=$failed
+	check "$@"
+	[ "$failed" -gt "$before" ] && guard_failed=$((guard_failed + 1))
+	return 0
+}
 prefix=/rcustring/pairs-$$
 guard=300 # tenths of a second: a hang guard, not a timing assertion
 txns=${FLEET_COMMIT_TXNS:-100}
@@ -108,14 +125,15 @@ for h in a b c; do
 	echo "host $h: $counts ${mode:+($mode)}"
 	check "host $h's reader took snapshots of applied pairs" 1 \
 		"$(echo "$counts" | awk -F'[= ]' '{ print ($2 > 0) }')"
-	check "host $h's reader never saw x != y" "mixed=0" "$(echo "$counts" | awk '{ print $2 }')"
+	guard_check "host $h's reader never saw x != y" "mixed=0" "$(echo "$counts" | awk '{ print $2 }')"
 done
 # Counted, not seen: every pair was one commit of both entries, the first
 # read's and the re-read's included (c: the first pair, $txns, the re-read).
-check "host c committed each pair as one" "commits=$((txns + 2))" \
+guard_check "host c committed each pair as one" "commits=$((txns + 2))" \
 	"$(awk -F'\t' '$1 == "pairs" { print $5 }' "$tmp/c.out")"
 for h in a b; do # they may have read the prefix again too, after the compaction
-	check "host $h committed each pair as one" 1 \
+	guard_check "host $h committed each pair as one" 1 \
 		"$(awk -F'\t' '$1 == "pairs" { split($5, c, "="); print (c[2] >= '$((txns + 2))') }' "$tmp/$h.out")"
 done
+reached_end=1
 finish "fleet-commit${mode:+ $mode}"
