@@ -45,7 +45,8 @@ struct sysctl_commit_item {
  * (sysctl_change_entries()), each change counted, audited and told to its
  * callbacks, and the commit listener called once. Entries of a program's
  * own handler (no scratch validation is possible) and of hooked tables
- * are refused with -EOPNOTSUPP.
+ * (whose hook takes a write: see sysctl_commit_owner()) are refused with
+ * -EOPNOTSUPP.
  * Context: any thread outside a read-side section; may sleep.
  * Return: 0, or a negative errno with *@failed set: -ENOENT, -EISDIR,
  * -EACCES, -EINVAL (bad argument or a path twice), -E2BIG (@n too big),
@@ -55,6 +56,27 @@ struct sysctl_commit_item {
 RCUSTRING_API int sysctl_commit(struct sysctl_tree *tree, const struct sysctl_commit_item *items,
 				size_t n, const struct sysctl_caller *who,
 				enum sysctl_origin origin, size_t *failed);
+
+/**
+ * sysctl_commit_owner - sysctl_commit() by the owner of hooked tables
+ * @tree: the tree
+ * @items: the sets, @n of them, as sysctl_commit() takes them
+ * @who: as sysctl_commit()'s
+ * @failed: as sysctl_commit()'s
+ *
+ * What sysctl_set_owner() is to sysctl_set(): a table's write hook
+ * (sysctl_register_table_hooked()) takes local writes and hands them to
+ * the values' owner, which applies them later with its own write; this is
+ * that write for several entries at once (the etcd mirror applies one etcd
+ * revision so), hooked tables' entries and others alike. The origin is
+ * SYSCTL_ORIGIN_MIRROR; all else is sysctl_commit()'s, entries of a
+ * program's own handler still refused with -EOPNOTSUPP.
+ * Context: any thread outside a read-side section; may sleep.
+ * Return: as sysctl_commit().
+ */
+RCUSTRING_API int sysctl_commit_owner(struct sysctl_tree *tree,
+				      const struct sysctl_commit_item *items, size_t n,
+				      const struct sysctl_caller *who, size_t *failed);
 
 /**
  * sysctl_change_entries - the entries of the commit a commit hook is called for

@@ -223,18 +223,20 @@ void etcd_refuse_undecodable(struct etcd_sync *s, size_t n)
 		etcd_say(s, "refused %zu kv(s) of a range reply whose key could not be decoded", n);
 }
 
+bool etcd_tree_holds(struct etcd_sync *s, const char *path, const char *value, size_t len)
+{
+	char cur[4096];
+	ssize_t n = sysctl_get(s->tree, path, cur, sizeof(cur));
+
+	return n == (ssize_t)len + 1 && !memcmp(cur, value, len) && cur[len] == '\n';
+}
+
 /* The tree write of one value (1: a re-read found it there already). */
 static int write_value(struct etcd_sync *s, const char *path, const char *value, size_t len,
 		       bool resync)
 {
-	char cur[4096];
-
-	if (resync) {
-		ssize_t n = sysctl_get(s->tree, path, cur, sizeof(cur));
-
-		if (n == (ssize_t)len + 1 && !memcmp(cur, value, len) && cur[len] == '\n')
-			return 1; /* the tree holds it already */
-	}
+	if (resync && etcd_tree_holds(s, path, value, len))
+		return 1;
 	/* The owner's write, origin SYSCTL_ORIGIN_MIRROR: owned entries take it,
 	 * the state file lets the key go (etcd is its source of truth). */
 	return sysctl_set_owner(s->tree, path, value, len, &s->caller);
@@ -245,7 +247,7 @@ static int write_value(struct etcd_sync *s, const char *path, const char *value,
  * durable (a full disk, an I/O error) or memory ran out. The same value is
  * applied again later (etcd_retry_due()), not dropped for good.
  */
-static bool passing(int err)
+bool etcd_passing(int err)
 {
 	return err == -EIO || err == -ENOSPC || err == -EDQUOT || err == -ENOMEM ||
 	       err == -EAGAIN || err == -EBUSY || err == -EINTR;
@@ -276,7 +278,7 @@ static bool worth_again(struct etcd_sync *s, const char *path, int refused)
 {
 	struct sysctl_entry *e;
 
-	if (passing(refused))
+	if (etcd_passing(refused))
 		return true;
 	if (refused != -ENOENT)
 		return false;
@@ -295,32 +297,34 @@ static int hold(struct etcd_sync *s, const char *path)
 }
 
 /*
- * Write one value from etcd into the tree. @resync: skip the write when the
- * tree already holds the value (a whole-prefix read applies differences
- * only); otherwise a revision already applied for the key is not applied
- * again.
+ * What a value from etcd needs before its write. @resync: a whole-prefix
+ * read, which applies differences only (the write skips a value the tree
+ * holds); otherwise a revision already applied for the key is not applied
+ * again. Return: true when there is nothing more to do (a replay, a key
+ * that names no entry, a refusal already reported); false with p->err 0
+ * (write the value) or a refusal (etcd_apply_finish() reports it).
  */
-void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
+bool etcd_apply_prepare(struct etcd_sync *s, const struct etcd_kv *kv, bool resync,
+			struct etcd_pending *p)
 {
 	int err = etcd_key_check(kv->key, kv->key_len, s->prefix, s->prefix_len);
-	const char *path = kv->key + s->prefix_len, *value = kv->value;
-	size_t len = kv->value_len;
-	struct key_state *k;
 	int64_t seen;
-	int was, held;
+	int was;
 
+	*p = (struct etcd_pending){ .kv = kv, .path = kv->key + s->prefix_len,
+				    .len = kv->value_len };
 	if (err) {
 		refuse_key(s, kv, err);
-		return;
+		return true;
 	}
-	k = etcd_key_get(s, kv->key);
-	if (!k) {
+	p->k = etcd_key_get(s, kv->key);
+	if (!p->k) {
 		etcd_say(s, "out of memory for the state of %s", kv->key);
-		return;
+		return true;
 	}
 	pthread_mutex_lock(&s->lock);
-	seen = k->mod_revision;
-	was = k->refused;
+	seen = p->k->mod_revision;
+	was = p->k->refused;
 	pthread_mutex_unlock(&s->lock);
 	/* A watch event at or below what was applied is a replay: skip it. A
 	 * re-read compares values instead, so that it also restores a value
@@ -328,31 +332,36 @@ void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
 	 * entry did not exist is tried again (a reload may have declared it), and
 	 * so is one whose commit failed (a full disk): the store's error, not the value's. */
 	if (!resync && seen >= kv->mod_revision)
-		return;
-	if (resync && seen == kv->mod_revision && was && !worth_again(s, path, was))
-		return; /* the same value, refused already: not counted or reported twice */
-	err = kv->err;
-	if (!err && len && value[len - 1] == '\n')
-		len--; /* "value\n" is how a file is written; the same value */
+		return true;
+	if (resync && seen == kv->mod_revision && was && !worth_again(s, p->path, was))
+		return true; /* the same value, refused already: not counted or reported twice */
+	p->err = kv->err;
+	if (!p->err && p->len && kv->value[p->len - 1] == '\n')
+		p->len--; /* "value\n" is how a file is written; the same value */
 	/* A string handler stops at the first newline or NUL: a value holding one
 	 * would be applied in part. Refuse it whole. */
-	if (!err && (memchr(value, '\n', len) || memchr(value, '\0', len)))
-		err = -EINVAL;
-	if (!err) {
-		__atomic_store_n(&s->applying, kv->mod_revision, __ATOMIC_RELEASE);
-		err = write_value(s, path, value, len, resync);
-		__atomic_store_n(&s->applying, 0, __ATOMIC_RELEASE);
-	}
+	if (!p->err && (memchr(kv->value, '\n', p->len) || memchr(kv->value, '\0', p->len)))
+		p->err = -EINVAL;
+	return false;
+}
+
+/* Count, log and report what became of a value; remember its revision. */
+void etcd_apply_finish(struct etcd_sync *s, struct etcd_pending *p, bool resync)
+{
+	const struct etcd_kv *kv = p->kv;
+	struct key_state *k = p->k;
+	int err = p->err, held;
+
 	if (err < 0) {
 		count(s, false);
 		/* The key names the tunable; the value may be private and is not logged.
 		 * A read of thousands of refused keys logs a few and a count. */
 		if (!resync || s->read_refusals++ < READ_REFUSALS_LOGGED)
 			etcd_say(s, "refused %s at revision %lld (%zu bytes): %s", kv->key,
-				 (long long)kv->mod_revision, len,
+				 (long long)kv->mod_revision, p->len,
 				 kv->err ? "the value could not be decoded" : strerror(-err));
-		etcd_report_refusal(s, k, kv->mod_revision, len, err);
-		if (passing(err))
+		etcd_report_refusal(s, k, kv->mod_revision, p->len, err);
+		if (etcd_passing(err))
 			retry_later(s);
 	} else {
 		if (!err)
@@ -362,8 +371,23 @@ void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
 	pthread_mutex_lock(&s->lock);
 	k->mod_revision = kv->mod_revision;
 	k->refused = err < 0 ? err : 0;
-	held = err >= 0 ? hold(s, path) : 0;
+	held = err >= 0 ? hold(s, p->path) : 0;
 	pthread_mutex_unlock(&s->lock);
 	if (held)
-		etcd_say(s, "out of memory: a settings file read again may overwrite %s", path);
+		etcd_say(s, "out of memory: a settings file read again may overwrite %s", p->path);
+}
+
+/* Write one value from etcd into the tree, alone (see etcd_apply_prepare()). */
+void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync)
+{
+	struct etcd_pending p;
+
+	if (etcd_apply_prepare(s, kv, resync, &p))
+		return;
+	if (!p.err) {
+		__atomic_store_n(&s->applying, kv->mod_revision, __ATOMIC_RELEASE);
+		p.err = write_value(s, p.path, kv->value, p.len, resync);
+		__atomic_store_n(&s->applying, 0, __ATOMIC_RELEASE);
+	}
+	etcd_apply_finish(s, &p, resync);
 }

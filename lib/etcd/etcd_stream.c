@@ -23,8 +23,11 @@
 #define SMALL_VALUES_MAX 256
 /* Values in one kv or event (etcd's: at most 9). */
 #define ELEM_VALUES_MAX 64
-/* Events handed to the caller at a time. */
+/* Events handed to the caller at a time; a chunk grows to hold a revision
+ * whole (the mirror commits it as one), up to EVENTS_REVISION_MAX events
+ * (etcd's transactions hold 128 operations unless configured otherwise). */
 #define EVENTS_CHUNK 128
+#define EVENTS_REVISION_MAX 4096
 /* Elements decoded between two looks at the cancel hook. */
 #define CANCEL_EVERY 256
 
@@ -211,23 +214,60 @@ out:
 struct watch_walk {
 	struct etcd_conn *c;
 	struct etcd_watch_msg m; /* the header's fields, and the events of a chunk */
+	size_t cap;              /* of m.events */
 	size_t i;
 	etcd_watch_fn *fn;
 	void *arg;
 	bool deliver; /* false: the first pass, checking only */
 };
 
-/* Hand on the events decoded so far (and, the first time, the header's fields). */
-static int watch_flush(struct watch_walk *ww)
+/*
+ * Hand on the first @n events decoded so far (and, the first time, the
+ * header's fields); the others move to the front.
+ */
+static int watch_flush_n(struct watch_walk *ww, size_t n)
 {
-	int ret = ww->fn(ww->arg, &ww->m);
+	size_t left = ww->m.n_events - n;
+	int ret;
 
-	for (size_t i = 0; i < ww->m.n_events; i++)
+	ww->m.n_events = n;
+	ret = ww->fn(ww->arg, &ww->m);
+	for (size_t i = 0; i < n; i++)
 		etcd_kv_free(&ww->m.events[i].kv);
-	ww->m.n_events = 0;
+	memmove(ww->m.events, ww->m.events + n, left * sizeof(*ww->m.events));
+	ww->m.n_events = left;
 	ww->m.created = ww->m.canceled = false;
 	ww->m.compact_revision = 0;
 	return ret;
+}
+
+static int watch_flush(struct watch_walk *ww)
+{
+	return watch_flush_n(ww, ww->m.n_events);
+}
+
+/*
+ * Room for one more event of revision @rev in a full chunk: hand on the
+ * revisions before the last, which may go on in @rev; grow the chunk when
+ * it holds one revision only; past EVENTS_REVISION_MAX, hand it on in parts.
+ */
+static int watch_make_room(struct watch_walk *ww, int64_t rev)
+{
+	struct etcd_event *ev = ww->m.events, *bigger;
+	size_t first = ww->m.n_events;
+
+	while (first && ev[first - 1].kv.mod_revision == rev)
+		first--;
+	if (first)
+		return watch_flush_n(ww, first);
+	if (ww->cap >= EVENTS_REVISION_MAX)
+		return watch_flush(ww);
+	bigger = realloc(ev, 2 * ww->cap * sizeof(*ev));
+	if (!bigger)
+		return watch_flush(ww);
+	ww->m.events = bigger;
+	ww->cap *= 2;
+	return 0;
 }
 
 static int watch_elem(void *arg, struct jspan v)
@@ -248,8 +288,13 @@ static int watch_elem(void *arg, struct jspan v)
 		etcd_kv_free(&ev.kv);
 		return 0;
 	}
+	err = ww->m.n_events == ww->cap ? watch_make_room(ww, ev.kv.mod_revision) : 0;
+	if (err) {
+		etcd_kv_free(&ev.kv);
+		return err;
+	}
 	ww->m.events[ww->m.n_events++] = ev;
-	return ww->m.n_events == EVENTS_CHUNK ? watch_flush(ww) : 0;
+	return 0;
 }
 
 /* The "result" of a watch message: its fields, then its events in chunks. */
@@ -273,6 +318,7 @@ static int watch_result(struct watch_walk *ww, struct jspan res)
 	ww->m.events = calloc(EVENTS_CHUNK, sizeof(*ww->m.events));
 	if (!ww->m.events)
 		return -ENOMEM;
+	ww->cap = EVENTS_CHUNK;
 	ww->deliver = true;
 	ww->i = 0;
 	if (events.p)

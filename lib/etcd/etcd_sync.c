@@ -20,6 +20,7 @@
 
 #include "../common/copy_cut.h"
 #include "../common/deadline.h"
+#include "rcustring/sysctl_commit.h"
 #include "etcd_sync_int.h"
 
 /* Why a watch ended, besides errors (negative): positive, so that no errno
@@ -87,14 +88,16 @@ static int apply_read(void *arg, const struct etcd_kv *kv)
 
 	if (etcd_stopping(s))
 		return -ECANCELED;
-	etcd_apply(s, kv, true);
+	etcd_read_add(s, kv);
 	return 0;
 }
 
 /*
- * Read the whole prefix at one revision and apply what differs, each kv as
- * it is decoded (the reply is never held decoded: etcd_stream.c). Keys the
- * read did not hold left the prefix.
+ * Read the whole prefix at one revision and apply what differs: each kv is
+ * checked as it is decoded (the reply is never held decoded: etcd_stream.c),
+ * and those that differ from the tree are committed by revision at the end
+ * (etcd_revision.c). Keys the read did not hold left the prefix. A read cut
+ * short applies nothing of what it held: the next one reads it again.
  */
 static int full_read(struct etcd_sync *s)
 {
@@ -107,8 +110,11 @@ static int full_read(struct etcd_sync *s)
 	pthread_mutex_unlock(&s->lock);
 	s->read_refusals = 0;
 	err = etcd_range_each(&s->conn, s->prefix, &rev, apply_read, s);
-	if (err)
+	if (err) {
+		etcd_read_drop(s);
 		return err;
+	}
+	etcd_read_flush(s);
 	etcd_refuse_undecodable(s, s->conn.dropped);
 	if (s->read_refusals > READ_REFUSALS_LOGGED)
 		etcd_say(s, "%zu more values of the prefix refused (the status keys say why)",
@@ -129,6 +135,36 @@ static int full_read(struct etcd_sync *s)
 static void touch(struct etcd_sync *s)
 {
 	s->last_msg_ms = rcs_now_ms();
+}
+
+/*
+ * A message's events, in revision order: the puts of one revision (at most
+ * SYSCTL_COMMIT_MAX at a time) are applied as one commit; a delete changes
+ * no value. etcd_stream.c hands a revision on whole.
+ */
+static void apply_events(struct etcd_sync *s, const struct etcd_watch_msg *m, int64_t *top)
+{
+	const struct etcd_kv *group[SYSCTL_COMMIT_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n_events; i++) {
+		const struct etcd_event *ev = &m->events[i];
+
+		if (n && (n == SYSCTL_COMMIT_MAX || ev->kv.mod_revision != group[0]->mod_revision)) {
+			etcd_apply_revision(s, group, n, false);
+			n = 0;
+		}
+		if (ev->type == ETCD_EVENT_DELETE) {
+			if (!etcd_key_check(ev->kv.key, ev->kv.key_len, s->prefix, s->prefix_len))
+				etcd_key_deleted(s, ev->kv.key, ev->kv.mod_revision);
+		} else {
+			group[n++] = &ev->kv;
+		}
+		if (ev->kv.mod_revision > *top)
+			*top = ev->kv.mod_revision;
+	}
+	if (n)
+		etcd_apply_revision(s, group, n, false);
 }
 
 static int on_watch(void *arg, const struct etcd_watch_msg *m)
@@ -152,18 +188,7 @@ static int on_watch(void *arg, const struct etcd_watch_msg *m)
 			 m->cancel_reason[0] ? m->cancel_reason : "no reason given");
 		return -ECONNRESET;
 	}
-	for (size_t i = 0; i < m->n_events; i++) {
-		const struct etcd_event *ev = &m->events[i];
-
-		if (ev->type == ETCD_EVENT_DELETE) {
-			if (!etcd_key_check(ev->kv.key, ev->kv.key_len, s->prefix, s->prefix_len))
-				etcd_key_deleted(s, ev->kv.key, ev->kv.mod_revision);
-		} else {
-			etcd_apply(s, &ev->kv, false);
-		}
-		if (ev->kv.mod_revision > top)
-			top = ev->kv.mod_revision;
-	}
+	apply_events(s, m, &top);
 	/* A quiet prefix's progress message: everything up to its header is here. */
 	if (!m->n_events && !m->created && s->created)
 		top = m->revision;
@@ -350,6 +375,7 @@ static void curl_init(void)
 static void sync_free(struct etcd_sync *s)
 {
 	etcd_owned_free(s);
+	etcd_read_drop(s);
 	etcd_conn_free(&s->wconn);
 	etcd_conn_free(&s->rconn);
 	pthread_mutex_destroy(&s->wlock);
@@ -409,6 +435,7 @@ int etcd_sync_new(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 	pthread_cond_init(&s->report_wake, NULL);
 	s->queue_tail = &s->queue_head;
 	s->write_through = opts->write_through;
+	s->key_by_key = opts->key_by_key;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);

@@ -4,7 +4,10 @@
  * truth for a fleet of hosts (rcustring-etcd(7)).
  *
  * A sync reads the whole prefix at one revision, applies it, then watches
- * the prefix from that revision + 1. Each key maps to a tree path (the key
+ * the prefix from that revision + 1. The values of one revision (one etcd
+ * transaction) are applied as one commit (sysctl_commit_owner()): a
+ * sysctl_snapshot() reader never sees half of a revision (rcustring-etcd(7)
+ * says what a refused value does). Each key maps to a tree path (the key
  * less the prefix: "/rcustring/web/kernel/core_pattern" with prefix
  * "/rcustring/web/" is "kernel/core_pattern") and each value is written
  * through the entry's handler as a local write would be, with the same
@@ -45,6 +48,8 @@ struct etcd_sync_opts {
 	int idle_ms; /* a watch quiet this long has its member checked (0: 5000) */
 	int write_through; /* entries of etcd_sync_own_table(): 0 refuses local writes
 			    * (-EROFS), 1 turns them into puts to etcd */
+	int key_by_key; /* tests only: write a revision's values one by one, not as one
+			 * commit, so that a test can see readers catch half of one */
 	sysctl_log_fn *log; /* messages (NULL: stderr); never given a secret or a value */
 	void *log_arg;
 };

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The mirror's internals, shared by etcd_sync.c (the sync thread: reads,
- * watch, liveness), etcd_keys.c (what was applied per key, and its write
- * into the tree), etcd_report.c (log lines, status keys put in batches by
- * their own thread, the status) and etcd_owned.c (entries etcd owns,
- * write-through). Internal to the module. The files call one another one
- * way only: sync -> owned -> keys -> report -> the client (etcd_http.c,
+ * watch, liveness), etcd_revision.c (one revision's values as one
+ * commit), etcd_keys.c (what was applied per key, and its write into the
+ * tree), etcd_report.c (log lines, status keys put in batches by their own
+ * thread, the status) and etcd_owned.c (entries etcd owns, write-through).
+ * Internal to the module. The files call one another one way only: sync
+ * -> owned -> revision -> keys -> report -> the client (etcd_http.c,
  * etcd_json.c, etcd_b64.c); sync also calls keys and report directly.
  */
 #ifndef RCUSTRING_ETCD_SYNC_INT_H
@@ -83,6 +84,7 @@ struct etcd_sync {
 	unsigned int seed; /* jitter */
 
 	bool write_through;
+	bool key_by_key; /* etcd_sync_opts.key_by_key (a test's) */
 	pthread_mutex_t wlock; /* wconn: local writes, from any thread */
 	struct etcd_conn wconn;
 	struct owned_table *owned;
@@ -119,6 +121,8 @@ struct etcd_sync {
 	bool need_range, created;
 	int64_t applying;     /* etcd_sync_applying_revision() (atomic) */
 	size_t read_refusals; /* in the current whole-prefix read */
+	struct etcd_kv *read_kvs; /* its values to commit (etcd_read_add()) */
+	size_t n_read_kvs;
 	int64_t last_msg_ms; /* rcs_now_ms() of the watch's last message */
 	/* A value the tree refused for a passing reason (its commit failed: a full
 	 * disk, an I/O error): the prefix is read again at retry_at_ms (sync thread). */
@@ -140,6 +144,31 @@ size_t etcd_keys_absent(struct etcd_sync *s);
 /* Free the keys gone whose status key etcd no longer holds (sync thread). */
 void etcd_keys_reap(struct etcd_sync *s);
 void etcd_apply(struct etcd_sync *s, const struct etcd_kv *kv, bool resync);
+/* One value on its way into the tree: etcd_apply() in steps, so that the
+ * values of one revision are written by one commit (etcd_revision.c). */
+struct etcd_pending {
+	const struct etcd_kv *kv;
+	struct key_state *k;
+	const char *path;
+	size_t len; /* the value's, less a final newline */
+	int err;    /* the write's: 0 applied, 1 held already, < 0 refused */
+};
+bool etcd_apply_prepare(struct etcd_sync *s, const struct etcd_kv *kv, bool resync,
+			struct etcd_pending *p);
+void etcd_apply_finish(struct etcd_sync *s, struct etcd_pending *p, bool resync);
+/* Does the tree hold @value at @path already (a re-read skips it)? */
+bool etcd_tree_holds(struct etcd_sync *s, const char *path, const char *value, size_t len);
+/* An error that says nothing of the value (a full disk): applied again later. */
+bool etcd_passing(int err);
+
+/* etcd_revision.c: the values of one revision (@n <= SYSCTL_COMMIT_MAX) as one commit. */
+void etcd_apply_revision(struct etcd_sync *s, const struct etcd_kv *const *kvs, size_t n,
+			 bool resync);
+/* A whole-prefix read's kv: refused, skipped, or held for etcd_read_flush(). */
+void etcd_read_add(struct etcd_sync *s, const struct etcd_kv *kv);
+/* The held values committed, one revision at a time; etcd_read_drop(): freed unapplied. */
+void etcd_read_flush(struct etcd_sync *s);
+void etcd_read_drop(struct etcd_sync *s);
 /* A value refused for a passing reason is due to be applied again (sync thread). */
 bool etcd_retry_due(struct etcd_sync *s);
 void etcd_refuse_undecodable(struct etcd_sync *s, size_t count);

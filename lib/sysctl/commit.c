@@ -7,7 +7,9 @@
  * commit sequence is odd (sysctl_snapshot() readers retry across it), the
  * commit hook called once for all, and each change counted, audited and
  * told, then the commit listener once. A single write (entry_io.c) never
- * comes here and costs what it always did.
+ * comes here and costs what it always did. sysctl_commit_owner() is the
+ * same commit by the owner of hooked tables (the etcd mirror), whose
+ * writes the tables' hooks would otherwise take, as sysctl_set_owner().
  */
 #define _LGPL_SOURCE
 #include <errno.h>
@@ -33,6 +35,7 @@ struct commit {
 	struct sysctl_tree *tree;
 	const struct sysctl_commit_item *items;
 	size_t n;
+	bool owner; /* sysctl_commit_owner(): hooked tables' entries are stored too */
 	struct commit_slot slot[SYSCTL_COMMIT_MAX]; /* by address once found */
 	struct sysctl_entry *entries[SYSCTL_COMMIT_MAX]; /* in the caller's order */
 	uint64_t seqs[SYSCTL_COMMIT_MAX];
@@ -84,13 +87,15 @@ static int validate(struct sysctl_entry *e, const char *value, size_t len)
 
 /* What refuses @e in a commit before its lock is taken. */
 static int admit(struct sysctl_entry *e, const struct sysctl_caller *who,
-		 const struct sysctl_change *ch)
+		 const struct sysctl_change *ch, bool owner)
 {
 	int err;
 
 	if (e->is_dir)
 		return -EISDIR;
-	if (!e->kind || e->header->hook)
+	/* A hooked table's hook takes a write outside the locks, later: it
+	 * cannot be part of a commit, but its owner's own write can. */
+	if (!e->kind || (e->header->hook && !owner))
 		return -EOPNOTSUPP;
 	if (who) {
 		err = sysctl_access(e, who, W_OK);
@@ -126,7 +131,7 @@ static int find_all(struct commit *c, size_t *found, size_t *failed)
 		*found = i + 1;
 		c->slot[i].idx = i;
 		c->entries[i] = c->slot[i].e;
-		err = admit(c->slot[i].e, c->cc.ch.who, &c->cc.ch);
+		err = admit(c->slot[i].e, c->cc.ch.who, &c->cc.ch, c->owner);
 	}
 	if (err)
 		return err;
@@ -278,8 +283,9 @@ static int commit_all(struct commit *c, size_t *failed)
 	return 0;
 }
 
-int sysctl_commit(struct sysctl_tree *tree, const struct sysctl_commit_item *items, size_t n,
-		  const struct sysctl_caller *who, enum sysctl_origin origin, size_t *failed)
+static int commit_run(struct sysctl_tree *tree, const struct sysctl_commit_item *items, size_t n,
+		      const struct sysctl_caller *who, enum sysctl_origin origin, bool owner,
+		      size_t *failed)
 {
 	size_t found = 0, bad = 0, i;
 	struct commit *c;
@@ -295,7 +301,7 @@ int sysctl_commit(struct sysctl_tree *tree, const struct sysctl_commit_item *ite
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	*c = (struct commit){ .tree = tree, .items = items, .n = n };
+	*c = (struct commit){ .tree = tree, .items = items, .n = n, .owner = owner };
 	c->cc = (struct rcs_commit_change){
 		.ch = { .origin = origin, .who = who },
 		.rec = { .entries = c->entries, .seqs = c->seqs, .n = n },
@@ -312,6 +318,18 @@ int sysctl_commit(struct sysctl_tree *tree, const struct sysctl_commit_item *ite
 		sysctl_entry_put(c->entries[i]);
 	free(c);
 	return err;
+}
+
+int sysctl_commit(struct sysctl_tree *tree, const struct sysctl_commit_item *items, size_t n,
+		  const struct sysctl_caller *who, enum sysctl_origin origin, size_t *failed)
+{
+	return commit_run(tree, items, n, who, origin, false, failed);
+}
+
+int sysctl_commit_owner(struct sysctl_tree *tree, const struct sysctl_commit_item *items,
+			size_t n, const struct sysctl_caller *who, size_t *failed)
+{
+	return commit_run(tree, items, n, who, SYSCTL_ORIGIN_MIRROR, true, failed);
 }
 
 size_t sysctl_change_entries(const struct sysctl_change *change,

@@ -210,6 +210,6 @@ find_leader() {
 
 if [ "${etcd_mode:-single}" = cluster ] && ! start_cluster; then
 	echo "FAIL: the etcd cluster did not start"
-	tail -20 "$tmp"/m*.log
+	tail -n 20 "$tmp"/m*.log
 	exit 1
 fi

@@ -114,7 +114,7 @@ static int build_reply(struct mirror *m, size_t n)
 
 static int apply_kv(void *arg, const struct etcd_kv *kv)
 {
-	etcd_apply(arg, kv, true);
+	etcd_read_add(arg, kv);
 	return 0;
 }
 
@@ -123,8 +123,13 @@ static int read_prefix(struct mirror *m)
 {
 	struct etcd_conn c = { 0 };
 	int64_t rev;
+	int err = etcd_range_text(&c, m->reply, m->reply_len, PREFIX, &rev, apply_kv, m->sync);
 
-	return etcd_range_text(&c, m->reply, m->reply_len, PREFIX, &rev, apply_kv, m->sync);
+	if (err)
+		etcd_read_drop(m->sync);
+	else
+		etcd_read_flush(m->sync); /* the values that differ, committed by revision */
+	return err;
 }
 
 static int setup(struct mirror *m, size_t n)

@@ -5,16 +5,23 @@
  *
  *   fleet-host --socket PATH --etcd URL[,URL] --prefix P --host NAME [--write-through]
  *              [--idle-ms N] [--backoff-ms N] [--refuse-commits N]
+ *              [--pair-readers N] [--key-by-key]
  *
  * Entries: kernel.core_pattern (string, 63 bytes at most), kernel.modprobe
  * (string), kernel.cpus (a 64-bit bitmap), net.core.somaxconn (int
- * 16..65535), vm.swappiness (int 0..100), and the sync's status under
+ * 16..65535), vm.swappiness (int 0..100), misc.motd (a string served by
+ * a handler of the program's own, which no commit can take: etcd does not
+ * own it, the mirror writes it alone) and the sync's status under
  * etcd.*. The first five are owned by etcd:
  * local writes are refused, or with --write-through put to etcd. Runs until SIGTERM/SIGINT, then stops
  * and prints the audit ring, one "audit PATH OLD NEW" line per write (tab
  * separated), so a test can tell that no value was applied twice.
  * --backoff-ms sets both reconnect delays, so that a test can watch the
- * status between a failure and the reconnect.
+ * status between a failure and the reconnect. --pair-readers N starts N
+ * threads taking snapshots of kernel.core_pattern and net.core.somaxconn
+ * (pair_readers.c), which print their counts and the commits of several
+ * entries at the stop; --key-by-key has
+ * the mirror apply a revision's values one by one (etcd_sync_opts).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +33,7 @@
 #include <rcustring/sysctl_socket.h>
 
 #include "etcd_sync.h"
+#include "pair_readers.h"
 
 static struct rcustring core_pattern = RCUSTRING_INITIALIZER(64, "core");
 static struct rcustring modprobe = RCUSTRING_INITIALIZER(256, "/sbin/modprobe");
@@ -46,6 +54,17 @@ static struct ctl_table net_table[] = {
 static struct ctl_table vm_table[] = {
 	{ "swappiness", &swappiness, sizeof(int), 0644, proc_dointvec_minmax, &swappiness_min,
 	  &swappiness_max, "swap tendency" },
+};
+
+static char motd[64] = "welcome";
+
+static int motd_handler(const struct ctl_table *t, int write, void *buf, size_t *lenp, off_t *ppos)
+{
+	return proc_dostring(t, write, buf, lenp, ppos);
+}
+
+static struct ctl_table misc_table[] = {
+	{ "motd", motd, sizeof(motd), 0644, motd_handler, NULL, NULL, "message of the day" },
 };
 
 /* --refuse-commits N: the first N commits of mirrored values fail as a full
@@ -92,16 +111,18 @@ int main(int argc, char **argv)
 		{ "idle-ms", required_argument, NULL, 'i' },
 		{ "backoff-ms", required_argument, NULL, 'b' },
 		{ "refuse-commits", required_argument, NULL, 'r' },
+		{ "pair-readers", required_argument, NULL, 'R' },
+		{ "key-by-key", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct etcd_sync_opts so = { .backoff_min_ms = 50, .backoff_max_ms = 1000 };
-	struct sysctl_table_header *h[4] = { 0 };
+	struct sysctl_table_header *h[5] = { 0 };
 	const char *sock = NULL;
 	struct sysctl_tree *tree;
 	struct sysctl_socket *srv;
 	struct etcd_sync *sync;
 	sigset_t set;
-	int opt, sig, ret;
+	int opt, sig, ret, readers = 0;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -113,6 +134,8 @@ int main(int argc, char **argv)
 		case 'i': so.idle_ms = atoi(optarg); break;
 		case 'b': so.backoff_min_ms = so.backoff_max_ms = atoi(optarg); break;
 		case 'r': refuse_commits = atoi(optarg); break;
+		case 'R': readers = atoi(optarg); break;
+		case 'k': so.key_by_key = 1; break;
 		default: return 2;
 		}
 	}
@@ -129,7 +152,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	tree = sysctl_tree_new();
-	if (!tree || sysctl_tree_set_commit(tree, commit, NULL))
+	if (!tree || sysctl_tree_set_commit(tree, commit, NULL) || pair_commits_count(tree))
 		return 1;
 	ret = etcd_sync_new(tree, &so, &sync);
 	if (ret) {
@@ -139,16 +162,23 @@ int main(int argc, char **argv)
 	if (etcd_sync_own_table(sync, "kernel", kernel_table, 3, &h[0]) ||
 	    etcd_sync_own_table(sync, "net.core", net_table, 1, &h[1]) ||
 	    etcd_sync_own_table(sync, "vm", vm_table, 1, &h[2]) ||
-	    etcd_sync_register_status(sync, "etcd", &h[3]) || etcd_sync_run(sync))
+	    etcd_sync_register_status(sync, "etcd", &h[3]) ||
+	    sysctl_register_table(tree, "misc", misc_table, 1, &h[4]) || etcd_sync_run(sync))
 		return 1;
 	ret = sysctl_socket_start(tree, sock, 0600, &srv);
 	if (ret) {
 		fprintf(stderr, "fleet-host: %s: %s\n", sock, strerror(-ret));
 		return 1;
 	}
+	if (readers && pair_readers_start(tree, "kernel.core_pattern", "net.core.somaxconn",
+					  readers)) {
+		fprintf(stderr, "fleet-host: cannot start %d pair readers\n", readers);
+		return 1;
+	}
 	sigwait(&set, &sig);
+	pair_readers_stop(so.log_arg);
 	sysctl_socket_stop(srv);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		sysctl_unregister_table(h[i]);
 	etcd_sync_stop(sync);
 	print_audit(tree);

@@ -183,6 +183,40 @@ check "rcusysctl --etcd --json -a: hosts named" "a b" \
 	"$(ecli --json -a | grep -oE '"host":"[a-z]+"' | sed 's/"host":"\(.*\)"/\1/' | sort -u | xargs)"
 check "rcusysctl --etcd needs --prefix" "rc=1" "$("$cli" --etcd "$url" -a >/dev/null 2>&1; echo "rc=$?")"
 
+# --- one transaction of several keys: one revision, one commit per host ---
+mrev() { ctl get "$prefix/$1" -w json | sed 's/.*"mod_revision":\([0-9]*\).*/\1/'; }
+check "rcusysctl --etcd -w of three keys" "rc=0" \
+	"$(ecli -q -w kernel.core_pattern=txn.%p net.core.somaxconn=5 kernel.modprobe=/sbin/txn)"
+check "the three keys are one revision in etcd" "$(mrev kernel/core_pattern) $(mrev kernel/core_pattern)" \
+	"$(mrev net/core/somaxconn) $(mrev kernel/modprobe)"
+# A value a host refuses is refused alone (etcd committed the revision): the
+# others are applied, as one commit, and the refusal is reported as always.
+for h in a b; do
+	host_wait $h kernel.core_pattern 'txn.%p' "a revision's accepted values applied"
+	host_wait $h kernel.modprobe /sbin/txn "a revision's accepted values applied"
+	host_wait $h etcd.refused 5 "the revision's refused value counted"
+	check "the refused value alone kept the old one ($h)" 4096 "$(host_get $h net.core.somaxconn)"
+	wait_status_key "/rcustring-status/web/$h/net/core/somaxconn"
+	check "status key of the revision's refused value ($h)" '"error":"EINVAL"' \
+		"$(ctl get --print-value-only "/rcustring-status/web/$h/net/core/somaxconn" | grep -o '"error":"[A-Z]*"')"
+done
+# An entry of a program's own handler cannot join a commit: written alone.
+check "rcusysctl --etcd -w of a program's own handler's entry and another" "rc=0" \
+	"$(ecli -q -w misc.motd=hello vm.swappiness=43)"
+for h in a b; do
+	host_wait $h misc.motd hello "an entry no commit takes, written alone"
+	host_wait $h vm.swappiness 43 "its revision's other value applied"
+	check "nothing more refused ($h)" 5 "$(host_get $h etcd.refused)"
+done
+check "rcusysctl --etcd -w: a key outside the prefix writes nothing and is named" \
+	'rcusysctl: "../x": its key is not a path under the prefix (an empty, "." or ".." component); nothing was written
+rc=1' "$(ecli -q -w vm.swappiness=7 ../x=2)"
+check "rcusysctl --etcd -w: more than 64 keys write nothing, the 65th named" \
+	'rcusysctl: "k65": one more than a transaction may hold (64, the most a host commits as one); nothing was written
+rc=1' "$(ecli -q -w $(for i in $(seq 65); do echo "k$i=$i"; done))"
+check "nothing of a refused transaction reached etcd" "43 " \
+	"$(ctl get --print-value-only "$prefix/vm/swappiness") $(ctl get --print-value-only "$prefix/k1")"
+
 # --- write-through: local writes become puts, every host applies etcd's order ---
 start_host c "$url" /rcustring/api/ --write-through
 start_host d "$url" /rcustring/api/ --write-through
@@ -285,9 +319,10 @@ stop_host b
 for h in a b; do
 	check "no swappiness value applied twice or out of order ($h)" "" \
 		"$(awk -F'\t' '$1 == "audit" && $2 ~ /swappiness/ { v = $4 + 0; if (v <= last) print "again or back: " v; last = v }' "$tmp/$h.out")"
-	# The re-read applied only what differed: modprobe was written twice (first
-	# read, then the put after the restart), not once more by the re-read.
-	check "re-read applied only differences ($h)" 2 "$(grep -c 'modprobe' "$tmp/$h.out")"
+	# The re-read applied only what differed: modprobe was written three times
+	# (first read, the put after the restart, the transaction), not once more
+	# by the re-read.
+	check "re-read applied only differences ($h)" 3 "$(grep -c 'modprobe' "$tmp/$h.out")"
 	check "first read skipped the value the tree already held ($h)" 1 "$(grep -c 'somaxconn' "$tmp/$h.out")"
 	check "no value logged ($h)" "" "$(grep -e "$long" -e 'after\.%p' "$tmp/$h.err")"
 done

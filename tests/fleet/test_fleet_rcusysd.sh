@@ -120,6 +120,16 @@ check "its status key cleared" "" "$(status_key app/later)"
 ctl put "$prefix/app/workers" 32 >/dev/null
 wait_value app.workers 32 "put after reload"
 check "same sync after reload: counters kept" $((applied + 2)) "$(get rcusysd.etcd.applied)"
+# One transaction of two keys written locally: one commit, and both leave
+# the state file (the commit hook sees the first entry and lists the rest).
+"$cli" "${S[@]}" -q -w app.greeting=local-3
+"$cli" "${S[@]}" -q -w app.workers=33
+check "state file: local writes of two keys etcd also sets" "app.greeting app.local app.workers " \
+	"$(state_keys)"
+"$cli" --etcd "$url" --prefix "$prefix/" -q -w app.greeting=txn app.workers=34
+wait_value app.greeting txn "a transaction reaches rcusysd"
+wait_value app.workers 34 "a transaction reaches rcusysd"
+wait_state_keys "app.local " "state file: etcd's transaction took both keys out"
 check "still connected after reload" 1 "$(get rcusysd.etcd.connected)"
 
 # --- SIGTERM with the sync running: a clean exit ---
@@ -144,7 +154,7 @@ check "etcd down: the local write came back from the state file" 7 "$(get app.lo
 run_etcd
 check "etcd restarted from its data dir" 1 "$([ -n "$etcd_pid" ] && echo 1)"
 wait_value rcusysd.etcd.connected 1 "reconnected by itself"
-wait_value app.workers 32 "etcd's value once it is back"
+wait_value app.workers 34 "etcd's value once it is back"
 # SIGTERM while the sync is in its reconnect back-off.
 kill "$etcd_pid"
 wait "$etcd_pid"

@@ -4,6 +4,8 @@
  * twice is refused, the commit hook is called once and sees every entry
  * (a single write still sees one), the listener is told once, a hook's
  * refusal puts every value back, and a program's own handler is refused.
+ * A hooked table's entry is refused too, its hook never called, but its
+ * owner's sysctl_commit_owner() commits it with the others (origin MIRROR).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -36,7 +38,23 @@ static struct ctl_table table[] = {
 	  .proc_handler = own },
 };
 
+/* A hooked table, as the etcd mirror registers the entries etcd owns. */
+static int mirrored = 1, write_hook_calls;
+static struct ctl_table owned[] = {
+	{ .procname = "weight", .data = &mirrored, .maxlen = sizeof(int), .mode = 0644,
+	  .proc_handler = proc_dointvec_minmax, .extra1 = &zero, .extra2 = &top },
+};
+
+static int write_hook(void *arg, struct sysctl_entry *e, const struct sysctl_caller *who,
+		      const char *buf, size_t len, const uint64_t *expected)
+{
+	(void)arg, (void)e, (void)who, (void)buf, (void)len, (void)expected;
+	write_hook_calls++;
+	return -EROFS; /* the owner applies values; a local write is refused */
+}
+
 static int hook_calls, hook_seen, hook_err, notified, notified_n;
+static enum sysctl_origin notified_origin;
 
 static int hook(struct sysctl_entry *e, const struct sysctl_change *ch, void *arg)
 {
@@ -49,13 +67,14 @@ static int hook(struct sysctl_entry *e, const struct sysctl_change *ch, void *ar
 static void listener(struct sysctl_tree *t, struct sysctl_entry *const *e, const uint64_t *seqs,
 		     size_t n, enum sysctl_origin origin, void *arg)
 {
-	(void)t, (void)e, (void)seqs, (void)origin, (void)arg;
+	(void)t, (void)e, (void)seqs, (void)arg;
 	notified++;
+	notified_origin = origin;
 	notified_n = (int)n;
 }
 
 static struct sysctl_tree *tree;
-static struct sysctl_table_header *hdr;
+static struct sysctl_table_header *hdr, *owned_hdr;
 
 static void value_is(const char *path, const char *want)
 {
@@ -126,12 +145,51 @@ static void test_one_commit(void **state)
 	sysctl_entry_put(p);
 }
 
+static void test_owner(void **state)
+{
+	struct sysctl_commit_item it[2] = { { "app.port", "81", 2 }, { "mirror.weight", "7", 1 } };
+	size_t failed = 99;
+
+	(void)state;
+	hook_calls = notified = write_hook_calls = 0;
+	/* Anyone else's commit: the hook would take the write later, apart. */
+	assert_int_equal(sysctl_commit(tree, it, 2, NULL, SYSCTL_ORIGIN_PROGRAM, &failed),
+			 -EOPNOTSUPP);
+	assert_int_equal(failed, 1);
+	assert_int_equal(write_hook_calls, 0);
+	value_is("app.port", "1");
+	/* The owner's: one commit of both, past the write hook. */
+	assert_int_equal(sysctl_commit_owner(tree, it, 2, NULL, &failed), 0);
+	value_is("app.port", "81");
+	value_is("mirror.weight", "7");
+	assert_int_equal(write_hook_calls, 0);
+	assert_int_equal(hook_calls, 1);
+	assert_int_equal(hook_seen, 2);
+	assert_int_equal(notified, 1);
+	assert_int_equal(notified_origin, SYSCTL_ORIGIN_MIRROR);
+	/* Its refusals are a commit's: the value checked, nothing stored. */
+	it[1].value = "-1";
+	it[1].len = 2;
+	assert_int_equal(sysctl_commit_owner(tree, it, 2, NULL, &failed), -EINVAL);
+	assert_int_equal(failed, 1);
+	value_is("mirror.weight", "7");
+	/* A program's own handler stays out of the owner's commits too. */
+	it[1] = (struct sysctl_commit_item){ "app.note", "x", 1 };
+	assert_int_equal(sysctl_commit_owner(tree, it, 2, NULL, &failed), -EOPNOTSUPP);
+	assert_int_equal(failed, 1);
+	/* A single write of the hooked entry still goes to its hook. */
+	assert_int_equal(sysctl_set(tree, "mirror.weight", "8", 1, NULL), -EROFS);
+	assert_int_equal(write_hook_calls, 1);
+	value_is("mirror.weight", "7");
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	tree = sysctl_tree_new();
 	if (!tree || rcustring_init(&host, 16, "a") ||
-	    sysctl_register_table(tree, "app", table, 3, &hdr))
+	    sysctl_register_table(tree, "app", table, 3, &hdr) ||
+	    sysctl_register_table_hooked(tree, "mirror", owned, 1, write_hook, NULL, &owned_hdr))
 		return -1;
 	sysctl_tree_set_commit(tree, hook, NULL);
 	sysctl_tree_set_commit_notify(tree, listener, NULL);
@@ -141,6 +199,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	sysctl_unregister_table(owned_hdr);
 	sysctl_unregister_table(hdr);
 	sysctl_tree_free(tree);
 	rcustring_destroy(&host);
@@ -152,6 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_one_commit),
+		cmocka_unit_test(test_owner),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

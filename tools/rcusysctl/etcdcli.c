@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rcusysctl --etcd URL --prefix P: the fleet's values as etcd holds them.
- *   -w name=value   put PREFIX/name (every mirroring host applies it, or
- *                   reports its refusal under the status prefix)
+ *   -w name=value...  put PREFIX/name for each, all in one transaction: one
+ *                   revision, which every mirroring host applies as one
+ *                   commit (or reports its refusals under the status prefix)
  *   name ...        print what etcd holds for name
  *   -a              every value under the prefix, then each host's status
  *                   keys ("status HOST name = {...}")
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "rcustring/sysctl_commit.h"
 
 #include "dirtree.h"
 #include "etcd_http.h"
@@ -140,26 +143,96 @@ static int read_one(const struct etcdcli_opts *o, struct etcd_conn *c, const cha
 	return 0;
 }
 
-static int write_one(const struct etcdcli_opts *o, struct etcd_conn *c, const char *prefix,
-		     const char *arg)
+/*
+ * The bytes of keys and values one transaction carries at most: etcd takes
+ * requests of 1.5 MiB by default (--max-request-bytes), and the gateway's
+ * base64 makes 4 bytes of 3.
+ */
+#define TXN_BYTES_MAX (1024 * 1024)
+
+/* The writes of one run, checked before any is sent. */
+struct txn {
+	const char *names[SYSCTL_COMMIT_MAX];
+	char *keys[SYSCTL_COMMIT_MAX];
+	const char *values[SYSCTL_COMMIT_MAX];
+	char name_buf[SYSCTL_COMMIT_MAX][4096]; /* a longer one is refused: see ETCD_KEY_MAX */
+	size_t n, bytes;
+};
+
+static int refuse(const char *name, const char *why)
 {
-	const char *eq = strchr(arg, '=');
-	char name[4096], *key;
+	fprintf(stderr, "rcusysctl: \"%s\": %s; nothing was written\n", name, why);
+	return 1;
+}
+
+/* Add @arg (name=value) to @t, or say why not, naming it. */
+static int txn_add(struct txn *t, const char *prefix, const char *arg)
+{
+	const char *eq = strchr(arg, '='), *value = eq ? eq + 1 : NULL;
+	size_t vlen = value ? strlen(value) : 0;
+	char *name, *key;
 	int err;
 
-	if (!eq || eq == arg) {
-		fprintf(stderr, "rcusysctl: \"%s\" must be of the form name=value\n", arg);
+	if (!eq || eq == arg)
+		return refuse(arg, "must be of the form name=value");
+	if (t->n == SYSCTL_COMMIT_MAX) {
+		fprintf(stderr, "rcusysctl: \"%.*s\": one more than a transaction may hold (%d, "
+				"the most a host commits as one); nothing was written\n",
+			(int)(eq - arg), arg, SYSCTL_COMMIT_MAX);
 		return 1;
 	}
-	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+	name = t->name_buf[t->n];
+	snprintf(name, sizeof(t->name_buf[0]), "%.*s", (int)(eq - arg), arg);
 	key = join(prefix, name);
 	if (!key)
-		return 1;
-	err = etcd_put(c, key, eq + 1, strlen(eq + 1), NULL);
-	if (!err && !o->quiet)
-		print(o, NULL, 0, key + strlen(prefix), eq + 1);
-	free(key);
-	return err ? fail(c, "setting key", name, err) : 0;
+		return refuse(name, "out of memory");
+	t->keys[t->n] = key;
+	t->names[t->n] = name;
+	t->values[t->n] = value;
+	t->n++;
+	err = etcd_key_check(key, strlen(key), prefix, strlen(prefix));
+	if (err)
+		return refuse(name, err == -ENAMETOOLONG ? "its key is too long (1024 bytes at most)"
+					: "its key is not a path under the prefix (an empty, \".\" "
+					  "or \"..\" component)");
+	if (memchr(value, '\n', vlen))
+		return refuse(name, "a value holding a newline (no host would apply it whole)");
+	for (size_t i = 0; i + 1 < t->n; i++)
+		if (!strcmp(t->keys[i], key))
+			return refuse(name, "named twice (which value would win?)");
+	t->bytes += strlen(key) + vlen;
+	if (t->bytes > TXN_BYTES_MAX)
+		return refuse(name, "the transaction passes 1 MiB of keys and values here "
+				    "(etcd takes 1.5 MiB requests by default, base64 encoded)");
+	return 0;
+}
+
+/* Every name=value of the command line as one transaction, or none. */
+static int write_all(const struct etcdcli_opts *o, struct etcd_conn *c, const char *prefix,
+		     int argc, char **argv)
+{
+	struct txn *t = calloc(1, sizeof(*t));
+	int code = t ? 0 : 1, err = 0;
+
+	for (int i = 0; t && i < argc && !code; i++)
+		if (o->write || strchr(argv[i], '='))
+			code = txn_add(t, prefix, argv[i]);
+	if (!code && t->n == 1)
+		err = etcd_put(c, t->keys[0], t->values[0], strlen(t->values[0]), NULL);
+	else if (!code && t->n)
+		err = etcd_put_many(c, (const char *const *)t->keys, t->values, t->n);
+	if (err && t->n == 1)
+		code = fail(c, "setting key", t->names[0], err);
+	else if (err)
+		code = fail(c, "one transaction (nothing written) of the keys from", t->names[0],
+			    err);
+	for (size_t i = 0; t && i < t->n; i++) {
+		if (!code && !o->quiet)
+			print(o, NULL, 0, t->keys[i] + strlen(prefix), t->values[i]);
+		free(t->keys[i]);
+	}
+	free(t);
+	return code;
 }
 
 int etcdcli_main(const struct etcdcli_opts *o, int argc, char **argv)
@@ -184,12 +257,11 @@ int etcdcli_main(const struct etcdcli_opts *o, int argc, char **argv)
 	}
 	if (o->all)
 		code |= list_all(o, &c, prefix);
-	for (int i = 0; i < argc; i++) {
-		if (o->write || strchr(argv[i], '='))
-			code |= write_one(o, &c, prefix, argv[i]);
-		else
+	/* The writes first, as one transaction: every host applies them as one commit. */
+	code |= write_all(o, &c, prefix, argc, argv);
+	for (int i = 0; i < argc && !o->write; i++)
+		if (!strchr(argv[i], '='))
 			code |= read_one(o, &c, prefix, argv[i]);
-	}
 	if (o->json)
 		json_list_print();
 	etcd_conn_free(&c);
