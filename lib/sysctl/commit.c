@@ -283,6 +283,16 @@ static int commit_all(struct commit *c, size_t *failed)
 	return 0;
 }
 
+/* As single writes are counted: each value stored, a refusal once by its errno. */
+static void count_commit(struct sysctl_tree *tree, int err, size_t n)
+{
+	if (!err)
+		__atomic_add_fetch(&tree->writes, n, __ATOMIC_RELAXED);
+	else if (err != -ENOENT) /* a path with no entry is not counted, as for sysctl_set() */
+		__atomic_add_fetch(&tree->refused[-err < SYSCTL_WRITE_ERRNO_MAX ? -err : 0], 1,
+				   __ATOMIC_RELAXED);
+}
+
 static int commit_run(struct sysctl_tree *tree, const struct sysctl_commit_item *items, size_t n,
 		      const struct sysctl_caller *who, enum sysctl_origin origin, bool owner,
 		      size_t *failed)
@@ -310,6 +320,7 @@ static int commit_run(struct sysctl_tree *tree, const struct sysctl_commit_item 
 	err = find_all(c, &found, failed);
 	if (!err)
 		err = commit_all(c, failed);
+	count_commit(tree, err, n);
 	for (i = 0; i < n; i++) {
 		free(c->saved[i].raw);
 		free(c->saved[i].text);

@@ -6,6 +6,7 @@
  * refusal puts every value back, and a program's own handler is refused.
  * A hooked table's entry is refused too, its hook never called, but its
  * owner's sysctl_commit_owner() commits it with the others (origin MIRROR).
+ * The tree's write counts hold a commit's values, and a refusal once.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -94,9 +95,11 @@ static int commit2(const char *p0, const char *v0, const char *p1, const char *v
 
 static void test_refusals(void **state)
 {
+	struct sysctl_write_stats before, after;
 	size_t failed = 99;
 
 	(void)state;
+	assert_int_equal(sysctl_tree_get_write_stats(tree, &before), 0);
 	assert_int_equal(commit2("app.host", "b", "app.port", "70000", &failed), -EINVAL);
 	assert_int_equal(failed, 1); /* the port is named */
 	assert_int_equal(commit2("app.host", "a-value-too-long!", "app.port", "1", &failed),
@@ -110,6 +113,12 @@ static void test_refusals(void **state)
 	assert_int_equal(failed, 1);
 	value_is("app.host", "a");
 	value_is("app.port", "80");
+	assert_int_equal(sysctl_tree_get_write_stats(tree, &after), 0);
+	assert_int_equal(after.written, before.written);
+	assert_int_equal(after.refused[EINVAL], before.refused[EINVAL] + 2);
+	assert_int_equal(after.refused[EMSGSIZE], before.refused[EMSGSIZE] + 1);
+	assert_int_equal(after.refused[EOPNOTSUPP], before.refused[EOPNOTSUPP] + 1);
+	assert_int_equal(after.refused[ENOENT], before.refused[ENOENT]);
 	assert_int_equal(hook_calls, 0);
 	assert_int_equal(notified, 0);
 }
@@ -118,11 +127,15 @@ static void test_one_commit(void **state)
 {
 	struct sysctl_entry *h = sysctl_lookup(tree, "app.host"), *p = sysctl_lookup(tree, "app.port");
 	uint64_t hc = sysctl_entry_changes(h), pc = sysctl_entry_changes(p);
+	struct sysctl_write_stats before, after;
 	size_t failed;
 
 	(void)state;
 	hook_calls = notified = 0;
+	assert_int_equal(sysctl_tree_get_write_stats(tree, &before), 0);
 	assert_int_equal(commit2("app.host", "b", "app.port", "8080", &failed), 0);
+	assert_int_equal(sysctl_tree_get_write_stats(tree, &after), 0);
+	assert_int_equal(after.written, before.written + 2);
 	assert_int_equal(hook_calls, 1);
 	assert_int_equal(hook_seen, 2);
 	assert_int_equal(notified, 1);
