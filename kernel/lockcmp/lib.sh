@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: GPL-2.0
+# Functions of kernel/lockcmp/run (sourced): the trees, the kernels, the
+# initramfs and the guests. They use run's variables (here, kdir,
+# KERNEL_CACHE, STOCK_SRC, JOBS, logdir, ...) and its kcheck and say.
+
+# make_tree VARIANT SERIES_DIR: sets $tree to a hard-linked copy of the
+# stock tree with the series applied (patch -p1 replaces each file it
+# changes, so the stock tree's files are never written), cached under the
+# hash of the series; then puts the current harness into its fs/.
+make_tree() {
+	local variant=$1 sdir=$2 key tmp p
+	key=$( { cat "$sdir/series"; for p in $(grep -v '^#' "$sdir/series"); do
+		cat "$sdir/$p"; done; } | sha256sum | cut -c1-12)
+	tree=$KERNEL_CACHE/src/klock-$variant
+	if [ "$(cat "$tree/.lockcmp-key" 2>/dev/null)" != "$key" ]; then
+		say "$variant tree: applying $sdir/series to $(basename "$STOCK_SRC")"
+		tmp=$(mktemp -d "$tree.tmp.XXXXXX")
+		rmdir "$tmp"
+		cp -al "$STOCK_SRC" "$tmp"
+		for p in $(grep -v '^#' "$sdir/series"); do
+			if ! patch -d "$tmp" -p1 -s -f --no-backup-if-mismatch <"$sdir/$p" >&2; then
+				rm -rf "$tmp"
+				kcheck FAIL lockcmp-apply "$variant: $p does not apply"
+				return 1
+			fi
+		done
+		echo "$key" >"$tmp/.lockcmp-key"
+		rm -rf "$tree"
+		mv "$tmp" "$tree"
+	fi
+	# The harness is not part of either series: it is copied in and
+	# #included at the end of fs/coredump.c (sed -i writes a new file,
+	# so the stock tree's coredump.c stays as it is).
+	cmp -s "$here/lockcmp_harness.c" "$tree/fs/lockcmp_harness.c" ||
+		cp "$here/lockcmp_harness.c" "$tree/fs/lockcmp_harness.c"
+	grep -q '^#include "lockcmp_harness.c"$' "$tree/fs/coredump.c" ||
+		sed -i '$a #include "lockcmp_harness.c"' "$tree/fs/coredump.c"
+}
+
+# build_kernel VARIANT FLAVOUR SRC: sets $built to the bzImage of
+# tinyconfig + common.config + FLAVOUR.config built from SRC. make itself
+# is the cache: the tree's and the harness's changed files are rebuilt.
+build_kernel() {
+	local variant=$1 flavour=$2 src=$3 out cfgkey lockfd missing line
+	out=$KERNEL_CACHE/build/klock-$variant-$flavour
+	cfgkey=$(cat "$here/common.config" "$here/$flavour.config" | sha256sum | cut -c1-12)
+	mkdir -p "$out"
+	exec {lockfd}>"$out.lock"
+	flock $lockfd
+	if [ "$(cat "$out/.lockcmp-cfg" 2>/dev/null)" != "$cfgkey" ]; then
+		say "$variant-$flavour: configuring in $out"
+		if ! { make -C "$src" O="$out" tinyconfig &&
+			(cd "$src" && scripts/kconfig/merge_config.sh -m -O "$out" \
+				"$out/.config" "$here/common.config" "$here/$flavour.config") &&
+			make -C "$src" O="$out" olddefconfig; } >"$out/config.log" 2>&1; then
+			kcheck FAIL lockcmp-config-$variant-$flavour "see $out/config.log"
+			flock -u $lockfd; return 1
+		fi
+		missing=
+		while read -r line; do
+			case $line in
+			CONFIG_*=*) grep -qxF -- "$line" "$out/.config" || missing="$missing ${line%%=*}" ;;
+			"# CONFIG_"*" is not set") line=${line#\# }; line=${line%% *}
+				! grep -q "^$line=y" "$out/.config" || missing="$missing $line(on)" ;;
+			esac
+		done < <(cat "$here/common.config" "$here/$flavour.config")
+		if [ -n "$missing" ]; then
+			kcheck FAIL lockcmp-config-$variant-$flavour "not as asked in $out/.config:$missing"
+			flock -u $lockfd; return 1
+		fi
+		echo "$cfgkey" >"$out/.lockcmp-cfg"
+	fi
+	say "$variant-$flavour: make bzImage in $out (log $out/build.log)"
+	if ! nice -n 15 make -C "$src" O="$out" -j"$JOBS" bzImage >"$out/build.log" 2>&1; then
+		tail -30 "$out/build.log" >&2
+		kcheck FAIL lockcmp-build-$variant-$flavour "see $out/build.log"
+		flock -u $lockfd; return 1
+	fi
+	flock -u $lockfd
+	built=$out/arch/x86/boot/bzImage
+}
+
+# build_initramfs: sets $initramfs; cached by the hash of its inputs.
+build_initramfs() {
+	local key dir tmp
+	key=$( { cat "$here/init" "$STOCK_SRC/usr/gen_init_cpio.c"; sha256sum "$BUSYBOX"; } |
+		sha256sum | cut -c1-12)
+	dir=$KERNEL_CACHE/boot/lockcmp-initramfs-$key
+	initramfs=$dir/initramfs.cpio.gz
+	[ -f "$initramfs" ] && return 0
+	mkdir -p "$KERNEL_CACHE/boot"
+	tmp=$(mktemp -d "$dir.tmp.XXXXXX")
+	if ! gcc -O2 -o "$tmp/gen_init_cpio" "$STOCK_SRC/usr/gen_init_cpio.c" >&2; then
+		rm -rf "$tmp"; kcheck FAIL lockcmp-initramfs "gen_init_cpio does not build"
+		return 1
+	fi
+	cat >"$tmp/list" <<-EOF
+	dir /dev 0755 0 0
+	nod /dev/console 0600 0 0 c 5 1
+	dir /proc 0755 0 0
+	dir /sys 0755 0 0
+	dir /bin 0755 0 0
+	file /bin/busybox $BUSYBOX 0755 0 0
+	slink /bin/sh busybox 0777 0 0
+	file /init $here/init 0755 0 0
+	EOF
+	"$tmp/gen_init_cpio" "$tmp/list" | gzip -n -9 >"$tmp/initramfs.cpio.gz"
+	rm -rf "$dir"
+	mv "$tmp" "$dir"
+}
+
+# boot_guest LOG BZIMAGE CPUS ARG...: boots the kernel on CPUS vCPUs (one
+# socket each: SeaBIOS lists one CPU per socket in the MP table), ARGs on
+# the command line; the console goes to $logdir/LOG.log. Returns 1 if the
+# guest did not reach "lockcmp: done" (a hang, a crash, a timeout).
+boot_guest() {
+	local log=$1 kernel=$2 cpus=$3 t0 rc=0
+	shift 3
+	t0=$(date +%s)
+	timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi \
+		-smp "$cpus",sockets="$cpus",cores=1,threads=1 -m 512M \
+		-nographic -no-reboot -kernel "$kernel" -initrd "$initramfs" \
+		-append "console=ttyS0 panic=-1 nokaslr $*" \
+		</dev/null 2>&1 | sed -u 's/\r$//' >"$logdir/$log.log" || rc=$?
+	say "$log: guest ran $(($(date +%s) - t0)) s (status $rc), log $logdir/$log.log"
+	grep -q '^lockcmp: done' "$logdir/$log.log"
+}
+
+# The context guests, judged by summary.py ctx.
+run_ctx() {
+	local g v args out
+	for g in lock rcu rcu-break; do
+		v=${g%-break}
+		args="LC_MODE=ctx"
+		[ "$g" = rcu-break ] && args="$args coredump.lockcmp_break=1"
+		if [ "$v" = rcu ]; then k=$rcu_debug; else k=$lock_debug; fi
+		if ! boot_guest ctx-$g "$k" 2 "$args"; then
+			kcheck FAIL lockcmp-ctx-$g "guest did not finish, see $logdir/ctx-$g.log"
+			continue
+		fi
+		out=$(python3 "$here/summary.py" ctx "$g" "$logdir/ctx-$g.log")
+		echo "$out"
+		failures=$((failures + $(echo "$out" | grep -c '^kcheck FAIL' || true)))
+	done
+}
+
+# The timing guests, in pairs, the order alternating; then the medians.
+run_bench() {
+	local cpus pair order v k logs=() out
+	for cpus in $LC_CPUS; do
+		for pair in $(seq "$LC_PAIRS"); do
+			if [ $((pair % 2)) = 1 ]; then order="lock rcu"; else order="rcu lock"; fi
+			for v in $order; do
+				if [ "$v" = rcu ]; then k=$rcu_perf; else k=$lock_perf; fi
+				say "bench: $v on $cpus vCPUs, pair $pair of $LC_PAIRS"
+				boot_guest bench-$v-$cpus-$pair "$k" "$cpus" LC_MODE=bench \
+					LC_ROUNDS="$LC_ROUNDS" LC_READS="$LC_READS" ||
+					kcheck FAIL lockcmp-bench-$v-$cpus-$pair "guest did not finish"
+				logs+=("$logdir/bench-$v-$cpus-$pair.log")
+			done
+		done
+	done
+	out=$(python3 "$here/summary.py" bench "${logs[@]}")
+	echo "$out"
+	failures=$((failures + $(echo "$out" | grep -c '^kcheck FAIL' || true)))
+}

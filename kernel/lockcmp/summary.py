@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Read the console logs of the lockcmp guests (kernel/lockcmp/run).
+
+  summary.py ctx lock|rcu|rcu-break LOG
+      The context guest: for each case of the harness (between "lockcmp:
+      ctx begin CASE" and "lockcmp: ctx end CASE") the reports that
+      might_sleep() and lockdep printed, quoted; a kcheck line per case.
+      lock and rcu-break (the RCU reader made to take the mutex) must show
+      them, rcu must show none anywhere and must not wait for the writer.
+  summary.py bench LOG...
+      The timing guests: per vCPU count, writer or not, and kernel, the
+      median over every round of reads/s, p50 and p99 latency; RCU over
+      lock ratios; kcheck lockcmp-bench-torn (every round read only whole
+      values, every combination measured).
+"""
+import re
+import statistics
+import sys
+
+CASES = ["irqs-off", "rcu-read-lock", "rcu-read-lock-writer-holds-lock"]
+SLEEP_BUG = "BUG: sleeping function called from invalid context"
+RCU_REPORTS = ["suspicious RCU usage",
+               "context switch within RCU read-side critical section",
+               "Illegal context switch in RCU read-side critical section"]
+ANY_REPORT = re.compile(r"(BUG:|WARNING:|suspicious RCU usage|"
+                        r"context switch within RCU)")
+
+
+def sections(lines):
+    """CASE -> (lines between begin and end, the end line or None)."""
+    out = {}
+    for case in CASES:
+        begin = "lockcmp: ctx begin " + case
+        end = "lockcmp: ctx end " + case + " "
+        body, endline, inside = [], None, False
+        for line in lines:
+            if line.startswith(begin) and line.strip() == begin:
+                inside = True
+            elif inside and line.startswith(end):
+                endline = line
+                break
+            elif inside:
+                body.append(line)
+        out[case] = (body, endline)
+    return out
+
+
+def ctx(kind, path):
+    with open(path, errors="replace") as f:
+        lines = [l.rstrip("\n") for l in f]
+    fails = 0
+    for case, (body, endline) in sections(lines).items():
+        reports = [l.strip() for l in body if ANY_REPORT.search(l)]
+        for r in reports:
+            print("lockcmp ctx %s %s: %s" % (kind, case, r))
+        name = "lockcmp-ctx-%s-%s" % (kind, case)
+        if endline is None:
+            print("kcheck FAIL %s (no end line: the reader never returned)" % name)
+            fails += 1
+            continue
+        m = re.search(r"read '([^']*)' in (\d+) us", endline)
+        value, us = (m.group(1), int(m.group(2))) if m else ("?", -1)
+        print("lockcmp ctx %s %s: read '%s' in %d us" % (kind, case, value, us))
+        if kind == "rcu":
+            why = None
+            if reports:
+                why = "%d reports" % len(reports)
+            elif value != "core":
+                why = "read '%s', not 'core'" % value
+            elif case.endswith("writer-holds-lock") and not 0 <= us < 100:
+                why = "the reader waited %d us for the writer" % us
+            ok = why is None
+        else:
+            want = RCU_REPORTS if case.endswith("writer-holds-lock") else [SLEEP_BUG]
+            ok = any(w in r for r in reports for w in want)
+            why = None if ok else "no '%s' in the log" % "' or '".join(want)
+        print("kcheck %s %s%s" % ("PASS" if ok else "FAIL", name,
+                                  "" if ok else " (%s)" % why))
+        fails += not ok
+    if kind == "rcu":
+        stray = [l.strip() for l in lines if ANY_REPORT.search(l)]
+        for r in stray:
+            print("lockcmp ctx rcu (anywhere): %s" % r)
+        ok = not stray
+        print("kcheck %s lockcmp-ctx-rcu-log-clean" % ("PASS" if ok else "FAIL"))
+        fails += not ok
+    return fails
+
+
+RESULT = re.compile(r"lockcmp: result variant=(\w+) cpus=(\d+) writer=(\d) "
+                    r"reads=(\d+) ms=(\d+) ops_per_s=(\d+) p50_ns=(\d+) "
+                    r"p99_ns=(\d+) torn=(\d+)")
+WROTE = re.compile(r"lockcmp: writer wrote (\d+) values")
+
+
+def bench(paths):
+    data, torn, writes = {}, 0, {}
+    for path in paths:
+        with open(path, errors="replace") as f:
+            last = None
+            for line in f:
+                m = RESULT.search(line)
+                if m:
+                    v, cpus, w = m.group(1), int(m.group(2)), int(m.group(3))
+                    vals = [int(m.group(i)) for i in (5, 6, 7, 8)]
+                    data.setdefault((cpus, w, v), []).append(vals)
+                    torn += int(m.group(9))
+                    last = (cpus, v, vals[0])
+                    continue
+                m = WROTE.search(line)
+                if m and last:
+                    cpus, v, ms = last
+                    writes.setdefault((cpus, v), []).append(
+                        int(m.group(1)) * 1000 // max(ms, 1))
+    fails = 0
+    combos = sorted({(c, w) for c, w, _ in data})
+    for cpus, w in combos:
+        med = {}
+        for v in ("lock", "rcu"):
+            rows = data.get((cpus, w, v), [])
+            if not rows:
+                continue
+            med[v] = [statistics.median(r[i] for r in rows) for i in (1, 2, 3)]
+            print("lockcmp bench cpus=%d writer=%s %-4s rounds=%d reads_per_s=%d "
+                  "p50_ns=%d p99_ns=%d" % (cpus, "yes" if w else "no", v, len(rows),
+                                           *med[v]))
+        if len(med) == 2:
+            ops = med["rcu"][0] / max(med["lock"][0], 1)
+            p50 = med["rcu"][1] / max(med["lock"][1], 1)
+            p99 = med["rcu"][2] / max(med["lock"][2], 1)
+            tag = "cpus%d_%s" % (cpus, "writer" if w else "nowriter")
+            print("lockcmp bench cpus=%d writer=%s rcu/lock: reads_per_s %.2fx "
+                  "p50 %.2fx p99 %.2fx" % (cpus, "yes" if w else "no", ops, p50, p99))
+            print("summary rcu_vs_lock_reads_per_s_%s %.2f" % (tag, ops))
+            print("summary rcu_vs_lock_p99_latency_%s %.2f" % (tag, p99))
+    for (cpus, v), rates in sorted(writes.items()):
+        print("lockcmp bench cpus=%d writer=yes %-4s writer_values_per_s=%d (median of %d)"
+              % (cpus, v, statistics.median(rates), len(rates)))
+    missing = [(c, w, v) for c, w in combos for v in ("lock", "rcu")
+               if (c, w, v) not in data]
+    if torn or missing or not data:
+        why = "torn=%d, missing %s" % (torn, missing or "everything" if not data else missing)
+        print("kcheck FAIL lockcmp-bench-torn (%s)" % why)
+        fails += 1
+    else:
+        print("kcheck PASS lockcmp-bench-torn")
+    return fails
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "ctx":
+        ctx(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "bench":
+        bench(sys.argv[2:])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
