@@ -28,13 +28,18 @@ make_tree() {
 		rm -rf "$tree"
 		mv "$tmp" "$tree"
 	fi
-	# The harness is not part of either series: it is copied in and
-	# #included at the end of fs/coredump.c (sed -i writes a new file,
-	# so the stock tree's coredump.c stays as it is).
-	cmp -s "$here/lockcmp_harness.c" "$tree/fs/lockcmp_harness.c" ||
-		cp "$here/lockcmp_harness.c" "$tree/fs/lockcmp_harness.c"
-	grep -q '^#include "lockcmp_harness.c"$' "$tree/fs/coredump.c" ||
-		sed -i '$a #include "lockcmp_harness.c"' "$tree/fs/coredump.c"
+	[ "$variant" = rcu ] || return 0
+	# The harness and the KUnit suite are not part of either series:
+	# they are copied into lib/ and lib/tests/ of the RCU tree and built
+	# in (sed -i writes a new Makefile, so the stock tree's stays as it is).
+	cmp -s "$here/lockcmp_harness.c" "$tree/lib/lockcmp_harness.c" ||
+		cp "$here/lockcmp_harness.c" "$tree/lib/lockcmp_harness.c"
+	grep -q '^obj-y += lockcmp_harness.o$' "$tree/lib/Makefile" ||
+		sed -i '$a obj-y += lockcmp_harness.o' "$tree/lib/Makefile"
+	cmp -s "$here/lockcmp_kunit.c" "$tree/lib/tests/lockcmp_kunit.c" ||
+		cp "$here/lockcmp_kunit.c" "$tree/lib/tests/lockcmp_kunit.c"
+	grep -q '^obj-y += lockcmp_kunit.o$' "$tree/lib/tests/Makefile" ||
+		sed -i '$a obj-y += lockcmp_kunit.o' "$tree/lib/tests/Makefile"
 }
 
 # build_kernel VARIANT FLAVOUR SRC: sets $built to the bzImage of
@@ -126,38 +131,76 @@ boot_guest() {
 	grep -q '^lockcmp: done' "$logdir/$log.log"
 }
 
-# The context guests, judged by summary.py ctx.
+# build_objects SRC: the files the lock series touches, compiled with W=1
+# for x86_64 (tinyconfig + common.config; fs/ocfs2 is not in it, see
+# kernel/README.md) in a build directory of their own.
+build_objects() {
+	local src=$1 out=$KERNEL_CACHE/build/klock-lock-objects objs
+	objs="kernel/sysctl.o fs/coredump.o kernel/module/kmod.o kernel/module/main.o
+	      kernel/reboot.o kernel/ksysfs.o lib/kobject_uevent.o"
+	mkdir -p "$out"
+	if [ ! -f "$out/.config" ]; then
+		{ make -C "$src" O="$out" tinyconfig &&
+		  (cd "$src" && scripts/kconfig/merge_config.sh -m -O "$out" \
+			"$out/.config" "$here/common.config") &&
+		  make -C "$src" O="$out" olddefconfig; } >"$out/config.log" 2>&1 || {
+			kcheck FAIL lockcmp-lock-objects "configuring failed, see $out/config.log"
+			return 1; }
+	fi
+	say "lock series: compiling the touched files with W=1 in $out"
+	if ! nice -n 15 make -C "$src" O="$out" -j"$JOBS" W=1 $objs >"$out/build.log" 2>&1; then
+		tail -30 "$out/build.log" >&2
+		kcheck FAIL lockcmp-lock-objects "see $out/build.log"
+		return 1
+	fi
+	if grep -E 'warning:' "$out/build.log" >&2; then
+		kcheck FAIL lockcmp-lock-objects "W=1 warnings, see $out/build.log"
+		return 1
+	fi
+	kcheck PASS lockcmp-lock-objects "the lock series' files compile with W=1, no warning"
+}
+
+# The context checks: the UML KUnit kernel of the RCU tree with the
+# series' KUnit config (two CPUs, PREEMPT, lockdep, PROVE_RCU,
+# DEBUG_ATOMIC_SLEEP, KASAN) and the lockcmp suite, run by kunit.py once
+# as it is and once with the RCU reader broken on purpose; summary.py ctx
+# judges the kernel logs.
 run_ctx() {
-	local g v args out
-	for g in lock rcu rcu-break; do
-		v=${g%-break}
-		args="LC_MODE=ctx"
-		[ "$g" = rcu-break ] && args="$args coredump.lockcmp_break=1"
-		if [ "$v" = rcu ]; then k=$rcu_debug; else k=$lock_debug; fi
-		if ! boot_guest ctx-$g "$k" 2 "$args"; then
-			kcheck FAIL lockcmp-ctx-$g "guest did not finish, see $logdir/ctx-$g.log"
-			continue
-		fi
-		out=$(python3 "$here/summary.py" ctx "$g" "$logdir/ctx-$g.log")
-		echo "$out"
-		failures=$((failures + $(echo "$out" | grep -c '^kcheck FAIL' || true)))
+	local src=$1 out=$KERNEL_CACHE/build/klock-um g args res
+	local kunit=(python3 "$src/tools/testing/kunit/kunit.py")
+	local common=(--arch=um --build_dir="$out" --timeout=900
+		--kernel_args=ncpus=2 --kernel_args=seccomp=on --raw_output=all)
+	say "ctx: UML KUnit kernel in $out (log $logdir/ctx-build.log)"
+	if ! (cd "$src" && nice -n 15 "${kunit[@]}" build --arch=um --build_dir="$out" \
+			--kunitconfig="$kdir/kunit/rcustring-7.3.kunitconfig" \
+			--jobs="$JOBS") >"$logdir/ctx-build.log" 2>&1; then
+		tail -30 "$logdir/ctx-build.log" >&2
+		kcheck FAIL lockcmp-ctx-build "see $logdir/ctx-build.log"
+		return 1
+	fi
+	for g in plain break; do
+		args=()
+		[ $g = break ] && args=(--kernel_args=lockcmp_kunit.break_rcu=1)
+		(cd "$src" && "${kunit[@]}" exec "${common[@]}" "${args[@]}" 'lockcmp') \
+			>"$logdir/ctx-$g.log" 2>&1 || true
+		res=$(python3 "$here/summary.py" ctx "$logdir/ctx-$g.log")
+		echo "$res"
+		failures=$((failures + $(echo "$res" | grep -c '^kcheck FAIL' || true)))
+		[ -n "$res" ] || kcheck FAIL lockcmp-ctx-$g "no lockcmp case ran, see $logdir/ctx-$g.log"
 	done
 }
 
-# The timing guests, in pairs, the order alternating; then the medians.
+# The timing guests: LC_BOOTS boots per vCPU count of the one perf kernel,
+# which holds both protocols; then the medians over every round.
 run_bench() {
-	local cpus pair order v k logs=() out
+	local kernel=$1 cpus boot logs=() out
 	for cpus in $LC_CPUS; do
-		for pair in $(seq "$LC_PAIRS"); do
-			if [ $((pair % 2)) = 1 ]; then order="lock rcu"; else order="rcu lock"; fi
-			for v in $order; do
-				if [ "$v" = rcu ]; then k=$rcu_perf; else k=$lock_perf; fi
-				say "bench: $v on $cpus vCPUs, pair $pair of $LC_PAIRS"
-				boot_guest bench-$v-$cpus-$pair "$k" "$cpus" LC_MODE=bench \
-					LC_ROUNDS="$LC_ROUNDS" LC_READS="$LC_READS" ||
-					kcheck FAIL lockcmp-bench-$v-$cpus-$pair "guest did not finish"
-				logs+=("$logdir/bench-$v-$cpus-$pair.log")
-			done
+		for boot in $(seq "$LC_BOOTS"); do
+			say "bench: $cpus vCPUs, boot $boot of $LC_BOOTS"
+			boot_guest bench-$cpus-$boot "$kernel" "$cpus" \
+				LC_ROUNDS="$LC_ROUNDS" LC_READS="$LC_READS" ||
+				kcheck FAIL lockcmp-bench-$cpus-$boot "guest did not finish, see $logdir/bench-$cpus-$boot.log"
+			logs+=("$logdir/bench-$cpus-$boot.log")
 		done
 	done
 	out=$(python3 "$here/summary.py" bench "${logs[@]}")

@@ -1,57 +1,78 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lockcmp harness: the guest side of kernel/lockcmp/run. It is copied into
- * fs/ of the guest kernels and #included at the end of fs/coredump.c (so it
- * sees the static core_pattern and its lock); it is never part of a patch.
- * It reads core_pattern the way a reader of each version does, one whole
- * copy into a buffer: with the RCU series rcustring_copy(), with the lock
- * version strscpy() under core_pattern_mutex. Commands are written to
- * /sys/module/coredump/parameters/lockcmp:
- *   "ctx"           the readers a lock cannot serve: one with interrupts
- *                   off (an oops-time or NMI reader), one inside
- *                   rcu_read_lock() (mptcp's socket creation), and one
- *                   inside rcu_read_lock() while a writer holds the lock;
- *                   the debug guests' log shows what lockdep and
- *                   might_sleep() think of each
- *   "bench N [writer]"  one timing round: a reader kthread per online CPU,
- *                   N reads each, each read timed with rdtsc; prints
- *                   reads/s, p50 and p99 latency and torn reads ("writer"
- *                   only labels the round: the guest's init runs the
- *                   writer storm, a shell writing /proc/sys/kernel/core_pattern)
- * Boot parameter coredump.lockcmp_break=1 makes the RCU version's reader
- * take the writers' mutex: the deliberate break that the context check
- * must catch.
+ * lockcmp timing harness: the guest side of kernel/lockcmp/run's timing
+ * guests. Not part of a patch: run copies it into lib/ of the RCU tree
+ * (obj-y). It holds two strings of 128 bytes (core_pattern's size), one of
+ * each protocol, side by side in one kernel:
+ *   kernel.lockcmp_rcu   an rcustring behind proc_rcu_string() (the RCU
+ *                        series); a reader copies it with rcustring_copy()
+ *   kernel.lockcmp_lock  a char array behind proc_dostring_locked() (patch
+ *                        0001 of kernel/lockcmp/patches, copied below: this
+ *                        tree has the RCU series, not that one); a reader
+ *                        copies it with strscpy() under its mutex, as every
+ *                        reader of the lock alternative does
+ * so both are measured on the same base, config, boot and machine, in
+ * interleaved rounds. Commands are written to
+ * /sys/module/lockcmp_harness/parameters/run:
+ *   "bench rcu|lock N [writer]"  one round: a reader kthread per online
+ *       CPU, N reads each, each read timed with rdtsc; prints reads/s, p50
+ *       and p99 latency and torn reads. "writer" only labels the round: the
+ *       guest's init runs the writer storm, a shell rewriting the sysctl
+ *       through /proc/sys as fast as it can.
  */
-#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/rcustring.h>
+#include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/sysctl.h>
 #include <linux/vmalloc.h>
 #include <asm/tsc.h>
 
-static bool lockcmp_break;
-module_param(lockcmp_break, bool, 0444);
+#define LOCKCMP_LEN 128
 
-#ifdef RCUSTRING_INIT
-#define LOCKCMP_VARIANT "rcu"
-#define LOCKCMP_WRITER_LOCK (&core_pattern.lock)
-static void lockcmp_read(char *buf, size_t size)
+static struct rcustring lockcmp_rcu = RCUSTRING_INIT(lockcmp_rcu, "core", LOCKCMP_LEN);
+static char lockcmp_str[LOCKCMP_LEN] = "core";
+/* The lock alternative's mutex: its sysctl handler and every reader hold it. */
+static DEFINE_MUTEX(lockcmp_mutex);
+
+/* kernel/lockcmp/patches/0001's proc_dostring_locked(), as it is there. */
+static int lockcmp_dostring_locked(const struct ctl_table *table, int dir,
+				   void *buffer, size_t *lenp, loff_t *ppos)
 {
-	if (lockcmp_break)
-		mutex_lock(&core_pattern.lock);
-	rcustring_copy(&core_pattern, buf, size);
-	if (lockcmp_break)
-		mutex_unlock(&core_pattern.lock);
+	guard(mutex)(table->extra1);
+	return proc_dostring(table, dir, buffer, lenp, ppos);
 }
-#else
-#define LOCKCMP_VARIANT "lock"
-#define LOCKCMP_WRITER_LOCK (&core_pattern_mutex)
-static void lockcmp_read(char *buf, size_t size)
+
+static const struct ctl_table lockcmp_table[] = {
+	{
+		.procname	= "lockcmp_rcu",
+		.data		= &lockcmp_rcu,
+		.maxlen		= LOCKCMP_LEN,
+		.mode		= 0644,
+		.proc_handler	= proc_rcu_string,
+	},
+	{
+		.procname	= "lockcmp_lock",
+		.data		= lockcmp_str,
+		.maxlen		= LOCKCMP_LEN,
+		.mode		= 0644,
+		.proc_handler	= lockcmp_dostring_locked,
+		.extra1		= &lockcmp_mutex,
+	},
+};
+
+static void lockcmp_read_rcu(char *buf, size_t size)
 {
-	guard(mutex)(&core_pattern_mutex);
-	strscpy(buf, core_pattern, size);
+	rcustring_copy(&lockcmp_rcu, buf, size);
 }
-#endif
+
+static void lockcmp_read_lock(char *buf, size_t size)
+{
+	scoped_guard(mutex, &lockcmp_mutex)
+		strscpy(buf, lockcmp_str, size);
+}
 
 /* Every value the guest's writer stores is "core" or "core.<digits>". */
 static bool lockcmp_whole(const char *s)
@@ -68,60 +89,9 @@ static bool lockcmp_whole(const char *s)
 	return !*s;
 }
 
-struct lockcmp_holder {
-	struct completion held;
-	unsigned int ms;
-};
-
-static int lockcmp_hold_fn(void *arg)
-{
-	struct lockcmp_holder *h = arg;
-
-	mutex_lock(LOCKCMP_WRITER_LOCK);
-	complete(&h->held);
-	msleep(h->ms);
-	mutex_unlock(LOCKCMP_WRITER_LOCK);
-	return 0;
-}
-
-static void lockcmp_ctx_one(const char *name, int how)
-{
-	char buf[CORENAME_MAX_SIZE] = "";
-	struct lockcmp_holder h = { .ms = 200 };
-	unsigned long flags;
-	u64 t0, t1;
-
-	/* might_sleep() reports at most once a second: space the cases. */
-	msleep(1100);
-	pr_info("lockcmp: ctx begin %s\n", name);
-	if (how == 2) {
-		init_completion(&h.held);
-		if (IS_ERR(kthread_run(lockcmp_hold_fn, &h, "lockcmp_hold"))) {
-			pr_info("lockcmp: ctx end %s error no kthread\n", name);
-			return;
-		}
-		wait_for_completion(&h.held);
-	}
-	t0 = ktime_get_ns();
-	if (how == 0) {
-		local_irq_save(flags);
-		lockcmp_read(buf, sizeof(buf));
-		local_irq_restore(flags);
-	} else {
-		rcu_read_lock();
-		lockcmp_read(buf, sizeof(buf));
-		rcu_read_unlock();
-	}
-	t1 = ktime_get_ns();
-	/* The holder may still sleep: let it finish before h goes away. */
-	if (how == 2)
-		msleep(h.ms + 100);
-	pr_info("lockcmp: ctx end %s read '%s' in %llu us\n", name, buf,
-		(t1 - t0) / 1000);
-}
-
 struct lockcmp_reader {
 	struct completion done;
+	void (*read)(char *buf, size_t size);
 	u32 *lat;
 	unsigned int n;
 	unsigned int torn;
@@ -131,14 +101,14 @@ struct lockcmp_reader {
 static int lockcmp_reader_fn(void *arg)
 {
 	struct lockcmp_reader *r = arg;
-	char buf[CORENAME_MAX_SIZE];
+	char buf[LOCKCMP_LEN];
 	unsigned int i;
 	u64 c0, c1;
 
 	r->t_start = ktime_get_ns();
 	for (i = 0; i < r->n; i++) {
 		c0 = rdtsc_ordered();
-		lockcmp_read(buf, sizeof(buf));
+		r->read(buf, sizeof(buf));
 		c1 = rdtsc_ordered();
 		r->lat[i] = min_t(u64, c1 - c0, U32_MAX);
 		if (!lockcmp_whole(buf))
@@ -163,8 +133,8 @@ static u64 lockcmp_cyc_to_ns(u64 cyc)
 	return tsc_khz ? div_u64(cyc * 1000000, tsc_khz) : cyc;
 }
 
-static void lockcmp_report(struct lockcmp_reader *r, int nr, unsigned int n,
-			   u32 *all, bool writer)
+static void lockcmp_report(const char *variant, struct lockcmp_reader *r,
+			   int nr, unsigned int n, u32 *all, bool writer)
 {
 	u64 first = U64_MAX, last = 0, total = (u64)nr * n, wall;
 	unsigned int torn = 0;
@@ -178,13 +148,13 @@ static void lockcmp_report(struct lockcmp_reader *r, int nr, unsigned int n,
 	wall = max_t(u64, last - first, 1);
 	sort(all, total, sizeof(u32), lockcmp_cmp_u32, NULL);
 	pr_info("lockcmp: result variant=%s cpus=%d writer=%d reads=%llu ms=%llu ops_per_s=%llu p50_ns=%llu p99_ns=%llu torn=%u tsc_khz=%u\n",
-		LOCKCMP_VARIANT, nr, writer, total, div_u64(wall, 1000000),
+		variant, nr, writer, total, div_u64(wall, 1000000),
 		div_u64(total * 1000000000ULL, wall),
 		lockcmp_cyc_to_ns(all[total / 2]),
 		lockcmp_cyc_to_ns(all[total * 99 / 100]), torn, tsc_khz);
 }
 
-static int lockcmp_bench(unsigned int n, bool writer)
+static int lockcmp_bench(const char *variant, unsigned int n, bool writer)
 {
 	int nr = num_online_cpus(), cpu, i = 0;
 	struct lockcmp_reader *r;
@@ -201,6 +171,7 @@ static int lockcmp_bench(unsigned int n, bool writer)
 	for_each_online_cpu(cpu) {
 		r[i].n = n;
 		r[i].lat = all + (size_t)i * n;
+		r[i].read = strcmp(variant, "rcu") ? lockcmp_read_lock : lockcmp_read_rcu;
 		init_completion(&r[i].done);
 		t = kthread_create_on_cpu(lockcmp_reader_fn, &r[i], cpu,
 					  "lockcmp/%u");
@@ -213,7 +184,7 @@ static int lockcmp_bench(unsigned int n, bool writer)
 	for (i = 0; i < nr; i++)
 		wait_for_completion(&r[i].done);
 	if (nr)
-		lockcmp_report(r, nr, n, all, writer);
+		lockcmp_report(variant, r, nr, n, all, writer);
 	vfree(all);
 	kfree(r);
 	return nr ? 0 : -ECHILD;
@@ -221,24 +192,23 @@ static int lockcmp_bench(unsigned int n, bool writer)
 
 static int lockcmp_set(const char *val, const struct kernel_param *kp)
 {
+	char variant[8] = "", w[8] = "";
 	unsigned int n;
-	char w[8] = "";
 
-	if (sysfs_streq(val, "ctx")) {
-		pr_info("lockcmp: ctx variant=%s break=%d\n", LOCKCMP_VARIANT,
-			lockcmp_break);
-		lockcmp_ctx_one("irqs-off", 0);
-		lockcmp_ctx_one("rcu-read-lock", 1);
-		lockcmp_ctx_one("rcu-read-lock-writer-holds-lock", 2);
-		pr_info("lockcmp: ctx done\n");
-		return 0;
-	}
-	if (sscanf(val, "bench %u %7s", &n, w) >= 1 && n > 0 && n <= 10000000)
-		return lockcmp_bench(n, !strcmp(w, "writer"));
-	return -EINVAL;
+	if (sscanf(val, "bench %7s %u %7s", variant, &n, w) < 2 ||
+	    (strcmp(variant, "rcu") && strcmp(variant, "lock")) ||
+	    !n || n > 10000000)
+		return -EINVAL;
+	return lockcmp_bench(variant, n, !strcmp(w, "writer"));
 }
 
 static const struct kernel_param_ops lockcmp_ops = {
 	.set = lockcmp_set,
 };
-module_param_cb(lockcmp, &lockcmp_ops, NULL, 0200);
+module_param_cb(run, &lockcmp_ops, NULL, 0200);
+
+static int __init lockcmp_init(void)
+{
+	return register_sysctl("kernel", lockcmp_table) ? 0 : -ENOMEM;
+}
+late_initcall(lockcmp_init);

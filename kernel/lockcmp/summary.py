@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Read the console logs of the lockcmp guests (kernel/lockcmp/run).
 
-  summary.py ctx lock|rcu|rcu-break LOG
-      The context guest: for each case of the harness (between "lockcmp:
-      ctx begin CASE" and "lockcmp: ctx end CASE") the reports that
-      might_sleep() and lockdep printed, quoted; a kcheck line per case.
-      lock and rcu-break (the RCU reader made to take the mutex) must show
-      them, rcu must show none anywhere and must not wait for the writer.
+  summary.py ctx LOG
+      The KUnit suite lockcmp (lockcmp_kunit.c): for each case (between
+      "lockcmp: ctx begin VARIANT CASE" and "lockcmp: ctx end VARIANT CASE")
+      the reports that might_sleep() and lockdep printed, quoted, and a
+      kcheck line. The lock reader, and the RCU reader when the suite was
+      booted with lockcmp_kunit.break_rcu=1, must draw them; the RCU reader
+      none, and it must read the value.
   summary.py bench LOG...
       The timing guests: per vCPU count, writer or not, and kernel, the
       median over every round of reads/s, p50 and p99 latency; RCU over
@@ -18,73 +19,68 @@ import re
 import statistics
 import sys
 
-CASES = ["irqs-off", "rcu-read-lock", "rcu-read-lock-writer-holds-lock"]
 SLEEP_BUG = "BUG: sleeping function called from invalid context"
 RCU_REPORTS = ["suspicious RCU usage",
                "context switch within RCU read-side critical section",
                "Illegal context switch in RCU read-side critical section"]
 ANY_REPORT = re.compile(r"(BUG:|WARNING:|suspicious RCU usage|"
-                        r"context switch within RCU)")
+                        r"context switch within RCU|Kernel panic)")
+BEGIN = re.compile(r"lockcmp: ctx begin (\w+) ([\w-]+) break=(\d)")
+END = re.compile(r"lockcmp: ctx end (\w+) ([\w-]+) read '([^']*)' in (\d+) us")
+KTAP = re.compile(r"^\s*(not ok|ok) \d+ (lockcmp_\w+)")
 
 
-def sections(lines):
-    """CASE -> (lines between begin and end, the end line or None)."""
-    out = {}
-    for case in CASES:
-        begin = "lockcmp: ctx begin " + case
-        end = "lockcmp: ctx end " + case + " "
-        body, endline, inside = [], None, False
-        for line in lines:
-            if line.startswith(begin) and line.strip() == begin:
-                inside = True
-            elif inside and line.startswith(end):
-                endline = line
-                break
-            elif inside:
-                body.append(line)
-        out[case] = (body, endline)
+def ctx_sections(lines):
+    """[(variant, case, broken, reports, end match or None)] in log order."""
+    out, cur = [], None
+    for line in lines:
+        m = BEGIN.search(line)
+        if m:
+            cur = [m.group(1), m.group(2), m.group(3) == "1", [], None]
+            out.append(cur)
+            continue
+        if cur is None or cur[4] is not None:
+            continue
+        m = END.search(line)
+        if m and (m.group(1), m.group(2)) == (cur[0], cur[1]):
+            cur[4] = m
+        elif ANY_REPORT.search(line):
+            cur[3].append(line.strip())
     return out
 
 
-def ctx(kind, path):
+def ctx(path):
+    """The context checks of one KUnit log: a kcheck line per case."""
     with open(path, errors="replace") as f:
         lines = [l.rstrip("\n") for l in f]
     fails = 0
-    for case, (body, endline) in sections(lines).items():
-        reports = [l.strip() for l in body if ANY_REPORT.search(l)]
+    for variant, case, broken, reports, end in ctx_sections(lines):
+        tag = ("break-" if broken else "") + variant
+        name = "lockcmp-ctx-%s-%s" % (tag, case)
         for r in reports:
-            print("lockcmp ctx %s %s: %s" % (kind, case, r))
-        name = "lockcmp-ctx-%s-%s" % (kind, case)
-        if endline is None:
+            print("lockcmp ctx %s %s: %s" % (tag, case, r))
+        if end is None:
             print("kcheck FAIL %s (no end line: the reader never returned)" % name)
             fails += 1
             continue
-        m = re.search(r"read '([^']*)' in (\d+) us", endline)
-        value, us = (m.group(1), int(m.group(2))) if m else ("?", -1)
-        print("lockcmp ctx %s %s: read '%s' in %d us" % (kind, case, value, us))
-        if kind == "rcu":
-            why = None
-            if reports:
-                why = "%d reports" % len(reports)
-            elif value != "core":
-                why = "read '%s', not 'core'" % value
-            elif case.endswith("writer-holds-lock") and not 0 <= us < 100:
-                why = "the reader waited %d us for the writer" % us
-            ok = why is None
+        print("lockcmp ctx %s %s: read '%s' in %s us"
+              % (tag, case, end.group(3), end.group(4)))
+        if variant == "rcu" and not broken:
+            ok = not reports and end.group(3) == "core"
+            why = "%d reports, read '%s'" % (len(reports), end.group(3))
         else:
+            # The lock version, or the RCU reader broken on purpose to
+            # take the mutex: the debug options must report it.
             want = RCU_REPORTS if case.endswith("writer-holds-lock") else [SLEEP_BUG]
             ok = any(w in r for r in reports for w in want)
-            why = None if ok else "no '%s' in the log" % "' or '".join(want)
+            why = "no '%s' in the log" % "' or '".join(want)
         print("kcheck %s %s%s" % ("PASS" if ok else "FAIL", name,
                                   "" if ok else " (%s)" % why))
         fails += not ok
-    if kind == "rcu":
-        stray = [l.strip() for l in lines if ANY_REPORT.search(l)]
-        for r in stray:
-            print("lockcmp ctx rcu (anywhere): %s" % r)
-        ok = not stray
-        print("kcheck %s lockcmp-ctx-rcu-log-clean" % ("PASS" if ok else "FAIL"))
-        fails += not ok
+    for line in lines:
+        m = KTAP.search(line)
+        if m:
+            print("lockcmp ctx kunit: %s %s" % (m.group(1), m.group(2)))
     return fails
 
 
@@ -149,8 +145,8 @@ def bench(paths):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "ctx":
-        ctx(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 3 and sys.argv[1] == "ctx":
+        ctx(sys.argv[2])
     elif len(sys.argv) >= 3 and sys.argv[1] == "bench":
         bench(sys.argv[2:])
     else:
