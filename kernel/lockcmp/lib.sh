@@ -38,8 +38,8 @@ make_tree() {
 		sed -i '$a obj-y += lockcmp_harness.o' "$tree/lib/Makefile"
 	cmp -s "$here/lockcmp_kunit.c" "$tree/lib/tests/lockcmp_kunit.c" ||
 		cp "$here/lockcmp_kunit.c" "$tree/lib/tests/lockcmp_kunit.c"
-	grep -q '^obj-y += lockcmp_kunit.o$' "$tree/lib/tests/Makefile" ||
-		sed -i '$a obj-y += lockcmp_kunit.o' "$tree/lib/tests/Makefile"
+	grep -q '^obj-$(CONFIG_KUNIT) += lockcmp_kunit.o$' "$tree/lib/tests/Makefile" ||
+		sed -i '$a obj-$(CONFIG_KUNIT) += lockcmp_kunit.o' "$tree/lib/tests/Makefile"
 }
 
 # build_kernel VARIANT FLAVOUR SRC: sets $built to the bzImage of
