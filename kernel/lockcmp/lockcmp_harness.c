@@ -97,7 +97,7 @@ struct lockcmp_reader {
 	u32 *lat;
 	unsigned int n;
 	unsigned int torn;
-	u64 t_start, t_end;
+	u64 cycles;	/* the reader's whole run, on its own CPU */
 };
 
 static int lockcmp_reader_fn(void *arg)
@@ -105,9 +105,9 @@ static int lockcmp_reader_fn(void *arg)
 	struct lockcmp_reader *r = arg;
 	char buf[LOCKCMP_LEN];
 	unsigned int i;
-	u64 c0, c1;
+	u64 c0, c1, start;
 
-	r->t_start = ktime_get_ns();
+	start = rdtsc_ordered();
 	for (i = 0; i < r->n; i++) {
 		if (i % LOCKCMP_SAMPLE) {
 			r->read(buf, sizeof(buf));
@@ -122,7 +122,7 @@ static int lockcmp_reader_fn(void *arg)
 		if (!(i & 255))
 			cond_resched();
 	}
-	r->t_end = ktime_get_ns();
+	r->cycles = rdtsc_ordered() - start;
 	complete(&r->done);
 	return 0;
 }
@@ -142,21 +142,24 @@ static u64 lockcmp_cyc_to_ns(u64 cyc)
 static void lockcmp_report(const char *variant, struct lockcmp_reader *r,
 			   int nr, unsigned int n, u32 *all, bool writer)
 {
-	u64 first = U64_MAX, last = 0, total = (u64)nr * n, wall;
 	size_t samples = (size_t)nr * DIV_ROUND_UP(n, LOCKCMP_SAMPLE);
+	u64 total = (u64)nr * n, ops = 0, longest = 0, ns;
 	unsigned int torn = 0;
 	int i;
 
+	/*
+	 * The guest's TSCs are not synchronised across CPUs: each reader's
+	 * rate comes from its own start and end, and the rates add up.
+	 */
 	for (i = 0; i < nr; i++) {
-		first = min(first, r[i].t_start);
-		last = max(last, r[i].t_end);
+		ns = max_t(u64, lockcmp_cyc_to_ns(r[i].cycles), 1);
+		ops += div64_u64((u64)n * NSEC_PER_SEC, ns);
+		longest = max(longest, ns);
 		torn += r[i].torn;
 	}
-	wall = max_t(u64, last - first, 1);
 	sort(all, samples, sizeof(u32), lockcmp_cmp_u32, NULL);
 	pr_info("lockcmp: result variant=%s cpus=%d writer=%d reads=%llu ms=%llu ops_per_s=%llu p50_ns=%llu p99_ns=%llu torn=%u tsc_khz=%u\n",
-		variant, nr, writer, total, div_u64(wall, 1000000),
-		div_u64(total * 1000000000ULL, wall),
+		variant, nr, writer, total, div_u64(longest, NSEC_PER_MSEC), ops,
 		lockcmp_cyc_to_ns(all[samples / 2]),
 		lockcmp_cyc_to_ns(all[samples * 99 / 100]), torn, tsc_khz);
 }

@@ -103,14 +103,17 @@ def ctx(path):
 RESULT = re.compile(r"lockcmp: result variant=(\w+) cpus=(\d+) writer=(\d) "
                     r"reads=(\d+) ms=(\d+) ops_per_s=(\d+) p50_ns=(\d+) "
                     r"p99_ns=(\d+) torn=(\d+)")
-WROTE = re.compile(r"lockcmp: writer wrote (\d+) values")
+WROTE = re.compile(r"lockcmp: writer (\w+) wrote (\d+) values")
 
 
 def bench(paths):
     data, torn, writes = {}, 0, {}
     for path in paths:
+        # The kernel's result line and the shell's writer line can reach
+        # the console in either order: pair the n-th writer line of a
+        # protocol with its n-th round under a writer.
+        wrote, rounds = {}, {}
         with open(path, errors="replace") as f:
-            last = None
             for line in f:
                 m = RESULT.search(line)
                 if m:
@@ -118,13 +121,15 @@ def bench(paths):
                     vals = [int(m.group(i)) for i in (5, 6, 7, 8)]
                     data.setdefault((cpus, w, v), []).append(vals)
                     torn += int(m.group(9))
-                    last = (cpus, v, vals[0])
+                    if w:
+                        rounds.setdefault(v, []).append((cpus, vals[0]))
                     continue
                 m = WROTE.search(line)
-                if m and last:
-                    cpus, v, ms = last
-                    writes.setdefault((cpus, v), []).append(
-                        int(m.group(1)) * 1000 // max(ms, 1))
+                if m:
+                    wrote.setdefault(m.group(1), []).append(int(m.group(2)))
+        for v, counts in wrote.items():
+            for (cpus, ms), count in zip(rounds.get(v, []), counts):
+                writes.setdefault((cpus, v), []).append(count * 1000 // max(ms, 1))
     fails = 0
     combos = sorted({(c, w) for c, w, _ in data})
     for cpus, w in combos:
