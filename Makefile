@@ -7,7 +7,9 @@
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
 #   make kernel-check  the Linux series in kernel/ (also part of make check)
 #   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test, kernel/followups/check,
-#                the standalone fixes (kernel/fixes/check) and the v1 series on 7.3-rc7 (kernel/check-7.3)
+#                the standalone fixes (kernel/fixes/check), the v1 series on 7.3-rc7 (kernel/check-7.3)
+#                and kernel-lockcmp
+#   make kernel-lockcmp  the RCU series against a lock-based alternative (kernel/lockcmp/run)
 #   make kernel-check-7.3  just the standalone fixes and the v1 series on 7.3-rc7
 #   make package        the Debian packages (librcustring0, librcustring-dev, rcusysd) in
 #                       $(DEB_BUILD)/ with dpkg-buildpackage -us -uc -b, then lintian
@@ -37,7 +39,7 @@ PACKAGE_PACKAGES = debhelper dpkg-dev lintian
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES) $(PACKAGE_PACKAGES)
 
 .PHONY: all deps deps-runtime deps-package build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all \
-        kernel-check-7.3 bench bench-report deps-bench fuzz package package-check clean
+        kernel-check-7.3 kernel-lockcmp bench bench-report deps-bench fuzz package package-check clean
 
 all: build
 
@@ -140,7 +142,15 @@ kernel-check:
 kernel-check-all:
 	kernel/check --all; st=$$?; kernel/followups/check || st=1; \
 	kernel/boot/followups-boot-test || st=1; \
-	kernel/fixes/check || st=1; kernel/check-7.3 --all || st=1; exit $$st
+	kernel/fixes/check || st=1; kernel/check-7.3 --all || st=1; \
+	$(MAKE) kernel-lockcmp || st=1; exit $$st
+
+# RCU or a lock, measured (kernel/lockcmp/run; kernel/README.md, "RCU or a
+# lock: measured"): the lock alternative's patches checked and compiled, the
+# readers a lock cannot serve under lockdep (UML KUnit), and reader latency
+# and throughput of both on a non-debug QEMU guest. Not in make check.
+kernel-lockcmp:
+	kernel/lockcmp/run
 
 # The standalone fixes and the v1 series for mainline, on Debian's
 # linux-source-7.3 7.3~rc7-1~exp1 (from experimental). Not in make check.
