@@ -9,6 +9,8 @@
 #   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test, kernel/followups/check,
 #                the standalone fixes (kernel/fixes/check) and the v1 series on 7.3-rc7 (kernel/check-7.3)
 #   make kernel-check-7.3  just the standalone fixes and the v1 series on 7.3-rc7
+#   make kernel-selftests  the kernel's own sysctl and coredump selftests, stock vs patched 7.3-rc7
+#                (kernel/selftests/run; part of kernel-check-all)
 #   make package        the Debian packages (librcustring0, librcustring-dev, rcusysd) in
 #                       $(DEB_BUILD)/ with dpkg-buildpackage -us -uc -b, then lintian
 #   make package-check  that, then installs them into a fresh root and runs the demo there
@@ -37,7 +39,7 @@ PACKAGE_PACKAGES = debhelper dpkg-dev lintian
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES) $(PACKAGE_PACKAGES)
 
 .PHONY: all deps deps-runtime deps-package build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all \
-        kernel-check-7.3 bench bench-report deps-bench fuzz package package-check clean
+        kernel-check-7.3 kernel-selftests bench bench-report deps-bench fuzz package package-check clean
 
 all: build
 
@@ -140,12 +142,19 @@ kernel-check:
 kernel-check-all:
 	kernel/check --all; st=$$?; kernel/followups/check || st=1; \
 	kernel/boot/followups-boot-test || st=1; \
-	kernel/fixes/check || st=1; kernel/check-7.3 --all || st=1; exit $$st
+	kernel/fixes/check || st=1; kernel/check-7.3 --all || st=1; \
+	kernel/selftests/run || st=1; exit $$st
 
 # The standalone fixes and the v1 series for mainline, on Debian's
 # linux-source-7.3 7.3~rc7-1~exp1 (from experimental). Not in make check.
 kernel-check-7.3:
 	kernel/fixes/check; st=$$?; kernel/check-7.3 || st=1; exit $$st
+
+# tools/testing/selftests/sysctl and coredump in QEMU guests of stock 7.3-rc7
+# and of 7.3-rc7 + the v1 series: a test that passes on stock must pass on
+# patched. Not in make check (two more kernel builds and two guests).
+kernel-selftests:
+	kernel/selftests/run
 
 # Each program prints its table, then `summary NAME VALUE` lines. The rcusysd
 # they start read no configuration of the host's (rcusysd(8), ENVIRONMENT).
