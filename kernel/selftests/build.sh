@@ -28,10 +28,10 @@ build_kernel() {
 	say "$name kernel: building in $out (make -j$JOBS; log $out/build.log)"
 	t0=$(date +%s)
 	if ! {
-		make -C "$src" O="$out" tinyconfig &&
-		(cd "$src" && scripts/kconfig/merge_config.sh -m -O "$out" \
+		nice -n 15 make -C "$src" O="$out" tinyconfig &&
+		(cd "$src" && nice -n 15 scripts/kconfig/merge_config.sh -m -O "$out" \
 			"$out/.config" "$here/guest.config") &&
-		make -C "$src" O="$out" olddefconfig
+		nice -n 15 make -C "$src" O="$out" olddefconfig
 	} >"$out/build.log" 2>&1; then
 		tail -20 "$out/build.log" >&2
 		kcheck FAIL selftests-config-$name "configuring failed, see $out/build.log"
@@ -69,7 +69,7 @@ build_kernel() {
 # instead of a change to the test.
 build_selftests() {
 	local dir=$1 st=$STOCK_SRC/tools/testing/selftests t
-	make -C "$STOCK_SRC" O="$dir/obj" headers >"$dir/headers.log" 2>&1 || {
+	nice -n 15 make -C "$STOCK_SRC" O="$dir/obj" headers >"$dir/headers.log" 2>&1 || {
 		tail -20 "$dir/headers.log" >&2; return 1; }
 	mkdir -p "$dir/coredump"
 	for t in stackdump_test coredump_socket_test coredump_socket_protocol_test; do
