@@ -66,7 +66,7 @@ compare() {
 	grep -hv '^TIME ' "$s" "$p" | awk '{ print $2 }' | sort -u | while read -r test; do
 		sres=$(awk -v t="$test" '$2 == t { print $1; exit }' "$s")
 		pres=$(awk -v t="$test" '$2 == t { print $1; exit }' "$p")
-		why=$(awk -v t="$test" '$2 == t { $1 = ""; $2 = ""; sub(/^  /, ""); print; exit }' "$s")
+		why=$(awk -v t="$test" '$2 == t { sub(/^[^ ]+ +[^ ]+ */, ""); print; exit }' "$s")
 		case ${sres:-NONE}/${pres:-NONE} in
 		PASS/PASS) kcheck PASS "selftest-$test" ;;
 		PASS/*) kcheck FAIL "selftest-$test" "passes on stock, ${pres:-no result} on $2" ;;
