@@ -29,8 +29,20 @@ extra_tree() {
 # run_guest NAME BZIMAGE: boots the guest, leaves the console log in
 # $logdir/NAME.log and the parsed results in $logdir/NAME.results
 # ("RESULT TEST [reason]" lines).
+# A guest whose kernel and initramfs are the ones of a finished earlier
+# run is not booted again (KS_NO_CACHE=1 boots it anyway): the build
+# directories are keyed by what they are built from, and a boot takes
+# minutes.
 run_guest() {
-	local name=$1 kernel=$2 t0 rc=0 secs
+	local name=$1 kernel=$2 t0 rc=0 secs key
+	key="$kernel $(stat -c %Y "$kernel") $initramfs"
+	if [ -z "${KS_NO_CACHE:-}" ] && [ "$(cat "$logdir/$name.key" 2>/dev/null)" = "$key" ] &&
+	   grep -q '^kselftest-guest: done$' "$logdir/$name.log" 2>/dev/null; then
+		say "$name guest: cached results of $(stat -c %y "$logdir/$name.log" | cut -c1-16)"
+		report_guest "$name"
+		return 0
+	fi
+	rm -f "$logdir/$name.key"
 	say "$name guest: booting (console log $logdir/$name.log)"
 	t0=$(date +%s)
 	# Two sockets of one core: SeaBIOS lists one CPU per socket in the MP
@@ -43,17 +55,28 @@ run_guest() {
 		</dev/null 2>&1 | sed -u 's/\r$//' >"$logdir/$name.log" || rc=$?
 	secs=$(( $(date +%s) - t0 ))
 	say "$name guest: ran $secs s (QEMU exit status $rc)"
-	echo "kselftest-time $name guest $secs"
+	echo "guest $secs" >"$logdir/$name.seconds"
 	awk -f "$here/parse.awk" "$logdir/$name.log" >"$logdir/$name.results"
+	if ! grep -q '^kselftest-guest: done$' "$logdir/$name.log"; then
+		report_guest "$name"
+		kcheck FAIL "selftests-guest-$name" \
+			"did not finish in $QEMU_TIMEOUT s; $(grep '^==== begin' "$logdir/$name.log" | tail -1)"
+		return 1
+	fi
+	echo "$key" >"$logdir/$name.key"
+	report_guest "$name"
+}
+
+# report_guest NAME: the results and timings of one guest on stdout.
+report_guest() {
+	local name=$1 test s
+	cat "$logdir/$name.seconds" 2>/dev/null | while read -r test s; do
+		echo "kselftest-time $name $test $s"
+	done
 	grep '^TIME ' "$logdir/$name.results" | while read -r _ test s; do
 		echo "kselftest-time $name $test $s"
 	done
 	grep -v '^TIME ' "$logdir/$name.results" | sed "s/^/kselftest $name /"
-	if ! grep -q '^kselftest-guest: done$' "$logdir/$name.log"; then
-		kcheck FAIL selftests-guest-$name \
-			"did not finish in $QEMU_TIMEOUT s; $(grep '^==== begin' "$logdir/$name.log" | tail -1)"
-		return 1
-	fi
 }
 
 # compare STOCK PATCHED: one kcheck line per test seen on either kernel.
