@@ -4,7 +4,8 @@
 # the point of the whole run: a selftest that passes on stock must pass on
 # patched; one that does not pass on stock says nothing about the series
 # and is reported as a skip, with stock's reason.
-# Needs from run: here, KERNEL_CACHE, QEMU_TIMEOUT, initramfs, logdir, say, kcheck.
+# Needs from run: here, KERNEL_CACHE, QEMU_TIMEOUT, KS_MAX_COUNT, initramfs, logdir,
+# say, kcheck.
 
 # extra_tree SRC PATCH: prints the path of a copy of SRC with PATCH applied
 # (hard links for everything the patch does not change: patch(1) writes a
@@ -35,7 +36,7 @@ extra_tree() {
 # minutes.
 run_guest() {
 	local name=$1 kernel=$2 t0 rc=0 secs key
-	key="$kernel $(stat -c %Y "$kernel") $initramfs"
+	key="$kernel $(stat -c %Y "$kernel") $initramfs KS_MAX_COUNT=$KS_MAX_COUNT"
 	if [ -z "${KS_NO_CACHE:-}" ] && [ "$(cat "$logdir/$name.key" 2>/dev/null)" = "$key" ] &&
 	   grep -q '^kselftest-guest: done$' "$logdir/$name.log" 2>/dev/null; then
 		say "$name guest: cached results of $(stat -c %y "$logdir/$name.log" | cut -c1-16)"
@@ -51,7 +52,7 @@ run_guest() {
 	timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi \
 		-smp 2,sockets=2,cores=1,threads=1 -m 512M \
 		-nographic -no-reboot -kernel "$kernel" -initrd "$initramfs" \
-		-append "console=ttyS0 panic=-1 quiet nokaslr sysctl.debug.test_sysctl.boot_int=1" \
+		-append "console=ttyS0 panic=-1 quiet nokaslr sysctl.debug.test_sysctl.boot_int=1 KS_MAX_COUNT=$KS_MAX_COUNT" \
 		</dev/null 2>&1 | sed -u 's/\r$//' >"$logdir/$name.log" || rc=$?
 	secs=$(( $(date +%s) - t0 ))
 	say "$name guest: ran $secs s (QEMU exit status $rc)"

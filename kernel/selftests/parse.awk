@@ -3,8 +3,9 @@
 # and prints one "PASS|FAIL|SKIP TEST [reason]" line per test and one
 # "TIME BLOCK SECONDS" line per finished block. sysctl.sh prints no TAP:
 # a run of one test id passes when it exits 0 and said no SKIPPING, skips
-# when it says SKIPPING or exits 4 (ksft_skip), and fails otherwise, the
-# reason being its first FAIL line. The coredump tests print kselftest TAP:
+# when it says SKIPPING or exits 4 (ksft_skip), and fails otherwise or when
+# it printed test_rc's "Failed test" line, the reason being its first FAIL
+# line. The coredump tests print kselftest TAP:
 # "ok N fixture.test [# SKIP why]" and "not ok N fixture.test". A block
 # with no end line was cut off (the guest hung or timed out): FAIL.
 
@@ -13,7 +14,7 @@ function finish(rc,   res, why) {
 		why = skipwhy != "" ? skipwhy : failwhy
 		if (rc == 4 || skipwhy != "")
 			res = "SKIP"
-		else if (rc == 0)
+		else if (rc == 0 && !failed)
 			res = "PASS"
 		else
 			res = "FAIL"
@@ -33,7 +34,7 @@ function finish(rc,   res, why) {
 	if (inblock)
 		print "FAIL", (suite == "sysctl" ? "sysctl-" : "") name " cut off"
 	suite = $3; name = $4; inblock = 1
-	skipwhy = ""; failwhy = ""; wantwhy = 0; taps = 0; fails = 0
+	skipwhy = ""; failwhy = ""; wantwhy = 0; taps = 0; fails = 0; failed = 0
 	next
 }
 /^==== end / {
@@ -56,6 +57,12 @@ suite == "sysctl" {
 		skipwhy = $0
 	if (failwhy == "" && $0 ~ /FAIL/ && $0 !~ /^Checking production write strict/)
 		failwhy = $0
+	# test_rc's line: with an empty rc it exits 0 all the same.
+	if ($0 ~ /^Failed test, return value:/) {
+		failed = 1
+		if (failwhy == "")
+			failwhy = $0
+	}
 	next
 }
 /^(not )?ok [0-9]+ / {
