@@ -38,7 +38,7 @@ run_guest() {
 	local name=$1 kernel=$2 t0 rc=0 secs key
 	key="$kernel $(stat -c %Y "$kernel") $initramfs KS_MAX_COUNT=$KS_MAX_COUNT"
 	if [ -z "${KS_NO_CACHE:-}" ] && [ "$(cat "$logdir/$name.key" 2>/dev/null)" = "$key" ] &&
-	   grep -q '^kselftest-guest: done$' "$logdir/$name.log" 2>/dev/null; then
+	   grep -q '^kselftest-guest: done' "$logdir/$name.log" 2>/dev/null; then
 		say "$name guest: cached results of $(stat -c %y "$logdir/$name.log" | cut -c1-16)"
 		report_guest "$name"
 		return 0
@@ -58,7 +58,8 @@ run_guest() {
 	say "$name guest: ran $secs s (QEMU exit status $rc)"
 	echo "guest $secs" >"$logdir/$name.seconds"
 	awk -f "$here/parse.awk" "$logdir/$name.log" >"$logdir/$name.results"
-	if ! grep -q '^kselftest-guest: done$' "$logdir/$name.log"; then
+	# The panic message may follow on the same console line.
+	if ! grep -q '^kselftest-guest: done' "$logdir/$name.log"; then
 		report_guest "$name"
 		kcheck FAIL "selftests-guest-$name" \
 			"did not finish in $QEMU_TIMEOUT s; $(grep '^==== begin' "$logdir/$name.log" | tail -1)"
