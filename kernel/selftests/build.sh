@@ -34,7 +34,7 @@ build_kernel() {
 		nice -n 15 make -C "$src" O="$out" olddefconfig
 	} >"$out/build.log" 2>&1; then
 		tail -20 "$out/build.log" >&2
-		kcheck FAIL selftests-config-$name "configuring failed, see $out/build.log"
+		kcheck FAIL "selftests-config-$name" "configuring failed, see $out/build.log"
 		flock -u $lockfd; return 1
 	fi
 	# Kconfig drops an option whose dependencies are missing without a
@@ -45,12 +45,12 @@ build_kernel() {
 		grep -qxF -- "$line" "$out/.config" || missing="$missing ${line%%=*}"
 	done <"$here/guest.config"
 	if [ -n "$missing" ]; then
-		kcheck FAIL selftests-config-$name "not set in $out/.config:$missing"
+		kcheck FAIL "selftests-config-$name" "not set in $out/.config:$missing"
 		flock -u $lockfd; return 1
 	fi
 	if ! nice -n 15 make -C "$src" O="$out" -j"$JOBS" bzImage >>"$out/build.log" 2>&1; then
 		tail -30 "$out/build.log" >&2
-		kcheck FAIL selftests-build-$name "see $out/build.log"
+		kcheck FAIL "selftests-build-$name" "see $out/build.log"
 		flock -u $lockfd; return 1
 	fi
 	echo "$(( $(date +%s) - t0 ))" >"$out/.build-seconds"
@@ -88,6 +88,7 @@ build_extra_kernel() {
 	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$patch" | while read -r f; do
 		touch "$src/$f"
 	done
+	# shellcheck disable=SC2016 # the inner sh expands its own arguments
 	if ! unshare -m --propagation private sh -c \
 		'mount --bind "$1" "$2" && mount --bind "$3" "$4" &&
 		 exec nice -n 15 make -C "$2" O="$4" -j"$5" bzImage' \

@@ -72,9 +72,10 @@ run_guest() {
 # report_guest NAME: the results and timings of one guest on stdout.
 report_guest() {
 	local name=$1 test s
-	cat "$logdir/$name.seconds" 2>/dev/null | while read -r test s; do
+	if [ -f "$logdir/$name.seconds" ]; then
+		read -r test s <"$logdir/$name.seconds"
 		echo "kselftest-time $name $test $s"
-	done
+	fi
 	grep '^TIME ' "$logdir/$name.results" | while read -r _ test s; do
 		echo "kselftest-time $name $test $s"
 	done
