@@ -8,9 +8,11 @@
 #   make kernel-check  the Linux series in kernel/ (also part of make check)
 #   make kernel-check-all  that, plus the 6.12 backport's per-patch builds and boot test, kernel/followups/check,
 #                the standalone fixes (kernel/fixes/check), the v1 series on 7.3-rc7 (kernel/check-7.3)
-#                and kernel-lockcmp
+#                kernel-selftests and kernel-lockcmp
 #   make kernel-lockcmp  the RCU series against a lock-based alternative (kernel/lockcmp/run)
 #   make kernel-check-7.3  just the standalone fixes and the v1 series on 7.3-rc7
+#   make kernel-selftests  the kernel's own sysctl and coredump selftests, stock vs patched 7.3-rc7
+#                (kernel/selftests/run; part of kernel-check-all)
 #   make package        the Debian packages (librcustring0, librcustring-dev, rcusysd) in
 #                       $(DEB_BUILD)/ with dpkg-buildpackage -us -uc -b, then lintian
 #   make package-check  that, then installs them into a fresh root and runs the demo there
@@ -39,7 +41,7 @@ PACKAGE_PACKAGES = debhelper dpkg-dev lintian
 DEB_PACKAGES = $(RUNTIME_PACKAGES) $(TEST_PACKAGES) $(PACKAGE_PACKAGES)
 
 .PHONY: all deps deps-runtime deps-package build demo check check-plain check-asan check-fuzz kernel-check kernel-check-all \
-        kernel-check-7.3 kernel-lockcmp bench bench-report deps-bench fuzz package package-check clean
+        kernel-check-7.3 kernel-lockcmp kernel-selftests bench bench-report deps-bench fuzz package package-check clean
 
 all: build
 
@@ -143,7 +145,7 @@ kernel-check-all:
 	kernel/check --all; st=$$?; kernel/followups/check || st=1; \
 	kernel/boot/followups-boot-test || st=1; \
 	kernel/fixes/check || st=1; kernel/check-7.3 --all || st=1; \
-	$(MAKE) kernel-lockcmp || st=1; exit $$st
+	kernel/selftests/run || st=1; $(MAKE) kernel-lockcmp || st=1; exit $$st
 
 # RCU or a lock, measured (kernel/lockcmp/run; kernel/README.md, "RCU or a
 # lock: measured"): the lock alternative's patches checked and compiled, the
@@ -156,6 +158,12 @@ kernel-lockcmp:
 # linux-source-7.3 7.3~rc7-1~exp1 (from experimental). Not in make check.
 kernel-check-7.3:
 	kernel/fixes/check; st=$$?; kernel/check-7.3 || st=1; exit $$st
+
+# tools/testing/selftests/sysctl and coredump in QEMU guests of stock 7.3-rc7
+# and of 7.3-rc7 + the v1 series: a test that passes on stock must pass on
+# patched. Not in make check (two more kernel builds and two guests).
+kernel-selftests:
+	kernel/selftests/run
 
 # Each program prints its table, then `summary NAME VALUE` lines. The rcusysd
 # they start read no configuration of the host's (rcusysd(8), ENVIRONMENT).
