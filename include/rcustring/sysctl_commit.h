@@ -40,8 +40,8 @@ struct sysctl_commit_item {
  * its new value validated against a scratch copy before anything is
  * stored: a refusal changes nothing and names the item. Then the entries'
  * writer locks are taken in address order, the values stored inside one
- * odd phase of the tree's commit sequence (snapshot readers retry across
- * it), the tree's commit hook called once for all of them
+ * odd phase of the tree's commit sequence (one commit's at a time, even
+ * commits of disjoint entries; snapshot readers retry across it), the tree's commit hook called once for all of them
  * (sysctl_change_entries()), each change counted, audited and told to its
  * callbacks, and the commit listener called once. Entries of a program's
  * own handler (no scratch validation is possible) and of hooked tables

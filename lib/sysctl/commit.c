@@ -172,14 +172,29 @@ static int restore_upto(struct commit *c, size_t upto)
 	return err;
 }
 
+/*
+ * An odd phase of the commit sequence, one writer at a time: commits that
+ * share no entry hold no common writer lock (taken inside those, by address).
+ */
+static void phase_begin(struct sysctl_tree *tree)
+{
+	pthread_mutex_lock(&tree->commit_lock);
+	__atomic_add_fetch(&tree->commit_seq, 1, __ATOMIC_SEQ_CST);
+}
+
+static void phase_end(struct sysctl_tree *tree)
+{
+	__atomic_add_fetch(&tree->commit_seq, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&tree->commit_lock);
+}
+
 /* One odd phase of the commit sequence: the values stored, or all put back. */
 static int publish(struct commit *c, size_t *failed)
 {
-	uint64_t *seq = &c->tree->commit_seq;
 	int err = 0;
 	size_t i;
 
-	__atomic_add_fetch(seq, 1, __ATOMIC_SEQ_CST);
+	phase_begin(c->tree);
 	for (i = 0; i < c->n && !err; i++) {
 		/* Its handler (sysctl_entry_writing()) sees its own change number. */
 		c->cc.ch.seq = c->seqs[i];
@@ -192,7 +207,7 @@ static int publish(struct commit *c, size_t *failed)
 				err = -ENOTRECOVERABLE;
 		}
 	}
-	__atomic_add_fetch(seq, 1, __ATOMIC_RELEASE);
+	phase_end(c->tree);
 	c->cc.ch.seq = c->seqs[0];
 	return err;
 }
@@ -209,9 +224,9 @@ static int call_hook(struct commit *c, size_t *failed)
 	if (!err)
 		return 0;
 	*failed = 0;
-	__atomic_add_fetch(&tree->commit_seq, 1, __ATOMIC_SEQ_CST);
+	phase_begin(tree);
 	back = restore_upto(c, c->n);
-	__atomic_add_fetch(&tree->commit_seq, 1, __ATOMIC_RELEASE);
+	phase_end(tree);
 	return back ? back : err;
 }
 
@@ -246,10 +261,10 @@ static int commit_locked(struct commit *c, uint64_t *changes, size_t *failed)
 	if (err)
 		return err;
 	/* Counted in one odd phase too: a watcher of several sees all or none (watch.c). */
-	__atomic_add_fetch(&c->tree->commit_seq, 1, __ATOMIC_SEQ_CST);
+	phase_begin(c->tree);
 	for (i = 0; i < c->n; i++)
 		changes[i] = __atomic_add_fetch(&c->entries[i]->changes, 1, __ATOMIC_SEQ_CST);
-	__atomic_add_fetch(&c->tree->commit_seq, 1, __ATOMIC_RELEASE);
+	phase_end(c->tree);
 	for (i = 0; i < c->n; i++) {
 		struct sysctl_entry *e = c->entries[i];
 

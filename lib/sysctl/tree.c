@@ -71,9 +71,12 @@ struct sysctl_tree *sysctl_tree_new(void)
 	err = pthread_mutex_init(&tree->audit_lock, NULL);
 	if (err)
 		goto free_notify_lock;
-	err = monotonic_cond_init(&tree->notify_cond);
+	err = pthread_mutex_init(&tree->commit_lock, NULL);
 	if (err)
 		goto free_audit_lock;
+	err = monotonic_cond_init(&tree->notify_cond);
+	if (err)
+		goto free_commit_lock;
 	CDS_INIT_LIST_HEAD(&tree->headers);
 	tree->skip_rng = 0x9e3779b97f4a7c15ULL; /* any non-zero seed */
 	tree->log = log_stderr;
@@ -90,6 +93,8 @@ free_root:
 	sysctl_entry_put(tree->root);
 free_cond:
 	pthread_cond_destroy(&tree->notify_cond);
+free_commit_lock:
+	pthread_mutex_destroy(&tree->commit_lock);
 free_audit_lock:
 	pthread_mutex_destroy(&tree->audit_lock);
 free_notify_lock:
@@ -124,6 +129,7 @@ void sysctl_tree_free(struct sysctl_tree *tree)
 	dir_index_free(tree);
 	rcs_audit_fini(tree);
 	pthread_cond_destroy(&tree->notify_cond);
+	pthread_mutex_destroy(&tree->commit_lock);
 	pthread_mutex_destroy(&tree->audit_lock);
 	pthread_mutex_destroy(&tree->notify_lock);
 	pthread_mutex_destroy(&tree->lock);

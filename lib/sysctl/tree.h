@@ -42,9 +42,12 @@ struct sysctl_tree {
 	void *commit_notify_arg;
 	/*
 	 * The commit sequence (commit.c): odd while a sysctl_commit() stores
-	 * its values, so sysctl_snapshot() retries around it; atomic.
+	 * its values, so sysctl_snapshot() retries around it; atomic. Written
+	 * under commit_lock: commits that share no entry run at once, and two
+	 * odd phases side by side would read even while both store.
 	 */
 	uint64_t commit_seq;
+	pthread_mutex_t commit_lock;
 	/* The write check (sysctl_tree_set_check), set before the tree is shared. */
 	sysctl_check_fn *check;
 	void *check_arg;

@@ -9,6 +9,8 @@
  * even a plain sysctl_get(), may ever see its string. --key-by-key writes the pair with
  * two sysctl_set() calls instead, the way a front end did before commits:
  * readers then see mixed pairs, which shows the test can fail.
+ * Beside them, other writers commit to entries of their own: commits that
+ * share no entry run at once, and must not open a window to the readers.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +26,8 @@
 
 #define WRITERS 2
 #define READERS 2
+#define OTHERS 2 /* writers of commits to other entries */
+#define OTHER_N 16
 #define STR_MAX 64
 
 static struct sysctl_tree *tree;
@@ -49,6 +53,43 @@ static void refused_commit(void)
 		exit(1);
 	}
 	__atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED);
+}
+
+/* Entries no pair writer touches; their commits run while the pairs' do. */
+static int other[OTHER_N];
+static char other_names[OTHER_N][8];
+static struct ctl_table other_table[OTHER_N];
+
+static void *other_writer(void *arg)
+{
+	char paths[OTHER_N][16], values[OTHER_N][24];
+	struct sysctl_commit_item items[OTHER_N];
+
+	(void)arg;
+	for (int i = 0; i < OTHER_N; i++)
+		snprintf(paths[i], sizeof(paths[i]), "other.o%d", i);
+	for (unsigned long x = 1; !__atomic_load_n(&stop, __ATOMIC_RELAXED); x++) {
+		size_t failed;
+
+		for (int i = 0; i < OTHER_N; i++)
+			items[i] = (struct sysctl_commit_item){ paths[i], values[i],
+				(size_t)snprintf(values[i], sizeof(values[i]), "%lu", x) };
+		if (sysctl_commit(tree, items, OTHER_N, NULL, SYSCTL_ORIGIN_PROGRAM, &failed)) {
+			fprintf(stderr, "a commit of other entries failed at item %zu\n", failed);
+			exit(1);
+		}
+	}
+	return NULL;
+}
+
+static int register_others(struct sysctl_table_header **h)
+{
+	for (int i = 0; i < OTHER_N; i++) {
+		snprintf(other_names[i], sizeof(other_names[i]), "o%d", i);
+		other_table[i] = (struct ctl_table){ .procname = other_names[i], .data = &other[i],
+			.maxlen = sizeof(int), .mode = 0644, .proc_handler = proc_dointvec };
+	}
+	return sysctl_register_table(tree, "other", other_table, OTHER_N, h);
 }
 
 static struct ctl_table table[] = {
@@ -134,8 +175,8 @@ static void *reader(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t w[WRITERS], r[READERS];
-	struct sysctl_table_header *h;
+	pthread_t w[WRITERS], r[READERS], o[OTHERS];
+	struct sysctl_table_header *h, *oh;
 	double seconds = 2;
 
 	for (int i = 1; i < argc; i++) {
@@ -148,8 +189,10 @@ int main(int argc, char **argv)
 	}
 	tree = sysctl_tree_new();
 	if (!tree || rcustring_init(&name, STR_MAX, "a") ||
-	    sysctl_register_table(tree, "pair", table, 2, &h))
+	    sysctl_register_table(tree, "pair", table, 2, &h) || register_others(&oh))
 		return fprintf(stderr, "setup failed\n"), 1;
+	for (int i = 0; i < OTHERS; i++)
+		pthread_create(&o[i], NULL, other_writer, NULL);
 	for (int i = 0; i < WRITERS; i++)
 		pthread_create(&w[i], NULL, writer, NULL);
 	for (int i = 0; i < READERS; i++)
@@ -161,9 +204,12 @@ int main(int argc, char **argv)
 		pthread_join(w[i], NULL);
 	for (int i = 0; i < READERS; i++)
 		pthread_join(r[i], NULL);
+	for (int i = 0; i < OTHERS; i++)
+		pthread_join(o[i], NULL);
 	printf("%lu commits, %lu refused, %lu snapshots, %lu mixed pairs, %lu refused values read\n",
 	       commits, refused, snapshots, mixed, leaked);
 	sysctl_unregister_table(h);
+	sysctl_unregister_table(oh);
 	sysctl_tree_free(tree);
 	rcustring_destroy(&name);
 	if (!commits || !snapshots)
