@@ -485,11 +485,13 @@ static void start_refused(const char *dir)
 	struct stat st;
 	struct life l;
 	ssize_t len;
-	off_t mid;
+	off_t mid, at_commit;
 
 	fresh(dir, path, sizeof(path), "start");
 	if (life_start(&l, path))
 		return;
+	stat(path, &st);
+	at_commit = st.st_size;
 	commit_pair(&l, 1);
 	stat(path, &st);
 	mid = st.st_size;
@@ -503,6 +505,10 @@ static void start_refused(const char *dir)
 	memcpy(bad, whole, (size_t)len);
 	bad[mid - 3] ^= 0x20; /* in the commit record, a record after it */
 	refused(path, bad, (size_t)len, -EBADMSG, "a commit record damaged before the tail");
+	/* Its length made to run past the end: a record after it tells it was no cut append. */
+	memcpy(bad, whole, (size_t)len);
+	bad[at_commit + 6] ^= 0x01;
+	refused(path, bad, (size_t)len, -EBADMSG, "a commit record's length damaged past the end");
 	/* Records whose checksum holds but that no version of ours wrote. */
 	memcpy(bad, whole, (size_t)len);
 	journal_put(&b, &r);

@@ -285,6 +285,33 @@ static bool zero_sector(const unsigned char *p, size_t extent, size_t left, size
 	return false;
 }
 
+/*
+ * Does a whole record start anywhere after the one at @p (@left bytes to
+ * the end)? After a cut last append none can: then a length that runs past
+ * the end was damaged, not cut. The checksums it may compute are bounded;
+ * past that it cannot tell, and says so (damage: the start stops, the
+ * operator decides).
+ */
+static bool record_follows(const unsigned char *p, size_t left)
+{
+	size_t budget = 4 * (size_t)JOURNAL_RECORD_MAX;
+
+	for (size_t off = 1; off + HEAD + BODY_FIXED <= left; off++) {
+		size_t body = get_le(p + off + 4, 4);
+		struct journal_rec r;
+		bool damaged;
+
+		if (body < BODY_FIXED || body > left - off - HEAD)
+			continue; /* no checksum to compute */
+		if (body > budget)
+			return true;
+		budget -= body;
+		if (decode(p + off, left - off, &r, &damaged) || damaged)
+			return true;
+	}
+	return false;
+}
+
 int journal_tail(const char *data, size_t len, size_t good, size_t base)
 {
 	const unsigned char *p = (const unsigned char *)data + good;
@@ -299,8 +326,8 @@ int journal_tail(const char *data, size_t len, size_t good, size_t base)
 	if (left < HEAD + BODY_FIXED)
 		return 0; /* the file ends inside its header */
 	extent = HEAD + get_le(p + 4, 4);
-	if (extent >= left)
-		return 0; /* it reaches the end of the file: the last append, cut */
+	if (extent >= left) /* it reaches the end of the file: the last append, cut? */
+		return record_follows(p, left) ? -EBADMSG : 0;
 	if (extent < HEAD + BODY_FIXED)
 		extent = HEAD; /* a length that cannot be: its header's sector tells */
 	return zero_sector(p, extent, left, base + good) ? 0 : -EBADMSG;

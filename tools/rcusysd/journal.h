@@ -101,7 +101,8 @@ int journal_commit_items(const struct journal_rec *r, journal_rec_fn *fn, void *
 /*
  * The bytes of @data (@len, records only) from @good on, where
  * journal_parse() stopped: a torn tail, which a crash during an append
- * leaves (a record cut short by the end of the file, reaching to it, or
+ * leaves (a record cut short by the end of the file, reaching to it with
+ * no whole record after its start, or
  * holding a zero-filled 512-byte sector the disk never wrote, as etcd's
  * WAL tells them), or damage (a record in the middle that fails its
  * checksum, or one whose checksum holds but that does not parse: a newer
