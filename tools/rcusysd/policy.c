@@ -39,6 +39,15 @@ static int mode_allows(const struct sysctl_entry *e, const struct sysctl_caller 
 	return -EACCES;
 }
 
+/*
+ * A client may send settings as a file's (APPLY, MAPPLY: rcusysctl -p);
+ * only root's are held as root's files. Another uid's is a client write.
+ */
+static enum sysctl_origin effective_origin(enum sysctl_origin origin, const struct sysctl_caller *who)
+{
+	return origin == SYSCTL_ORIGIN_FILE && who && who->uid != 0 ? SYSCTL_ORIGIN_CLIENT : origin;
+}
+
 /* An entry root executes: root-owned local sources, and the mirror when named and on TLS. */
 static int exec_allows(const struct policy *p, enum sysctl_origin origin,
 		       const struct sysctl_caller *who, char *why, size_t size)
@@ -76,6 +85,7 @@ int policy_decide(const struct policy *p, const struct sysctl_entry *e, enum sys
 		snprintf(why, size, "a client write without credentials");
 		return -EACCES;
 	}
+	origin = effective_origin(origin, who);
 	err = mode_allows(e, who ? who : &local_root, origin, why, size);
 	if (!err && sysctl_entry_exec(e))
 		err = exec_allows(p, origin, who, why, size);
@@ -90,14 +100,15 @@ int policy_decide(const struct policy *p, const struct sysctl_entry *e, enum sys
 static void refused(struct policy *p, const struct sysctl_entry *e, const struct sysctl_change *ch,
 		    int err, const char *why)
 {
+	enum sysctl_origin from = effective_origin(ch->origin, ch->who);
 	unsigned origin = (unsigned)ch->origin < POLICY_ORIGINS ? (unsigned)ch->origin
 								 : POLICY_ORIGINS - 1;
 	char key[LOG_LIMIT_KEY];
 
 	__atomic_add_fetch(&p->refused[origin], 1, __ATOMIC_RELAXED);
-	if (ch->origin == SYSCTL_ORIGIN_FILE)
-		return;
-	if (ch->origin == SYSCTL_ORIGIN_CLIENT && ch->who)
+	if (from == SYSCTL_ORIGIN_FILE)
+		return; /* root's settings: the reload names the line */
+	if (from == SYSCTL_ORIGIN_CLIENT && ch->who)
 		snprintf(key, sizeof(key), "refused writes (%s) of uid %u", err == -EPERM ?
 			 "EPERM" : "EACCES", (unsigned)ch->who->uid);
 	else
