@@ -130,19 +130,39 @@ static int check_array(struct jspan *arr)
 	return !arr->p || *arr->p == '[' ? 0 : -EBADMSG;
 }
 
-/* One element, small enough for json-c (NULL: too big or not JSON json-c takes). */
+/* One element, small enough for json-c (NULL: not JSON json-c takes). */
 static json_object *parse_elem(json_tokener *tok, struct jspan v)
 {
 	char *copy;
 	json_object *o;
 
-	if (jscan_count(v, ELEM_VALUES_MAX) > ELEM_VALUES_MAX)
-		return NULL;
 	/* json-c wants a NUL after a number; an element is small but for its strings. */
 	copy = strndup(v.p, v.len);
 	o = copy ? parse_small(tok, copy, v.len) : NULL;
 	free(copy);
 	return o;
+}
+
+/*
+ * One kv (@ev NULL) or event of a reply: in the gateway's own form without
+ * json-c (etcd_fast.c), else through json-c as etcd_json.c decides. Return:
+ * 0, -ENOMEM, or another error (the element is not etcd's).
+ */
+static int decode_elem(json_tokener *tok, struct jspan v, struct etcd_kv *kv,
+		       struct etcd_event *ev)
+{
+	json_object *o;
+	int err;
+
+	if (jscan_count(v, ELEM_VALUES_MAX) > ELEM_VALUES_MAX)
+		return -EBADMSG; /* too big for an element of etcd's */
+	err = ev ? etcd_event_fast(v, ev) : etcd_kv_fast(v, kv);
+	if (err <= 0)
+		return err;
+	o = parse_elem(tok, v);
+	err = !o ? -EBADMSG : ev ? etcd_parse_event(o, ev) : etcd_parse_kv(o, kv);
+	json_object_put(o);
+	return err;
 }
 
 static int cancelled(struct etcd_conn *c, size_t i)
@@ -162,15 +182,12 @@ struct range_walk {
 static int range_elem(void *arg, struct jspan v)
 {
 	struct range_walk *rw = arg;
-	json_object *o;
 	struct etcd_kv kv;
 	int err;
 
 	if (cancelled(rw->c, rw->i++))
 		return -ECANCELED;
-	o = parse_elem(rw->tok, v);
-	err = o ? etcd_parse_kv(o, &kv) : -EBADMSG;
-	json_object_put(o);
+	err = decode_elem(rw->tok, v, &kv, NULL);
 	if (err == -ENOMEM)
 		return err;
 	/* Keys outside the prefix asked for were not asked for. */
@@ -292,14 +309,11 @@ static int watch_elem(void *arg, struct jspan v)
 {
 	struct watch_walk *ww = arg;
 	struct etcd_event ev;
-	json_object *o;
 	int err;
 
 	if (cancelled(ww->c, ww->i++))
 		return -ECANCELED;
-	o = parse_elem(ww->tok, v);
-	err = o ? etcd_parse_event(o, &ev) : -EBADMSG;
-	json_object_put(o);
+	err = decode_elem(ww->tok, v, NULL, &ev);
 	if (err)
 		return err == -ENOMEM ? err : -EBADMSG;
 	if (!ww->deliver) {
