@@ -4,12 +4,15 @@
  * bound proportional to it (DESIGN.md §7): the scanner (etcd_scan.c) checks
  * the whole text first; the members around the kvs (events) array, few and
  * small, become one small json-c object checked as before (etcd_json.c);
- * then the array's elements are decoded one at a time, each handed to the
- * caller and freed before the next, so that peak memory is the reply's
- * buffer plus one element, whatever the reply holds. A watch message's
- * events are all checked before any is handed on: a message that is not
- * etcd's changes nothing. The caller's cancel hook is asked between
- * elements, so that a stop never waits for a long reply to be decoded.
+ * then the array's elements are decoded one at a time (in the gateway's
+ * own form without json-c: etcd_fast.c), each handed to the caller and
+ * freed before the next, so that peak memory is the reply's buffer plus
+ * one element (a chunk of events for a watch message), whatever the reply
+ * holds. A watch message's events are all checked before any is handed
+ * on: a message that is not etcd's changes nothing; one that fits in a
+ * chunk, nearly every message, is handed on from that check, not decoded
+ * twice. The caller's cancel hook is asked between elements, so that a
+ * stop never waits for a long reply to be decoded.
  */
 #include <errno.h>
 #include <stdio.h>
