@@ -51,7 +51,8 @@ static void writes(struct rcustring *s, int n)
 static void on_alarm(int sig)
 {
 	(void)sig;
-	static const char msg[] = "FAIL a writer holding its frees waited for ever on a full backlog\n";
+	static const char msg[] =
+		"FAIL a writer holding its frees waited for ever on a full backlog\n";
 	(void)!write(1, msg, sizeof(msg) - 1);
 	_exit(1);
 }

@@ -42,8 +42,10 @@ static const char *const left_to_json_c[] = {
 	"{\"kv\":{\"key\":\"L3AvYQ==\",\"mod_revision\":\"99999999999999999999\"}}",
 	"{\"kv\":{\"key\":\"L3AvYQ==\"}}",
 	"{\"type\":\"BOGUS\",\"kv\":{\"key\":\"L3AvYQ==\",\"mod_revision\":\"12\"}}",
-	"{\"type\":\"PUT\",\"type\":\"DELETE\",\"kv\":{\"key\":\"L3AvYQ==\",\"mod_revision\":\"12\"}}",
-	"{\"kv\":{\"key\":\"L3AvYQ==\",\"mod_revision\":\"12\"},\"prev_kv\":{\"key\":\"L3AvYQ==\"}}",
+	"{\"type\":\"PUT\",\"type\":\"DELETE\","
+	"\"kv\":{\"key\":\"L3AvYQ==\",\"mod_revision\":\"12\"}}",
+	"{\"kv\":{\"key\":\"L3AvYQ==\",\"mod_revision\":\"12\"},"
+	"\"prev_kv\":{\"key\":\"L3AvYQ==\"}}",
 	"{\"kv\":{\"key\":\"L3AvYQ==\",\"mod_revision\":\"12\",\"version\":3}}",
 	"{\"kv\":[]}",
 	"{}",

@@ -56,8 +56,9 @@ static char *message(size_t n, size_t bad, bool create, size_t *len)
 
 	if (!out)
 		return NULL;
-	off += (size_t)snprintf(out, cap, "{\"result\":{\"header\":{\"revision\":\"%zu\"},%s"
-					  "\"events\":[", 10 + n, create ? "\"created\":true," : "");
+	off += (size_t)snprintf(out, cap,
+				"{\"result\":{\"header\":{\"revision\":\"%zu\"},%s\"events\":[",
+				10 + n, create ? "\"created\":true," : "");
 	for (size_t i = 0; i < n; i++) {
 		char k[32], v[32], *ek, *ev;
 
@@ -68,9 +69,10 @@ static char *message(size_t n, size_t bad, bool create, size_t *len)
 		/* A type etcd never sends: the event, so the message, is not etcd's
 		 * (a bad value or revision is the key's refusal, not the message's). */
 		off += (size_t)snprintf(out + off, cap - off,
-					"%s{%s\"kv\":{\"key\":\"%s\",\"value\":\"%s\",\"mod_revision\":"
-					"\"%zu\",\"version\":\"1\"}}", i ? "," : "",
-					i == bad ? "\"type\":\"BOGUS\"," : "", ek, ev, 10 + i);
+					"%s{%s\"kv\":{\"key\":\"%s\",\"value\":\"%s\","
+					"\"mod_revision\":\"%zu\",\"version\":\"1\"}}",
+					i ? "," : "", i == bad ? "\"type\":\"BOGUS\"," : "", ek, ev,
+					10 + i);
 		free(ek);
 		free(ev);
 	}
