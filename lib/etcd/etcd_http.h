@@ -70,6 +70,9 @@ struct etcd_kv {
 	int64_t mod_revision; /* 1 .. INT64_MAX - 1 when err is 0 */
 	int err; /* -EBADMSG: the value or revision could not be decoded (value is "") */
 };
+/* Longer keys are not etcd's (its default request limit is 1.5 MiB): a memory
+ * bound only; etcd_key_check() refuses keys over ETCD_KEY_MAX, and says so. */
+#define ETCD_KEY_DECODE_MAX (64u << 10)
 void etcd_kvs_free(struct etcd_kv *kvs, size_t n);
 void etcd_kv_free(struct etcd_kv *kv);
 
