@@ -9,8 +9,10 @@
  * batch. With many writers the leader first waits, at most as long as the
  * last sync took, until as many writers joined as the last batch had, so
  * the batches do not split into two halves that take turns. A failed
- * append is cut off again (ftruncate, fdatasync) so a refused record never
- * comes back; when even that fails the next leader compacts before it
+ * append, or a batch the kept map cannot take (out of memory: all of it
+ * goes in or none), is cut off again (ftruncate, fdatasync) before its
+ * writers hear, so a refused record never comes back; when even that
+ * fails the journal is compacted at once, or by the next leader before it
  * appends, which writes only what was acknowledged.
  */
 #include <errno.h>
