@@ -26,6 +26,7 @@
 #include "log.h"
 #include "persist.h"
 #include "persist_int.h"
+#include "store_life.h"
 
 #define NKEYS 3 /* app.k0: the first batch's writer; app.k1, app.k2: the second batch */
 
@@ -41,17 +42,6 @@ static struct {
 	long nth;
 	bool holding, release;
 } hold = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-
-static int nfailed, nchecks;
-
-static void check(bool ok, const char *what, const char *ctx)
-{
-	nchecks++;
-	if (!ok) {
-		nfailed++;
-		printf("FAIL %s (%s)\n", what, ctx);
-	}
-}
 
 /* Runs in the leader, p->lock not held: its batch is closed, the next one open. */
 static ssize_t held_pwrite(void *arg, int fd, const void *buf, size_t len, off_t off)
@@ -85,46 +75,11 @@ static void wait_joined(struct persist *p, unsigned int n)
 
 static const struct persist_io held_io = { .pwrite = held_pwrite };
 
-struct life {
-	char data[NKEYS][32];
-	char names[NKEYS][4];
-	struct ctl_table table[NKEYS];
-	struct sysctl_tree *tree;
-	struct sysctl_table_header *h;
-	struct persist *p;
-};
-
 static int life_start(struct life *l, const char *path)
 {
-	char why[256];
-
-	memset(l, 0, sizeof(*l));
-	for (int i = 0; i < NKEYS; i++) {
-		snprintf(l->names[i], sizeof(l->names[i]), "k%d", i);
-		snprintf(l->data[i], sizeof(l->data[i]), "default");
-		l->table[i] = (struct ctl_table){ .procname = l->names[i], .data = l->data[i],
-						  .maxlen = sizeof(l->data[i]), .mode = 0644,
-						  .proc_handler = proc_dostring };
-	}
-	l->tree = sysctl_tree_new();
-	if (!l->tree || sysctl_register_table(l->tree, "app", l->table, NKEYS, &l->h))
-		return -1;
-	if (persist_open(l->tree, path, &l->p, why, sizeof(why))) {
-		printf("persist_open: %s\n", why);
-		return -1;
-	}
-	persist_set_io(l->p, &held_io);
-	if (persist_apply(l->p) || persist_watch(l->p))
-		return -1;
-	return 0;
+	return life_start_io(l, path, NKEYS, &held_io) || l->applied ? -1 : 0;
 }
 
-static void life_end(struct life *l)
-{
-	persist_close(l->p);
-	sysctl_unregister_table(l->h);
-	sysctl_tree_free(l->tree);
-}
 
 static const struct sysctl_caller client = { 0, 0, 1 };
 
@@ -171,8 +126,12 @@ static void expect(const struct life *l, const char (*want)[32], const char *whe
 	char what[160];
 
 	for (int k = 0; k < NKEYS; k++) {
-		const char *v = *want[k] ? want[k] : "default";
+		char v[32];
 
+		if (*want[k])
+			snprintf(v, sizeof(v), "%s", want[k]);
+		else
+			snprintf(v, sizeof(v), "default%d", k);
 		snprintf(what, sizeof(what), "%s: app.k%d holds \"%s\" (got \"%s\")", where, k, v,
 			 l->data[k]);
 		check(!strcmp(l->data[k], v), what, ctx);

@@ -25,6 +25,7 @@
 #include "journal.h"
 #include "log.h"
 #include "persist.h"
+#include "store_life.h"
 
 #define NKEYS 4
 #define NTHREADS 8
@@ -42,17 +43,6 @@ struct fault {
 };
 
 static struct fault fault = { .lock = PTHREAD_MUTEX_INITIALIZER };
-static int nfailed, nchecks;
-
-static void check(bool ok, const char *what, const char *ctx)
-{
-	nchecks++;
-	if (!ok) {
-		nfailed++;
-		printf("FAIL %s (%s)\n", what, ctx);
-	}
-}
-
 /* 1: this call fails (errno set); 2: write half, then fail the rest; 0: real. */
 static int trip(enum call kind)
 {
@@ -120,46 +110,11 @@ static const struct persist_io faulty = { f_pwrite, f_fsync, f_rename, f_close, 
 					  NULL, NULL };
 
 /* One daemon's life: a tree of NKEYS strings at their defaults, the store applied. */
-struct life {
-	char data[NKEYS][64];
-	struct ctl_table table[NKEYS];
-	char names[NKEYS][8];
-	struct sysctl_tree *tree;
-	struct sysctl_table_header *h;
-	struct persist *p;
-};
-
 static int life_start(struct life *l, const char *path)
 {
-	char why[256];
-
-	memset(l, 0, sizeof(*l));
-	for (int i = 0; i < NKEYS; i++) {
-		snprintf(l->names[i], sizeof(l->names[i]), "k%d", i);
-		snprintf(l->data[i], sizeof(l->data[i]), "default%d", i);
-		l->table[i] = (struct ctl_table){ .procname = l->names[i], .data = l->data[i],
-						  .maxlen = sizeof(l->data[i]), .mode = 0644,
-						  .proc_handler = proc_dostring };
-	}
-	l->tree = sysctl_tree_new();
-	if (!l->tree || sysctl_register_table(l->tree, "app", l->table, NKEYS, &l->h))
-		return -1;
-	if (persist_open(l->tree, path, &l->p, why, sizeof(why))) {
-		fprintf(stderr, "persist_open: %s\n", why);
-		return -1;
-	}
-	persist_set_io(l->p, &faulty);
-	persist_apply(l->p);
-	persist_watch(l->p);
-	return 0;
+	return life_start_io(l, path, NKEYS, &faulty);
 }
 
-static void life_end(struct life *l)
-{
-	persist_close(l->p);
-	sysctl_unregister_table(l->h);
-	sysctl_tree_free(l->tree);
-}
 
 /* What each key must hold after a restart: the last acknowledged value, or the default. */
 struct model {
