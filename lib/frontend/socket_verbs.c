@@ -338,32 +338,6 @@ static void do_reset(struct conn *c, const char *path)
 		sock_out_add(c, "OK\n", 3);
 }
 
-int sock_watch_idle(struct conn *c, int64_t *last_sent, const uint64_t *seen)
-{
-	int ret;
-
-	if (sock_peer_gone(c))
-		return 1;
-	if (rcs_now_ms() - *last_sent < c->server->opt.watch_keepalive_ms)
-		return 0;
-	/*
-	 * Liveness: nothing was sent for a whole interval, so a byte still
-	 * unread now has waited at least that long. The watcher is stuck (or
-	 * passed the socket on and never reads): drop it. A busy watch needs
-	 * no such check: its lines fill the socket and the send deadline
-	 * drops it.
-	 */
-	if (sock_peer_has_unread(c))
-		return 1;
-	if (seen)
-		sock_out_fmt(c, "ALIVE %" PRIu64 "\n", *seen);
-	else
-		sock_out_add(c, "ALIVE\n", 6);
-	ret = sock_out_flush(c);
-	*last_sent = rcs_now_ms();
-	return ret;
-}
-
 /* Return non-zero when the connection must end. */
 static int do_watch(struct conn *c, const char *path)
 {
