@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the store's fault tests (persist-faults, persist-batch) share: a
- * check that counts, and one life of a daemon: a tree of string entries
- * app.k0, app.k1, ... at their defaults ("default0", ...), its store
- * opened with the test's system calls and applied, then closed again.
+ * What the store's tests (persist-faults, persist-commit, persist-batch)
+ * share: a check that counts, and one life of a daemon: its store opened
+ * with the test's system calls and applied, then closed with its tree;
+ * for persist-faults and persist-batch the tree too, string entries
+ * app.k0, app.k1, ... at their defaults ("default0", ...).
  * Static functions: include once per test program.
  */
 #ifndef RCUSTRING_TESTS_STORE_LIFE_H
@@ -30,7 +31,36 @@ static void check(bool ok, const char *what, const char *ctx)
 	}
 }
 
-struct life {
+/*
+ * The store at @path for @tree, with the test's system calls @io, applied
+ * (*@applied: persist_apply()'s return) and, where that went, watching
+ * the tree. -1 where it cannot be opened (said on stderr).
+ */
+static inline int store_start(struct sysctl_tree *tree, const char *path,
+			      const struct persist_io *io, struct persist **p, int *applied)
+{
+	char why[256];
+
+	if (persist_open(tree, path, p, why, sizeof(why))) {
+		fprintf(stderr, "persist_open: %s\n", why);
+		return -1;
+	}
+	persist_set_io(*p, io);
+	*applied = persist_apply(*p);
+	if (!*applied)
+		persist_watch(*p);
+	return 0;
+}
+
+static inline void store_end(struct persist *p, struct sysctl_table_header *h,
+			     struct sysctl_tree *tree)
+{
+	persist_close(p);
+	sysctl_unregister_table(h);
+	sysctl_tree_free(tree);
+}
+
+struct keys_life {
 	char data[STORE_LIFE_KEYS][64];
 	struct ctl_table table[STORE_LIFE_KEYS];
 	char names[STORE_LIFE_KEYS][8];
@@ -40,11 +70,10 @@ struct life {
 	int applied; /* persist_apply()'s return; the commit hook is in only where 0 */
 };
 
-/* -1 where the tree or the store cannot be set up (said on stderr). */
-static int life_start_io(struct life *l, const char *path, int nkeys, const struct persist_io *io)
+/* @nkeys strings app.k0... at "default0"...; -1 where the tree or the store cannot be set up. */
+static inline int keys_life_start(struct keys_life *l, const char *path, int nkeys,
+				  const struct persist_io *io)
 {
-	char why[256];
-
 	memset(l, 0, sizeof(*l));
 	for (int i = 0; i < nkeys; i++) {
 		snprintf(l->names[i], sizeof(l->names[i]), "k%d", i);
@@ -56,22 +85,12 @@ static int life_start_io(struct life *l, const char *path, int nkeys, const stru
 	l->tree = sysctl_tree_new();
 	if (!l->tree || sysctl_register_table(l->tree, "app", l->table, nkeys, &l->h))
 		return -1;
-	if (persist_open(l->tree, path, &l->p, why, sizeof(why))) {
-		fprintf(stderr, "persist_open: %s\n", why);
-		return -1;
-	}
-	persist_set_io(l->p, io);
-	l->applied = persist_apply(l->p);
-	if (!l->applied)
-		persist_watch(l->p);
-	return 0;
+	return store_start(l->tree, path, io, &l->p, &l->applied);
 }
 
-static void life_end(struct life *l)
+static inline void keys_life_end(struct keys_life *l)
 {
-	persist_close(l->p);
-	sysctl_unregister_table(l->h);
-	sysctl_tree_free(l->tree);
+	store_end(l->p, l->h, l->tree);
 }
 
 #endif

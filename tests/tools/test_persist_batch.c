@@ -75,15 +75,15 @@ static void wait_joined(struct persist *p, unsigned int n)
 
 static const struct persist_io held_io = { .pwrite = held_pwrite };
 
-static int life_start(struct life *l, const char *path)
+static int life_start(struct keys_life *l, const char *path)
 {
-	return life_start_io(l, path, NKEYS, &held_io) || l->applied ? -1 : 0;
+	return keys_life_start(l, path, NKEYS, &held_io) || l->applied ? -1 : 0;
 }
 
 
 static const struct sysctl_caller client = { 0, 0, 1 };
 
-static int set(struct life *l, int k, const char *v)
+static int set(struct keys_life *l, int k, const char *v)
 {
 	char path[16];
 
@@ -98,7 +98,7 @@ struct op {
 };
 
 struct writer {
-	struct life *l;
+	struct keys_life *l;
 	struct op op;
 	int rc;
 	char value[32];
@@ -120,7 +120,7 @@ struct model {
 	char live[NKEYS][32], kept[NKEYS][32];
 };
 
-static void expect(const struct life *l, const char (*want)[32], const char *where,
+static void expect(const struct keys_life *l, const char (*want)[32], const char *where,
 		   const char *ctx)
 {
 	char what[160];
@@ -143,7 +143,7 @@ static void expect_after_kill(const char *dir, const char *path, const struct mo
 			      const char *ctx)
 {
 	char copy[300], cmd[700];
-	struct life l;
+	struct keys_life l;
 
 	snprintf(copy, sizeof(copy), "%s/killed/state.conf", dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/killed && mkdir -m 700 %s/killed && cp %s %s", dir, dir,
@@ -153,11 +153,11 @@ static void expect_after_kill(const char *dir, const char *path, const struct mo
 		return;
 	}
 	expect(&l, m->kept, "after a kill", ctx);
-	life_end(&l);
+	keys_life_end(&l);
 }
 
 /* What the store keeps, seen through its API; a kept refused value would go live here. */
-static void expect_kept(struct life *l, const struct model *m, const char *ctx)
+static void expect_kept(struct keys_life *l, const struct model *m, const char *ctx)
 {
 	char key[16];
 
@@ -171,7 +171,7 @@ static void expect_kept(struct life *l, const struct model *m, const char *ctx)
 }
 
 /* The first batch's writer held in its append, @ops lined up in the next batch in order. */
-static void run_batches(struct life *l, struct writer *w, const struct op *ops, long nth)
+static void run_batches(struct keys_life *l, struct writer *w, const struct op *ops, long nth)
 {
 	pthread_t t[NKEYS];
 
@@ -202,7 +202,7 @@ static int one_batch(const char *dir, const struct op *ops, long nth, const char
 	struct model m = { { "k0-first", "k1-old", "k2-old" }, { "k0-first", "k1-old", "k2-old" } };
 	char path[256], cmd[300], ctx[96];
 	struct writer w[NKEYS];
-	struct life l;
+	struct keys_life l;
 	bool refused;
 
 	if (nth)
@@ -230,11 +230,11 @@ static int one_batch(const char *dir, const struct op *ops, long nth, const char
 	/* The next commit compacts first where the store used to leave a refused batch. */
 	check(!set(&l, 0, "k0-after"), "a later write is acknowledged", ctx);
 	snprintf(m.kept[0], sizeof(m.kept[0]), "k0-after");
-	life_end(&l);
+	keys_life_end(&l);
 	if (life_start(&l, path))
 		return check(false, "the store starts again", ctx), refused;
 	expect(&l, m.kept, "after a restart", ctx);
-	life_end(&l);
+	keys_life_end(&l);
 	printf("%s: the batch %s\n", ctx, refused ? "refused" : "acknowledged");
 	return refused;
 }
