@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <rcustring/sysctl_socket.h>
 
+#include "log.h"
 #include "report.h"
 #ifdef HAVE_ETCD
 #include "etcd_sync.h"
@@ -40,6 +42,23 @@ static void put_time(FILE *f, const char *key, int64_t t)
 		fprintf(f, "%s never\n", key);
 }
 
+/*
+ * "KEY TEXT" for text from outside the daemon (an etcd error, a path):
+ * escaped as the log escapes it, so that a newline in it cannot forge the
+ * next STATUS line ("\netcd.connected 1") nor a control byte reach the
+ * terminal of the one who asks.
+ */
+static void put_text(FILE *f, const char *key, const char *text)
+{
+	size_t len = strlen(text);
+	char *buf = malloc(4 * len + 1);
+
+	if (buf)
+		log_escape(buf, 4 * len + 1, text, len);
+	fprintf(f, "%s %s\n", key, buf ? buf : "(out of memory)");
+	free(buf);
+}
+
 static void status_persist(struct report *r, FILE *f)
 {
 	struct persist_stats st;
@@ -49,8 +68,9 @@ static void status_persist(struct report *r, FILE *f)
 		return;
 	}
 	persist_get_stats(r->persist, &st);
-	fprintf(f, "persist.store %s\npersist.kept %" PRIu64 "\npersist.commits %" PRIu64
-		   "\npersist.failures %" PRIu64 "\n", r->store, st.kept, st.batches, st.failures);
+	put_text(f, "persist.store", r->store);
+	fprintf(f, "persist.kept %" PRIu64 "\npersist.commits %" PRIu64 "\npersist.failures %" PRIu64
+		   "\n", st.kept, st.batches, st.failures);
 	put_time(f, "persist.last_commit", st.last_commit.tv_sec);
 }
 
@@ -61,11 +81,13 @@ static void status_etcd(struct report *r, FILE *f)
 
 	if (r->etcd) {
 		etcd_sync_status(r->etcd, &st);
-		fprintf(f, "etcd.endpoint %s\netcd.connected %d\netcd.revision %" PRId64
-			   "\netcd.lag %" PRId64 "\netcd.applied %" PRIu64 "\netcd.last_error %s\n",
-			st.endpoint, st.connected, st.revision,
+		put_text(f, "etcd.endpoint", st.endpoint);
+		fprintf(f, "etcd.connected %d\netcd.revision %" PRId64 "\netcd.lag %" PRId64
+			   "\netcd.applied %" PRIu64 "\n", st.connected, st.revision,
 			st.etcd_revision > st.revision ? st.etcd_revision - st.revision : 0,
-			st.applied, st.last_error[0] ? st.last_error : "none");
+			st.applied);
+		/* etcd's own words (a watch's cancel_reason): the etcd server's, not ours. */
+		put_text(f, "etcd.last_error", st.last_error[0] ? st.last_error : "none");
 		return;
 	}
 #endif

@@ -39,6 +39,25 @@ double report_uptime(const struct report *r)
 	       (double)(now.tv_nsec - r->started.tv_nsec) / 1e9;
 }
 
+/*
+ * A label value by the exposition format's own rules: a backslash, a
+ * double quote and a newline each become a backslash and the character
+ * ('n' for the newline), so that no value ends its sample or forges
+ * another. Every label value whose text is not a number goes through
+ * here, so one taken from outside later (an endpoint, a key) is safe.
+ */
+static void put_label_value(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f), fputc(*v, f);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
 static void family(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -74,10 +93,13 @@ static void metrics_policy(struct report *r, FILE *f)
 		return;
 	family(f, "rcusysd_policy_refused_total", "counter",
 	       "Writes the policy refused, by origin (each one, however few the log shows).");
-	for (int o = 0; o < POLICY_ORIGINS; o++)
-		if (o != SYSCTL_ORIGIN_PROGRAM) /* never refused */
-			fprintf(f, "rcusysd_policy_refused_total{origin=\"%s\"} %" PRIu64 "\n",
-				policy_origin_label(o), policy_refused(r->policy, o));
+	for (int o = 0; o < POLICY_ORIGINS; o++) {
+		if (o == SYSCTL_ORIGIN_PROGRAM) /* never refused */
+			continue;
+		fputs("rcusysd_policy_refused_total{origin=\"", f);
+		put_label_value(f, policy_origin_label(o));
+		fprintf(f, "\"} %" PRIu64 "\n", policy_refused(r->policy, o));
+	}
 	one(f, "rcusysd_log_suppressed_total", "counter",
 	    "Refusal log lines left out by the rate limit (each counted above).",
 	    (double)log_limit_suppressed(&r->policy->log_limit));
@@ -163,7 +185,9 @@ int report_metrics(struct report *r, FILE *f)
 	struct sysctl_budget_usage u;
 
 	family(f, "rcusysd_build_info", "gauge", "rcusysd's version, as a label.");
-	fprintf(f, "rcusysd_build_info{version=\"%s\"} 1\n", RCUSYSD_VERSION);
+	fputs("rcusysd_build_info{version=\"", f);
+	put_label_value(f, RCUSYSD_VERSION);
+	fputs("\"} 1\n", f);
 	one(f, "rcusysd_uptime_seconds", "gauge", "Seconds since rcusysd started.", report_uptime(r));
 	one(f, "rcusysd_tunables", "gauge", "Entries of the tree.", (double)report_tunables(r));
 	one(f, "rcusysd_reloads_total", "counter", "Reloads (SIGHUP).",
