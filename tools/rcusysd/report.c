@@ -95,12 +95,15 @@ static void status_etcd(struct report *r, FILE *f)
 	fputs("etcd.endpoint none\n", f);
 }
 
-/* Who holds the handles: the REPORT_BUDGET_TOP uids holding most, most first. */
-static void status_budget_uids(struct report *r, FILE *f)
+/*
+ * Who holds the handles: for root the REPORT_BUDGET_TOP uids holding most,
+ * most first; for anyone else its own uid alone (report_budget_uids).
+ */
+static void status_budget_uids(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	struct sysctl_budget_uid top[REPORT_BUDGET_TOP];
 	size_t nuids = 0;
-	int n = sysctl_budget_top_uids(r->budget, top, REPORT_BUDGET_TOP, &nuids);
+	int n = report_budget_uids(r, who, top, &nuids);
 
 	if (n < 0)
 		return;
@@ -110,7 +113,7 @@ static void status_budget_uids(struct report *r, FILE *f)
 			top[i].handles, (unsigned)top[i].uid, top[i].units);
 }
 
-static void status_budget(struct report *r, FILE *f)
+static void status_budget(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	struct sysctl_budget_usage u;
 
@@ -119,7 +122,7 @@ static void status_budget(struct report *r, FILE *f)
 	fprintf(f, "budget.units %u\nbudget.units_root %u\nbudget.units_others %u\n"
 		   "budget.total %u\nbudget.per_uid %u\n",
 		u.all, u.units, u.others, u.limits.total, u.limits.per_uid);
-	status_budget_uids(r, f);
+	status_budget_uids(r, who, f);
 }
 
 /* Every refusal counted, however few of them the log shows (log.h). */
@@ -131,7 +134,7 @@ static void status_policy(struct report *r, FILE *f)
 		policy_refused(r->policy, POLICY_ORIGINS), log_limit_suppressed(&r->policy->log_limit));
 }
 
-static int write_status(struct report *r, FILE *f)
+static int write_status(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	unsigned long tunables = report_tunables(r);
 	int failures = __atomic_load_n(&r->reload_failures, __ATOMIC_RELAXED);
@@ -146,7 +149,7 @@ static int write_status(struct report *r, FILE *f)
 	status_policy(r, f);
 	status_persist(r, f);
 	status_etcd(r, f);
-	status_budget(r, f);
+	status_budget(r, who, f);
 	fprintf(f, "fuse %s\n", r->fs ? "mounted" : "none");
 	return 0;
 }
@@ -173,13 +176,13 @@ void report_notify_line(struct report *r, char *buf, size_t size)
 #endif
 }
 
-int report_write(void *arg, int what, FILE *out)
+int report_write(void *arg, int what, const struct sysctl_caller *who, FILE *out)
 {
 	struct report *r = arg;
 
 	if (what == SYSCTL_SOCKET_STATUS)
-		return write_status(r, out);
+		return write_status(r, who, out);
 	if (what == SYSCTL_SOCKET_METRICS)
-		return report_metrics(r, out);
+		return report_metrics(r, who, out);
 	return -EINVAL;
 }

@@ -4,7 +4,8 @@
  * (version 0.0.4): one "# HELP" and "# TYPE" per family, then its samples.
  * Names start with "rcusysd_"; the library writes its "rcustring_" ones
  * (socket requests and reads, writes and refusals by errno) before these.
- * Also the two figures STATUS shares (report_uptime, report_tunables).
+ * Also what STATUS shares: report_uptime, report_tunables and the budget
+ * rows a peer may see (report_budget_uids).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -37,6 +38,27 @@ double report_uptime(const struct report *r)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (double)(now.tv_sec - r->started.tv_sec) +
 	       (double)(now.tv_nsec - r->started.tv_nsec) / 1e9;
+}
+
+int report_budget_uids(struct report *r, const struct sysctl_caller *who,
+		       struct sysctl_budget_uid top[REPORT_BUDGET_TOP], size_t *nuids)
+{
+	struct sysctl_budget_usage u;
+	int err;
+
+	if (who->uid == 0)
+		return sysctl_budget_top_uids(r->budget, top, REPORT_BUDGET_TOP, nuids);
+	err = sysctl_budget_top_uids(r->budget, top, 0, nuids);
+	if (!err)
+		err = sysctl_budget_get_usage(r->budget, who->uid, &u);
+	if (err)
+		return err;
+	top[0] = (struct sysctl_budget_uid){ .uid = who->uid, .units = u.units };
+	for (int k = 0; k < SYSCTL_HANDLE_KINDS; k++) {
+		top[0].by_kind[k] = u.handles[k];
+		top[0].handles += u.handles[k];
+	}
+	return top[0].handles || top[0].units;
 }
 
 /*
@@ -158,18 +180,19 @@ static void metrics_etcd(struct report *r, FILE *f)
 #endif
 }
 
-/* Per uid, bounded: the REPORT_BUDGET_TOP uids holding most handles. */
-static void metrics_budget_uids(struct report *r, FILE *f)
+/* Per uid, bounded: the REPORT_BUDGET_TOP uids holding most handles; a non-root peer's own. */
+static void metrics_budget_uids(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	struct sysctl_budget_uid top[REPORT_BUDGET_TOP];
 	size_t nuids = 0;
-	int n = sysctl_budget_top_uids(r->budget, top, REPORT_BUDGET_TOP, &nuids);
+	int n = report_budget_uids(r, who, top, &nuids);
 
 	if (n < 0)
 		return;
 	one(f, "rcusysd_budget_uids", "gauge", "Uids holding a handle now.", (double)nuids);
 	family(f, "rcusysd_budget_uid_handles", "gauge",
-	       "Handles held, by uid (the " REPORT_BUDGET_TOP_TEXT " uids holding most).");
+	       "Handles held, by uid (the " REPORT_BUDGET_TOP_TEXT
+	       " uids holding most; to a non-root peer its own).");
 	for (int i = 0; i < n; i++)
 		fprintf(f, "rcusysd_budget_uid_handles{uid=\"%u\"} %u\n", (unsigned)top[i].uid,
 			top[i].handles);
@@ -180,7 +203,7 @@ static void metrics_budget_uids(struct report *r, FILE *f)
 			top[i].units);
 }
 
-int report_metrics(struct report *r, FILE *f)
+int report_metrics(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	struct sysctl_budget_usage u;
 
@@ -204,7 +227,7 @@ int report_metrics(struct report *r, FILE *f)
 		fprintf(f, "rcusysd_budget_units{who=\"root\"} %u\nrcusysd_budget_units{who=\"others\"} %u\n",
 			u.units, u.others);
 		one(f, "rcusysd_budget_units_limit", "gauge", "Handle budget units in all.", u.limits.total);
-		metrics_budget_uids(r, f);
+		metrics_budget_uids(r, who, f);
 	}
 	return 0;
 }
