@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,8 +251,9 @@ static int masked(int dirfd, const char *name)
 	return !strcmp(target, "/dev/null");
 }
 
-int trusted_file_read(const char *path, size_t max, char **text, size_t *len, char *why,
-		      size_t why_size)
+/* trusted_file_read() and, with @secret, trusted_file_read_secret(). */
+static int read_checked(const char *path, size_t max, bool secret, char **text, size_t *len,
+			char *why, size_t why_size)
 {
 	char name[NAME_MAX + 1];
 	struct stat st;
@@ -260,7 +262,7 @@ int trusted_file_read(const char *path, size_t max, char **text, size_t *len, ch
 	if (dirfd < 0)
 		return dirfd;
 	fd = trusted_file_openat(dirfd, name, &st, why, why_size);
-	if (fd == -ELOOP && masked(dirfd, name)) {
+	if (fd == -ELOOP && !secret && masked(dirfd, name)) {
 		close(dirfd);
 		*len = 0;
 		*text = strdup("");
@@ -269,9 +271,27 @@ int trusted_file_read(const char *path, size_t max, char **text, size_t *len, ch
 	close(dirfd);
 	if (fd < 0)
 		return fd;
+	/* Others could read the secret, and so has it leaked already. */
+	if (secret && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		close(fd);
+		return refuse(why, why_size, -EPERM, "the file is readable by group or others (mode %04o)",
+			      (unsigned)(st.st_mode & 07777), 0);
+	}
 	err = trusted_file_read_fd(fd, max, text, len, why, why_size);
 	close(fd);
 	return err;
+}
+
+int trusted_file_read(const char *path, size_t max, char **text, size_t *len, char *why,
+		      size_t why_size)
+{
+	return read_checked(path, max, false, text, len, why, why_size);
+}
+
+int trusted_file_read_secret(const char *path, size_t max, char **text, size_t *len, char *why,
+			     size_t why_size)
+{
+	return read_checked(path, max, true, text, len, why, why_size);
 }
 
 int trusted_file_read_plain(const char *path, size_t max, char **text, size_t *len, char *why,

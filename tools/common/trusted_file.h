@@ -71,6 +71,17 @@ int trusted_file_read(const char *path, size_t max, char **text, size_t *len, ch
 		      size_t why_size);
 
 /*
+ * trusted_file_read_secret - trusted_file_read() for a file holding a
+ * secret (rcusysd --etcd-credentials): also refused when group or others
+ * may read it (-EPERM, "the file is readable by group or others (mode
+ * 0644)"), and no mask (a link is refused).
+ * Context: any thread. Return: 0 with *@text and *@len, or a negative
+ * errno with @why filled.
+ */
+int trusted_file_read_secret(const char *path, size_t max, char **text, size_t *len, char *why,
+			     size_t why_size);
+
+/*
  * trusted_dir_walk - open @dir after checking it and every directory above
  *
  * @dir is absolute, with no symbolic link (realpath()'s result); each
