@@ -7,7 +7,8 @@
 # in a directory others may write, or not one user:password line is
 # refused; a URL that still holds user:password@ is warned about (naming
 # the risk, not the password), works, and no longer shows the password in
-# /proc/PID/cmdline; both forms at once are refused. A stand-in for etcd
+# /proc/PID/cmdline; both forms at once are refused. rcusysctl --etcd
+# takes them from $RCUSYSCTL_ETCD_CREDENTIALS. A stand-in for etcd
 # records each request's Authorization header. Each case prints "held:
 # NAME" or "failed: NAME (why)"; waits are hang guards only.
 set -u
@@ -140,6 +141,16 @@ timeout 10 "$rcusysd" -d "$dir/r" --no-fuse --no-persist --etcd-credentials "$di
 rc=$?
 attack "without --etcd" "rc=$rc; log: $(head -3 "$dir/r.log")" \
 	eval '[ "$rc" = 2 ] && grep -qF -- "--etcd-credentials needs --etcd" "$dir/r.log"'
+
+# ---- rcusysctl --etcd: $RCUSYSCTL_ETCD_CREDENTIALS, private to its user ----
+: > "$dir/gw.log"
+RCUSYSCTL_ETCD_CREDENTIALS=carol:S3cret-env timeout 20 "$cli" --etcd "$url" --prefix /creds/ -a \
+	> /dev/null 2> "$dir/cli.err"
+attack "rcusysctl: \$RCUSYSCTL_ETCD_CREDENTIALS sent as HTTP basic" \
+	"gateway saw: $(sort -u "$dir/gw.log" | head -3); $(head -2 "$dir/cli.err")" sent "carol:S3cret-env"
+timeout 20 "$cli" --etcd "http://dave:S3cret-cli@127.0.0.1:$port" --prefix /creds/ -a > /dev/null 2> "$dir/cli.err"
+attack "rcusysctl: a URL's credentials warned about, never printed" "stderr: $(head -3 "$dir/cli.err")" \
+	eval 'grep -qF "an endpoint holds user:password@" "$dir/cli.err" && ! grep -q S3cret "$dir/cli.err"'
 
 echo "etcd-creds: $nheld held, $nfailed failed"
 [ "$nfailed" = 0 ]
