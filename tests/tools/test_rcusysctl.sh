@@ -117,6 +117,28 @@ rc=1
 else
 	skip_part "-p as root: the file check (not root)"
 fi
+# Debian's /etc/sysctl.d/99-sysctl.conf, a link to ../sysctl.conf: not
+# followed (the check takes no link) and not refused either, since --root's
+# --system reads /etc/sysctl.conf itself, last. A private mount namespace
+# shows the kernel's directories empty (tmpfs, mode 0755) but for the link.
+# (/etc/sysctl.conf and /etc/sysctl.d must exist: a bind mount covers them,
+# nothing is made or changed in the host's /etc.)
+if [ "$(id -u)" = 0 ] && [ -f /etc/sysctl.conf ] && [ -d /etc/sysctl.d ] &&
+	unshare -m --propagation private true 2>/dev/null; then
+	echo 'kernel.modprobe = /from-sysctl-conf' > "$confdir/sysctl.conf"
+	check "--system --root: Debian's link to /etc/sysctl.conf skipped, the file applied last" \
+		"* Skipping /etc/sysctl.d/99-sysctl.conf: a link to /etc/sysctl.conf, applied last ...
+* Applying /etc/sysctl.conf ...
+kernel.modprobe = /from-sysctl-conf
+rc=0" "$(unshare -m --propagation private sh -c '
+		for d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+			[ ! -d "$d" ] || mount -t tmpfs -o mode=0755 none "$d" || exit 1; done &&
+		ln -s ../sysctl.conf /etc/sysctl.d/99-sysctl.conf &&
+		mount --bind "$2" /etc/sysctl.conf && "$1" --root "$3" --system 2>&1' sh "$cli" "$confdir/sysctl.conf" "$root"
+		echo "rc=$?")"
+else
+	skip_part "--system --root and /etc/sysctl.d/99-sysctl.conf: needs root, /etc/sysctl.conf and a private mount namespace"
+fi
 
 sys=$(mktemp -d)
 mkdir -p "$sys/etc" "$sys/usr"

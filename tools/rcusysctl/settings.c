@@ -8,10 +8,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -540,6 +542,21 @@ static ssize_t system_files(const char *what, char ***out)
 }
 
 /*
+ * Debian's /etc/sysctl.d/99-sysctl.conf is a link to ../sysctl.conf. The
+ * file check follows no link, and this one need not be followed: with
+ * --root, --system reads /etc/sysctl.conf itself, last (system_files()).
+ */
+static bool links_to_last(char **paths, ssize_t i, ssize_t count)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	return i < count - 1 && !strcmp(paths[count - 1], "/etc/sysctl.conf") &&
+	       lstat(paths[i], &st) == 0 && S_ISLNK(st.st_mode) && realpath(paths[i], real) &&
+	       !strcmp(real, paths[count - 1]);
+}
+
+/*
  * --system: the files merged into one set as systemd-sysctl merges them
  * (and as rcusysd does at start and at reload), then applied.
  */
@@ -556,9 +573,13 @@ void settings_load_system(void)
 		return;
 	}
 	for (ssize_t i = 0; i < count; i++) {
+		bool link = links_to_last(paths, i, count);
+
 		if (!opts.quiet && !opts.json)
-			printf("* Applying %s ...\n", paths[i]);
-		add_file(set, paths[i], true);
+			printf(link ? "* Skipping %s: a link to %s, applied last ...\n" :
+				      "* Applying %s ...\n", paths[i], paths[count - 1]);
+		if (!link)
+			add_file(set, paths[i], true);
 	}
 	apply_set(set);
 	sysctl_conf_set_free(set);
@@ -582,6 +603,10 @@ void settings_cat_config(void)
 		int ret;
 
 		printf("%s# %s\n", i ? "\n" : "", paths[i]);
+		if (links_to_last(paths, i, count)) {
+			printf("# a link to %s, shown last\n", paths[count - 1]);
+			continue;
+		}
 		fflush(stdout); /* before read_settings()' refusal on stderr */
 		ret = read_settings(paths[i], true, &text, &len);
 		if (ret < 0)
