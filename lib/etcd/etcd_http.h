@@ -30,6 +30,7 @@ struct etcd_conn {
 	char **endpoints; /* "http(s)://host:port", no trailing '/' */
 	size_t n_endpoints, cur;
 	char *cacert, *cert, *key;
+	char *userpwd; /* "user:password" for HTTP basic auth (NULL: none); never in a message */
 	CURL *unary; /* kept for connection reuse between requests */
 	long timeout_ms;   /* unary requests (default 5000) */
 	char err[256];     /* last error, never holding a secret */
@@ -49,6 +50,12 @@ int etcd_conn_init(struct etcd_conn *c, const char *endpoints, const struct etcd
 void etcd_conn_free(struct etcd_conn *c);
 /** Move to the next endpoint (after a failure). */
 void etcd_conn_next(struct etcd_conn *c);
+/**
+ * Authenticate every request with @userpwd ("user:password", HTTP basic;
+ * NULL: none), given apart from the URL so that it never shows in a
+ * process's command line. Copied; wiped when @c is freed. Return 0, -ENOMEM.
+ */
+int etcd_conn_set_userpwd(struct etcd_conn *c, const char *userpwd);
 /** The current endpoint with any user:password@ part removed, for messages. */
 void etcd_conn_name(const struct etcd_conn *c, char *buf, size_t size);
 

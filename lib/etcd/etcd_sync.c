@@ -470,6 +470,10 @@ int etcd_sync_new(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 		err = etcd_conn_init(&s->wconn, opts->endpoints, &tls);
 	if (!err)
 		err = etcd_conn_init(&s->rconn, opts->endpoints, &tls);
+	if (!err && opts->userpwd && ((err = etcd_conn_set_userpwd(&s->conn, opts->userpwd)) ||
+				      (err = etcd_conn_set_userpwd(&s->wconn, opts->userpwd)) ||
+				      (err = etcd_conn_set_userpwd(&s->rconn, opts->userpwd))))
+		goto fail;
 	if (err)
 		goto fail;
 	s->conn.cancel = etcd_stopping; /* a stop ends a long reply at once */
