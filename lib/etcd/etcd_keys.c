@@ -265,11 +265,13 @@ static void refuse_untracked(struct etcd_sync *s, const struct etcd_kv *kv)
 	said = s->unnamed_said;
 	s->unnamed_said = true;
 	pthread_mutex_unlock(&s->lock);
+	/* Its first word is not "refused": rcusysd rate-limits the lines by it,
+	 * and this one must not drown among the refusals of the keys kept. */
 	if (!said)
-		etcd_say(s, "refused %s at revision %lld: it names no entry, and state is kept "
-			    "for %zu keys that name none already (the most); keys past them are "
+		etcd_say(s, "cap reached: state is kept for %zu keys that name no entry (the "
+			    "most); %s (revision %lld) and the keys past them are refused and "
 			    "counted only (etcd.untracked), with no status key",
-			 kv->key, (long long)kv->mod_revision, s->unnamed_max);
+			 s->unnamed_max, kv->key, (long long)kv->mod_revision);
 }
 
 void etcd_refuse_undecodable(struct etcd_sync *s, size_t n)

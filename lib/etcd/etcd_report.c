@@ -154,8 +154,8 @@ void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, 
 	pthread_mutex_unlock(&s->lock);
 	if (full) {
 		free(json);
-		etcd_say(s, "cannot queue the status key of %s: %zu reports wait already (the "
-			    "most); counted (etcd.reports_dropped)", k->key, s->queue_max);
+		etcd_say(s, "report queue full (%zu waiting, the most): the status key of %s "
+			    "is not queued; counted (etcd.reports_dropped)", s->queue_max, k->key);
 	}
 }
 
