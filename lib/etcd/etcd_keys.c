@@ -2,8 +2,8 @@
 /*
  * Keys of the prefix: which ones may name an entry, what was last applied
  * for each (a hash table: a prefix may hold thousands of keys, refused
- * ones included; a key that left the prefix is freed), and the write of
- * one value into the tree.
+ * ones included, up to ETCD_UNNAMED_MAX that name no entry; a key that
+ * left the prefix is freed), and the write of one value into the tree.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,16 +51,48 @@ static void grow(struct etcd_sync *s)
 	s->n_buckets = n;
 }
 
-struct key_state *etcd_key_get(struct etcd_sync *s, const char *key)
+/* Does @path name an entry? Not under s->lock: a status entry's read takes
+ * it from within the tree. */
+static bool names_entry(struct etcd_sync *s, const char *path)
+{
+	struct sysctl_entry *e = sysctl_lookup(s->tree, path);
+
+	if (e)
+		sysctl_entry_put(e);
+	return e != NULL;
+}
+
+/* Whether @k names no entry (lock held): n_unnamed counts those that do not. */
+static void set_unnamed(struct etcd_sync *s, struct key_state *k, bool unnamed)
+{
+	if (k->unnamed == unnamed)
+		return;
+	k->unnamed = unnamed;
+	if (unnamed)
+		s->n_unnamed++;
+	else if (--s->n_unnamed < s->unnamed_max)
+		s->unnamed_said = false; /* room again: a later storm is logged anew */
+}
+
+int etcd_key_get(struct etcd_sync *s, const char *key, const char *path, struct key_state **out)
 {
 	size_t len = strlen(key);
 	struct key_state *k;
+	bool unnamed;
 
 	pthread_mutex_lock(&s->lock);
 	k = etcd_key_find(s, key);
 	if (k) {
 		k->gone = false; /* back in the prefix; etcd_keys_reap() unlists it */
 		goto out;
+	}
+	pthread_mutex_unlock(&s->lock);
+	/* A new key (only this thread adds keys: none can come in between). */
+	unnamed = !names_entry(s, path);
+	pthread_mutex_lock(&s->lock);
+	if (unnamed && s->n_unnamed >= s->unnamed_max) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOSPC;
 	}
 	if (s->n_keys >= s->n_buckets)
 		grow(s);
@@ -72,12 +104,14 @@ struct key_state *etcd_key_get(struct etcd_sync *s, const char *key)
 		k->next = s->buckets[b];
 		s->buckets[b] = k;
 		s->n_keys++;
+		set_unnamed(s, k, unnamed);
 	}
 out:
 	if (k)
 		k->read = s->read;
 	pthread_mutex_unlock(&s->lock);
-	return k;
+	*out = k;
+	return k ? 0 : -ENOMEM;
 }
 
 void etcd_keys_free(struct etcd_sync *s)
@@ -92,7 +126,7 @@ void etcd_keys_free(struct etcd_sync *s)
 		}
 	free(s->buckets);
 	s->buckets = NULL;
-	s->n_buckets = s->n_keys = 0;
+	s->n_buckets = s->n_keys = s->n_unnamed = 0;
 	s->gone = NULL;
 }
 
@@ -169,6 +203,7 @@ static void key_free(struct etcd_sync *s, struct key_state *k)
 		pp = &(*pp)->next;
 	*pp = k->next;
 	s->n_keys--;
+	set_unnamed(s, k, false);
 	free(k->report);
 	free(k);
 }
@@ -213,6 +248,30 @@ static void refuse_key(struct etcd_sync *s, const struct etcd_kv *kv, int err)
 		    "of at most %d bytes, with no NUL, empty, \".\" or \"..\" component)",
 		 kv->key_len, (long long)kv->mod_revision, strerror(-err), s->prefix,
 		 ETCD_KEY_MAX);
+}
+
+/*
+ * A key past the cap on keys that name no entry (ETCD_UNNAMED_MAX): refused
+ * and counted, with no state and no status key. One line says the cap was
+ * reached; the keys past it are counted only (etcd.untracked).
+ */
+static void refuse_untracked(struct etcd_sync *s, const struct etcd_kv *kv)
+{
+	bool said;
+
+	pthread_mutex_lock(&s->lock);
+	s->st.refused++;
+	s->st.untracked++;
+	said = s->unnamed_said;
+	s->unnamed_said = true;
+	pthread_mutex_unlock(&s->lock);
+	/* Its first word is not "refused": rcusysd rate-limits the lines by it,
+	 * and this one must not drown among the refusals of the keys kept. */
+	if (!said)
+		etcd_say(s, "cap reached: state is kept for %zu keys that name no entry (the "
+			    "most); %s (revision %lld) and the keys past them are refused and "
+			    "counted only (etcd.untracked), with no status key",
+			 s->unnamed_max, kv->key, (long long)kv->mod_revision);
 }
 
 void etcd_refuse_undecodable(struct etcd_sync *s, size_t n)
@@ -317,11 +376,13 @@ bool etcd_apply_prepare(struct etcd_sync *s, const struct etcd_kv *kv, bool resy
 		refuse_key(s, kv, err);
 		return true;
 	}
-	p->k = etcd_key_get(s, kv->key);
-	if (!p->k) {
+	err = etcd_key_get(s, kv->key, p->path, &p->k);
+	if (err == -ENOSPC)
+		refuse_untracked(s, kv);
+	else if (err)
 		etcd_say(s, "out of memory for the state of %s", kv->key);
+	if (err)
 		return true;
-	}
 	pthread_mutex_lock(&s->lock);
 	seen = p->k->mod_revision;
 	was = p->k->refused;
@@ -351,6 +412,10 @@ void etcd_apply_finish(struct etcd_sync *s, struct etcd_pending *p, bool resync)
 	const struct etcd_kv *kv = p->kv;
 	struct key_state *k = p->k;
 	int err = p->err, held;
+	/* Only the write tells -ENOENT; a value refused before it (a newline
+	 * inside, undecodable) says nothing of the entry: look, or such values
+	 * would take keys naming no entry past ETCD_UNNAMED_MAX. */
+	bool unnamed = err == -ENOENT || (err < 0 && !names_entry(s, p->path));
 
 	if (err < 0) {
 		count(s, false);
@@ -371,6 +436,7 @@ void etcd_apply_finish(struct etcd_sync *s, struct etcd_pending *p, bool resync)
 	pthread_mutex_lock(&s->lock);
 	k->mod_revision = kv->mod_revision;
 	k->refused = err < 0 ? err : 0;
+	set_unnamed(s, k, unnamed);
 	held = err >= 0 ? hold(s, p->path) : 0;
 	pthread_mutex_unlock(&s->lock);
 	if (held)

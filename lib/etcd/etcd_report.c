@@ -131,6 +131,7 @@ void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, 
 {
 	const char *name = strerrorname_np(-err);
 	struct timespec now;
+	bool full;
 	char *json;
 
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -141,9 +142,21 @@ void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, 
 		etcd_say(s, "cannot report the refusal of %s: out of memory", k->key);
 		return;
 	}
+	/* A full queue takes no new report; a key queued already has its report
+	 * replaced, a delete or a batch that failed is always queued again (one
+	 * per key at most): the queue stays within queue_max plus the keys. */
 	pthread_mutex_lock(&s->lock);
-	enqueue(s, k, json);
+	full = !k->queued && s->queued >= s->queue_max;
+	if (full)
+		s->st.reports_dropped++;
+	else
+		enqueue(s, k, json);
 	pthread_mutex_unlock(&s->lock);
+	if (full) {
+		free(json);
+		etcd_say(s, "report queue full (%zu waiting, the most): the status key of %s "
+			    "is not queued; counted (etcd.reports_dropped)", s->queue_max, k->key);
+	}
 }
 
 void etcd_report_clear_locked(struct etcd_sync *s, struct key_state *k)
@@ -300,13 +313,13 @@ void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st)
 
 enum status_field {
 	ST_CONNECTED, ST_REVISION, ST_LAG, ST_APPLIED, ST_REFUSED, ST_RECONNECTS, ST_RESYNCS,
-	ST_KEYS, ST_LAST_ERROR, ST_ENDPOINT, ST_COUNT
+	ST_KEYS, ST_UNTRACKED, ST_REPORTS_DROPPED, ST_LAST_ERROR, ST_ENDPOINT, ST_COUNT
 };
 _Static_assert(ST_COUNT == ETCD_ST_COUNT, "ETCD_ST_COUNT counts the status entries");
 
 static const char *const status_names[ST_COUNT] = {
 	"connected", "revision", "lag", "applied", "refused", "reconnects", "resyncs", "keys",
-	"last_error", "endpoint",
+	"untracked", "reports_dropped", "last_error", "endpoint",
 };
 static const char *const status_desc[ST_COUNT] = {
 	"1 while the watch stream is up and its member answers",
@@ -317,6 +330,8 @@ static const char *const status_desc[ST_COUNT] = {
 	"etcd watch streams lost and started again",
 	"whole-prefix reads after the watched revision was compacted",
 	"keys of the prefix this host keeps state for",
+	"values of keys naming no entry refused past the most such keys kept: no status key",
+	"refusals whose status key was not queued: the report queue was full",
 	"last error talking to etcd",
 	"the etcd member watched (user:password@ left out)",
 };
@@ -339,6 +354,8 @@ static size_t status_text(struct etcd_sync *s, enum status_field f, char *text, 
 	case ST_RECONNECTS: v = st.reconnects; break;
 	case ST_RESYNCS: v = st.resyncs; break;
 	case ST_KEYS: v = st.keys; break;
+	case ST_UNTRACKED: v = st.untracked; break;
+	case ST_REPORTS_DROPPED: v = st.reports_dropped; break;
 	case ST_ENDPOINT:
 		return (size_t)snprintf(text, size, "%s\n", st.endpoint);
 	default:

@@ -438,6 +438,7 @@ int etcd_sync_new(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 	pthread_mutex_init(&s->say_lock, NULL);
 	pthread_cond_init(&s->report_wake, NULL);
 	s->queue_tail = &s->queue_head;
+	s->unnamed_max = ETCD_UNNAMED_MAX, s->queue_max = ETCD_REPORT_QUEUE_MAX;
 	s->write_through = opts->write_through;
 	s->key_by_key = opts->key_by_key;
 	pthread_condattr_init(&ca);

@@ -70,6 +70,11 @@ struct etcd_sync_status {
 	uint64_t resyncs;     /* whole-prefix reads after a compaction */
 	uint64_t keys;        /* keys of the prefix whose state this host keeps (a key
 			       * deleted from etcd is freed once its status key is) */
+	uint64_t untracked;   /* values of keys that name no entry refused past the
+			       * cap on such keys kept (100 000): counted only, no
+			       * state and no status key */
+	uint64_t reports_dropped; /* refusals whose status key was not queued: the
+				   * report queue was full (200 000) */
 	struct timespec last_applied; /* CLOCK_REALTIME of the last write (0 if none) */
 	char last_error[256]; /* last connection or etcd error, "" if none */
 	char endpoint[200];   /* the member watched (no user:password@) */
@@ -104,7 +109,8 @@ void etcd_sync_status(struct etcd_sync *s, struct etcd_sync_status *st);
  * etcd_sync_register_status - publish the status as read-only entries
  * @dir: directory in the sync's tree ("etcd" gives etcd.connected,
  *       etcd.revision, etcd.lag, etcd.applied, etcd.refused, etcd.reconnects,
- *       etcd.resyncs, etcd.keys, etcd.last_error, etcd.endpoint)
+ *       etcd.resyncs, etcd.keys, etcd.untracked, etcd.reports_dropped,
+ *       etcd.last_error, etcd.endpoint)
  * Unregister with sysctl_unregister_table() before etcd_sync_stop().
  */
 int etcd_sync_register_status(struct etcd_sync *s, const char *dir,

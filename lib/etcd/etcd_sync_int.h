@@ -39,6 +39,7 @@ struct key_state {
 	bool reported : 1;      /* a refusal is in etcd */
 	bool queued : 1;        /* in the report queue */
 	bool sending : 1;       /* in a batch being written (the reporter holds it) */
+	bool unnamed : 1;       /* names no entry (counted in n_unnamed) */
 	char *report;           /* JSON to put, or NULL to delete */
 	struct key_state *qnext;
 	char key[];             /* NUL-free, checked by etcd_key_check() */
@@ -66,7 +67,21 @@ struct etcd_say_site {
 };
 
 /* Entries of etcd_sync_register_status(). */
-#define ETCD_ST_COUNT 10
+#define ETCD_ST_COUNT 12
+
+/*
+ * Keys that name no entry whose state is kept (their revision, their
+ * refusal's status key). A fleet's prefix may hold keys this host does not
+ * declare (entries of other hosts' tunables.d), as many as the tunables
+ * the project is built for (100 000): all of those are kept. Past the cap
+ * such a key is refused and counted only (etcd.untracked): no state, no
+ * status key, so that a hostile etcd that puts keys without end costs no
+ * memory (about 200 bytes a key, 20 MB at the cap, were unbounded).
+ */
+#define ETCD_UNNAMED_MAX 100000
+/* Status reports queued: one per key at most, so the entries plus the keys
+ * above; a backstop. Past it a refusal's report is dropped and counted. */
+#define ETCD_REPORT_QUEUE_MAX (2 * ETCD_UNNAMED_MAX)
 
 struct etcd_sync {
 	struct sysctl_tree *tree;
@@ -101,6 +116,8 @@ struct etcd_sync {
 	/* Key table (under lock; only the sync thread adds and frees keys). */
 	struct key_state **buckets;
 	size_t n_buckets, n_keys;
+	size_t n_unnamed, unnamed_max; /* keys with unnamed set; the cap (tests lower it) */
+	bool unnamed_said;      /* the cap's log line is out (until below it again) */
 	struct key_state *gone; /* keys that left the prefix, to free */
 	uint32_t read;          /* whole-prefix reads started */
 	/* Entries holding a value from etcd (under lock), for etcd_sync_holds. */
@@ -115,7 +132,7 @@ struct etcd_sync {
 	pthread_cond_t report_wake;
 	struct etcd_conn rconn;
 	struct key_state *queue_head, **queue_tail;
-	size_t queued;
+	size_t queued, queue_max; /* queue_max: ETCD_REPORT_QUEUE_MAX (tests lower it) */
 
 	/* The sync thread's own. */
 	bool need_range, created;
@@ -135,7 +152,10 @@ struct etcd_sync {
 /* etcd_keys.c */
 size_t etcd_hash(const char *s, size_t n);
 struct key_state *etcd_key_find(struct etcd_sync *s, const char *key); /* lock held */
-struct key_state *etcd_key_get(struct etcd_sync *s, const char *key); /* sync thread */
+/* The state of @key (@path: the key less the prefix), made when new: 0,
+ * -ENOSPC (it names no entry and ETCD_UNNAMED_MAX such keys are kept), or
+ * -ENOMEM. Sync thread. */
+int etcd_key_get(struct etcd_sync *s, const char *key, const char *path, struct key_state **out);
 void etcd_keys_free(struct etcd_sync *s);
 int64_t etcd_key_revision(struct etcd_sync *s, const char *key); /* any thread */
 void etcd_key_deleted(struct etcd_sync *s, const char *key, int64_t rev);
@@ -187,6 +207,7 @@ uint64_t etcd_sync_held_probes(struct etcd_sync *s);
 void etcd_say(struct etcd_sync *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Log the counts of lines dropped in windows that have ended (@all: every count). */
 void etcd_say_flush(struct etcd_sync *s, bool all);
+/* Queue @k's refusal; past queue_max it is dropped and counted (reports_dropped). */
 void etcd_report_refusal(struct etcd_sync *s, struct key_state *k, int64_t rev, size_t len,
 			 int err);
 void etcd_report_clear(struct etcd_sync *s, struct key_state *k);

@@ -33,7 +33,7 @@ etcd_mode=cluster
 . "$(dirname "$0")/etcd.sh"
 keys="fleet_vs_etcdctl_watch_p50 fleet_vs_etcdctl_watch_p99 fleet_applied_vs_gateway_watch_p50
 fleet_vs_gateway_watch_p50 gateway_vs_etcdctl_watch_p50 fleet_propagation_p50_ms
-fleet_applied_p50_ms gateway_watch_p50_ms etcdctl_watch_p50_ms"
+fleet_applied_p50_ms gateway_watch_p50_ms etcdctl_watch_p50_ms put_reply_p50_ms"
 for ((r = 1; r <= rounds; r++)); do
 	order="A B"
 	[ $((r % 2)) -eq 0 ] && order="B A"

@@ -88,6 +88,9 @@ static void status_etcd(struct report *r, FILE *f)
 			st.applied);
 		/* etcd's own words (a watch's cancel_reason): the etcd server's, not ours. */
 		put_text(f, "etcd.last_error", st.last_error[0] ? st.last_error : "none");
+		fprintf(f, "etcd.keys %" PRIu64 "\netcd.untracked %" PRIu64
+			   "\netcd.reports_dropped %" PRIu64 "\n", st.keys, st.untracked,
+			st.reports_dropped);
 		return;
 	}
 #endif

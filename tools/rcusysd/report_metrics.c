@@ -175,6 +175,14 @@ static void metrics_etcd(struct report *r, FILE *f)
 	    (double)st.refused);
 	one(f, "rcusysd_etcd_reconnects_total", "counter", "etcd watch streams started again.",
 	    (double)st.reconnects);
+	one(f, "rcusysd_etcd_keys", "gauge", "Keys of the prefix whose state is kept.",
+	    (double)st.keys);
+	one(f, "rcusysd_etcd_untracked_total", "counter",
+	    "Values of keys naming no entry refused past the cap on such keys kept.",
+	    (double)st.untracked);
+	one(f, "rcusysd_etcd_reports_dropped_total", "counter",
+	    "Refusals whose status key was not queued: the report queue was full.",
+	    (double)st.reports_dropped);
 #else
 	(void)r, (void)f;
 #endif
