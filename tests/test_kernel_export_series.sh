@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # kernel/scripts/export-series writes mails a submitter can send as they
-# are: run it on the standalone coredump fix and on the 7.3 series, against
+# are: run it on every standalone fix (kernel/fixes/*) and on the 7.3
+# series, against
 # a stand-in kernel tree whose scripts/get_maintainer.pl prints fixed
 # addresses (no kernel source is needed), and check every mail: git
 # mailinfo reads the submitter as its author, the submitter's Signed-off-by:
@@ -25,22 +26,37 @@ if ($m) { print "Maint One <maint1\@example.org>\n"; }
 else { print "Rev Two <rev2\@example.org>\nsome-list\@vger.example.org\n"; }
 EOF
 
+fixes=()
+for d in "$root"/kernel/fixes/*/; do
+	[ -f "$d/series" ] && fixes+=("${d%/}")
+done
+[ ${#fixes[@]} -gt 0 ] || fail "no kernel/fixes/*/series"
+
 run() {	# out-dir [--signoff]
 	python3 "$export_series" --author "$author" ${2:-} --tree "$tmp/tree" --out "$1" \
-		"$root/kernel/fixes/coredump" "$root/kernel/patches-7.3" 2>"$1.log" ||
+		"${fixes[@]}" "$root/kernel/patches-7.3" 2>"$1.log" ||
 		{ cat "$1.log" >&2; fail "export-series exited with $?"; }
 }
 
 run "$tmp/signed" --signoff
 fixdir=$tmp/signed/fix-coredump
 apidir=$tmp/signed/patches-7.3
-n_fix=$(ls "$fixdir"/*.patch | wc -l)
 n_api=$(ls "$apidir"/*.patch | wc -l)
 want_api=$(( $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$root/kernel/patches-7.3/series" | grep -vc /) + 1 ))
-[ "$n_fix" -eq 1 ] || fail "fix-coredump: $n_fix mails, want 1"
 [ "$n_api" -eq "$want_api" ] || fail "patches-7.3: $n_api mails, want $want_api (patches and cover letter; the prerequisite is not sent again)"
+# Each fix: one mail per patch of its series, and one per cover letter.
+n_fix=0
+for d in "${fixes[@]}"; do
+	name=fix-$(basename "$d")
+	got=$(ls "$tmp/signed/$name"/*.patch 2>/dev/null | wc -l)
+	want=$(( $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$d/series" | wc -l) +
+		$(ls "$d" | grep -c '^0000-.*\.patch$' || true) ))
+	[ "$got" -eq "$want" ] || fail "$name: $got mails, want $want"
+	n_fix=$((n_fix + got))
+done
+[ -d "$fixdir" ] || fail "no fix-coredump folder"
 
-for m in "$fixdir"/*.patch "$apidir"/*.patch; do
+for m in "$tmp"/signed/fix-*/*.patch "$apidir"/*.patch; do
 	name=${m#"$tmp/"}
 	info=$(git mailinfo "$tmp/msg" "$tmp/patch" <"$m") || fail "$name: git mailinfo failed"
 	grep -qx 'Author: Jane Doe' <<<"$info" || fail "$name: author is not the submitter: $info"
@@ -78,4 +94,4 @@ if python3 "$export_series" --author 'nobody' --signoff --tree "$tmp/tree" \
 fi
 grep -q -- '--author must be' "$tmp/bad.log" || fail "no message for a bad --author"
 
-echo "export-series: $n_fix + $n_api mails checked, signed, addressed; prerequisite $want_id"
+echo "export-series: $n_fix mails of ${#fixes[@]} fixes + $n_api mails checked, signed, addressed; prerequisite $want_id"

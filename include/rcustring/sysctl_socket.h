@@ -98,11 +98,13 @@ struct sysctl_socket_options {
 	 * (rcustring-socket(7)). @what is SYSCTL_SOCKET_STATUS ("key value"
 	 * lines) or SYSCTL_SOCKET_METRICS (Prometheus text exposition lines,
 	 * "# HELP", "# TYPE" and samples, names not starting with
-	 * "rcustring_"). Called on a server thread, by any peer's request:
-	 * it must not block for long and must not write values a peer may
-	 * not read. Returns 0 or a negative errno. NULL: the server's lines only.
+	 * "rcustring_"). Called on a server thread, by any peer's request
+	 * (@who: the peer's credentials, so that a program can show a
+	 * non-root peer less): it must not block for long and must not
+	 * write values a peer may not read. Returns 0 or a negative errno.
+	 * NULL: the server's lines only.
 	 */
-	int (*report)(void *arg, int what, FILE *out);
+	int (*report)(void *arg, int what, const struct sysctl_caller *who, FILE *out);
 	void *report_arg;
 };
 

@@ -27,10 +27,15 @@
  *        reads_per_s=N reads=N torn=N        (RT_MODE=rate only)
  *   sample KERNEL TUNABLE PATH "<first torn value seen>"
  *   note ...                                  (details)
+ *   racetest: phase N/T NAME start|progress|end: ...   (progress.c)
  *   racetest: done
- * Environment: RT_KERNEL (name printed), RT_READS, RT_CALLS (counts),
- * RT_MODE (race, the default, or rate: only the read-rate rounds, see
- * rate_test()), RT_ROUNDS (rate rounds, default 3).
+ * Environment: RT_KERNEL (name printed), RT_READS (reads per procsys/sysfs
+ * line), RT_CALLS (crashes per core_pattern consumer line),
+ * RT_HELPER_CALLS (calls per modprobe, hotplug and uevent_helper consumer
+ * line), RT_MODE (race, the default, or rate: only the read-rate rounds,
+ * see rate_test()), RT_ROUNDS (rate rounds, default 3); RT_HANG and RT_SLOW
+ * are test knobs (progress.c). Every phase ends after its count of reads
+ * or calls, however long that takes.
  *
  * It never triggers a power-off: poweroff_cmd is only read back.
  */
@@ -60,15 +65,18 @@
 #define UEVENT_DEVICE "/sys/class/mem/null/uevent"
 #define UEVENT_DEVPATH "/devices/virtual/mem/null"
 #define MAX_READERS 16
+/* Lines of a race run, one phase each (main()). */
+#define RACE_PHASES 11
 
-/* Hang guards, not assertions: a stage that runs this long stops early and
- * reports the counts it reached (boot-test then fails on the count). */
-#define STAGE_GUARD_S 900.0
+/* Work is bounded by counts alone: a phase that takes long under a busy
+ * host still finishes (boot-test's watchdog catches one that stops moving).
+ * After the last call, helpers still running get this long to record. */
 #define SETTLE_IDLE_S 5.0
 
 const char *kname = "guest";
 long want_reads = 100000;
 long want_calls = 1000;
+long want_helper_calls = 200;
 int ncpus = 1;
 
 /* /proc/sys and sysfs values: 37 'a' and 101 'b' (core_pattern holds 127). */
@@ -221,6 +229,8 @@ struct reader {
 	long target;
 	double until;	/* stop at this time instead, if not 0 */
 	int cpu;
+	int nreaders;	/* progress: this one prints for all nreaders */
+	bool progress;
 	long reads, torn;
 	double secs;
 	char sample[160];
@@ -258,10 +268,12 @@ static void *reader_main(void *arg)
 	while (r->until || r->reads < r->target) {
 		ssize_t n;
 
-		if ((r->reads & 1023) == 0 && r->until && now() >= r->until)
-			break;
-		if ((r->reads & 4095) == 0 && r->reads && now() - t0 > STAGE_GUARD_S)
-			break;
+		if ((r->reads & 1023) == 0) {
+			if (r->until && now() >= r->until)
+				break;
+			if (r->progress)
+				phase_progress(r->reads * r->nreaders);
+		}
 		/* One read at offset 0 returns the whole value and its newline. */
 		n = pread(fd, buf, sizeof(buf), 0);
 		r->reads++;
@@ -302,6 +314,8 @@ static void run_readers(const char *path, const char *a, const char *b,
 		r[i].target = (want_reads + n - 1) / n;
 		r[i].until = secs > 0 ? now() + secs : 0;
 		r[i].cpu = ncpus > 1 ? 1 + i : 0;
+		r[i].nreaders = n;
+		r[i].progress = i == 0 && secs == 0;
 		errno = pthread_create(&r[i].thread, NULL, reader_main, &r[i]);
 		if (errno)
 			die("pthread_create");
@@ -323,10 +337,11 @@ static void race_read(const char *tunable, const char *kind, const char *wpath,
 {
 	struct writer w;
 	struct read_result res;
-	double t0 = now();
+	char name[48], what[80];
 
-	printf("racetest: %s %s: %ld reads while a writer flips %s\n", tunable,
-	       kind, want_reads, wpath);
+	snprintf(name, sizeof(name), "%s-%s", tunable, kind);
+	snprintf(what, sizeof(what), "writer on %s", wpath);
+	phase_begin(name, want_reads, "reads", what);
 	writer_start(&w, wpath, val_a, val_b);
 	run_readers(rpath, val_a, val_b, 0, &res);
 	writer_stop(&w, tunable);
@@ -335,7 +350,7 @@ static void race_read(const char *tunable, const char *kind, const char *wpath,
 	if (res.sample[0])
 		printf("sample %s %s %s \"%s\"\n", kname, tunable, kind, res.sample);
 	printf("note %s %s %s writes=%ld\n", kname, tunable, kind, w.writes);
-	printf("racetest: %s %s took %.1f s\n", tunable, kind, now() - t0);
+	phase_end(res.reads);
 }
 
 /*
@@ -374,10 +389,14 @@ static void rate_test(void)
 {
 	int i;
 
+	phase_begin("read-rate", rate_rounds, "rounds",
+		    "each one second alone and one with a writer");
 	for (i = 1; i <= rate_rounds; i++) {
 		rate_round(i, false);
 		rate_round(i, true);
+		phase_progress(i);
 	}
+	phase_end(rate_rounds);
 }
 
 /* ---- consumers: the kernel reads the value and runs the helper */
@@ -461,7 +480,7 @@ static long rec_valid(bool (*check)(const struct record *, void *), void *ctx,
 }
 
 static void consumer_report(const char *tunable, long calls, long valid,
-			    long records, double t0)
+			    long records)
 {
 	long good = valid < calls ? valid : calls;
 
@@ -469,7 +488,7 @@ static void consumer_report(const char *tunable, long calls, long valid,
 	       calls - good);
 	printf("note %s %s consumer calls=%ld records=%ld whole=%ld\n", kname,
 	       tunable, calls, records, valid);
-	printf("racetest: %s consumer took %.1f s\n", tunable, now() - t0);
+	phase_end(calls);
 }
 
 /* Fork a child that crashes with SIGSEGV and a core dump of its ELF notes
@@ -527,9 +546,8 @@ static void consume_core(void)
 	struct core_ctx ctx;
 	struct writer w;
 	long i, dumped = 0, records, valid;
-	double t0 = now();
 
-	printf("racetest: core_pattern consumer: %ld crashes\n", want_calls);
+	phase_begin("core_pattern-consumer", want_calls, "crashes", "pipe helper");
 	ctx.pids = calloc(want_calls, sizeof(*ctx.pids));
 	ctx.seen = calloc(want_calls, sizeof(*ctx.seen));
 	ctx.n = 0;
@@ -543,12 +561,13 @@ static void consume_core(void)
 
 		ctx.pids[ctx.n++] = crash_one(&dumped_core);
 		dumped += dumped_core;
+		phase_progress(i + 1);
 	}
 	writer_stop(&w, "core_pattern");
 	rec_settle(want_calls);
 	valid = rec_valid(core_check, &ctx, &records);
-	consumer_report("core_pattern", want_calls, valid, records, t0);
 	printf("note %s core_pattern consumer dumped=%ld\n", kname, dumped);
+	consumer_report("core_pattern", want_calls, valid, records);
 	free(ctx.pids);
 	free(ctx.seen);
 }
@@ -563,13 +582,13 @@ static void consume_modprobe(void)
 {
 	struct writer w;
 	long i, records, valid;
-	double t0 = now();
 
-	printf("racetest: modprobe consumer: %ld module requests\n", want_calls);
+	phase_begin("modprobe-consumer", want_helper_calls, "module requests",
+		    "socket() of family 5");
 	unlink(REC_PATH);
 	writer_start(&w, "/proc/sys/kernel/modprobe", help_a, help_b);
 	pin(1);
-	for (i = 0; i < want_calls; i++) {
+	for (i = 0; i < want_helper_calls; i++) {
 		/* request_module("net-pf-5") waits for the helper to exit. */
 		int s = socket(UNREGISTERED_FAMILY, SOCK_DGRAM, 0);
 
@@ -578,11 +597,12 @@ static void consume_modprobe(void)
 			       UNREGISTERED_FAMILY);
 			close(s);
 		}
+		phase_progress(i + 1);
 	}
 	writer_stop(&w, "modprobe");
-	rec_settle(want_calls);
+	rec_settle(want_helper_calls);
 	valid = rec_valid(modprobe_check, NULL, &records);
-	consumer_report("modprobe", want_calls, valid, records, t0);
+	consumer_report("modprobe", want_helper_calls, valid, records);
 }
 
 static bool uevent_check(const struct record *rec, void *arg)
@@ -611,18 +631,19 @@ static void consume_uevent(const char *tunable, const char *wpath)
 {
 	struct writer w;
 	long i, records, valid, base;
-	double t0 = now();
+	char name[48], what[80];
 	int fd = open(UEVENT_DEVICE, O_WRONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		die(UEVENT_DEVICE);
-	printf("racetest: %s consumer: %ld uevents, writer on %s\n", tunable,
-	       want_calls, wpath);
+	snprintf(name, sizeof(name), "%s-consumer", tunable);
+	snprintf(what, sizeof(what), "writer on %s", wpath);
+	phase_begin(name, want_helper_calls, "uevents", what);
 	unlink(REC_PATH);
 	writer_start(&w, wpath, help_a, help_b);
 	pin(1);
 	base = nr_threads();
-	for (i = 0; i < want_calls; i++) {
+	for (i = 0; i < want_helper_calls; i++) {
 		double t1 = now();
 
 		if (pwrite(fd, "add", 3, 0) != 3)
@@ -630,15 +651,16 @@ static void consume_uevent(const char *tunable, const char *wpath)
 		/* Bounded wait: a stuck helper slows the stage, never hangs it. */
 		while (nr_threads() > base + UEVENT_WINDOW && now() - t1 < 5.0)
 			usleep(1000);
+		phase_progress(i + 1);
 	}
 	writer_stop(&w, tunable);
 	close(fd);
 	/* No more helpers: the value must not name a program from here on. */
 	if (write_file("/proc/sys/kernel/hotplug", "\n"))
 		die("clearing kernel.hotplug");
-	rec_settle(want_calls);
+	rec_settle(want_helper_calls);
 	valid = rec_valid(uevent_check, NULL, &records);
-	consumer_report(tunable, want_calls, valid, records, t0);
+	consumer_report(tunable, want_helper_calls, valid, records);
 }
 
 /* ---- main */
@@ -710,13 +732,15 @@ int main(void)
 		want_reads = atol(env);
 	if ((env = getenv("RT_CALLS")))
 		want_calls = atol(env);
+	if ((env = getenv("RT_HELPER_CALLS")))
+		want_helper_calls = atol(env);
 	if ((env = getenv("RT_ROUNDS")))
 		rate_rounds = atoi(env);
 	env = getenv("RT_MODE");
 	rate_mode = env && !strcmp(env, "rate");
-	if (want_reads < 1 || want_calls < 1 || rate_rounds < 1 ||
+	if (want_reads < 1 || want_calls < 1 || want_helper_calls < 1 || rate_rounds < 1 ||
 	    (env && !rate_mode && strcmp(env, "race"))) {
-		fprintf(stderr, "racetest: RT_READS, RT_CALLS and RT_ROUNDS must be positive, RT_MODE race or rate\n");
+		fprintf(stderr, "racetest: RT_READS, RT_CALLS, RT_HELPER_CALLS and RT_ROUNDS must be positive, RT_MODE race or rate\n");
 		return 2;
 	}
 	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -734,10 +758,11 @@ int main(void)
 	save_all();
 	/* A newline first: the console line may start with the firmware's
 	 * escape sequences. */
-	printf("\nracetest: kernel %s, %d CPUs, %ld reads per line, %ld calls per consumer\n",
-	       kname, ncpus, want_reads, want_calls);
+	printf("\nracetest: kernel %s, %d CPUs, %ld reads per line, %ld calls per core_pattern consumer, %ld per helper consumer\n",
+	       kname, ncpus, want_reads, want_calls, want_helper_calls);
 	printf("note %s cpus=%d\n", kname, ncpus);
 
+	phase_count(rate_mode ? 1 : RACE_PHASES);
 	if (rate_mode) {
 		rate_test();
 		restore_all();

@@ -11,7 +11,7 @@
 #include <sys/types.h>
 
 extern const char *kname;	/* kernel name printed on every line */
-extern long want_reads, want_calls;
+extern long want_reads, want_calls, want_helper_calls;
 extern int ncpus;
 
 double now(void);
@@ -43,6 +43,15 @@ void writer_start(struct writer *w, const char *path, const char *a,
 void writer_start_opts(struct writer *w, const char *path, const char *a,
 		       const char *b, bool private_mntns, bool refuse_b);
 void writer_stop(struct writer *w, const char *tunable);
+
+/* Phases and their progress lines, for boot-test's watchdog (progress.c):
+ * phase_count() once, then per phase phase_begin(), phase_progress() as
+ * work gets done (it prints at most every few seconds) and phase_end(). */
+void phase_count(int total);
+void phase_begin(const char *name, long want, const char *unit,
+		 const char *what);
+void phase_progress(long done);
+void phase_end(long done);
 
 /* Fork a child that crashes with SIGSEGV and wait for it (racetest.c). */
 pid_t crash_one(bool *dumped);

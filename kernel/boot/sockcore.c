@@ -185,6 +185,7 @@ static pid_t *crash_all(long *dumped)
 
 		pids[i] = crash_one(&d);
 		*dumped += d;
+		phase_progress(i + 1);
 	}
 	return pids;
 }
@@ -215,9 +216,8 @@ void consume_core_socket(void)
 	struct writer w;
 	long i, whole = 0, dumped, n;
 	pid_t *pids;
-	double t0 = now();
 
-	printf("racetest: core_pattern socket: %ld crashes, two listeners\n", want_calls);
+	phase_begin("core_pattern-socket", want_calls, "crashes", "two listeners");
 	make_dir("/run");
 	socket_names(sa, sb, sizeof(sa));
 	snprintf(pa, sizeof(pa), "@%s", sa);
@@ -234,7 +234,7 @@ void consume_core_socket(void)
 	       want_calls, want_calls - whole);
 	printf("note %s core_pattern socket calls=%ld connections=%ld whole=%ld dumped=%ld writes=%ld\n",
 	       kname, want_calls, n, whole, dumped, w.writes);
-	printf("racetest: core_pattern socket took %.1f s\n", now() - t0);
+	phase_end(want_calls);
 	free(pids);
 	free(l.conn);
 	unlink(sa);
@@ -267,10 +267,9 @@ void consume_core_refused(void)
 	long i, whole = 0, used = 0, dumped;
 	pid_t *pids;
 	struct stat st;
-	double t0 = now();
 
-	printf("racetest: core_pattern refused: %ld crashes, writer in its own mount namespace\n",
-	       want_calls);
+	phase_begin("core_pattern-refused", want_calls, "crashes",
+		    "writer in its own mount namespace");
 	make_dir("/run");
 	make_dir("/c");
 	clear_cores();
@@ -296,7 +295,7 @@ void consume_core_refused(void)
 	       want_calls, want_calls - whole);
 	printf("note %s core_pattern refused calls=%ld whole=%ld used_refused=%ld dumped=%ld writes=%ld refused=%ld accepted=%ld\n",
 	       kname, want_calls, whole, used, dumped, w.writes, w.refused, w.accepted);
-	printf("racetest: core_pattern refused took %.1f s\n", now() - t0);
+	phase_end(want_calls);
 	clear_cores();
 	free(pids);
 	free(l.conn);

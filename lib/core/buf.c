@@ -142,6 +142,35 @@ static bool try_reserve(size_t bytes, bool force)
 	return true;
 }
 
+/* Frees this thread holds back (rcs_buf_hold_frees()). */
+#define HELD_FREES_MAX 64
+static __thread struct {
+	struct rcs_buf *b[HELD_FREES_MAX];
+	int n, depth;
+} held;
+
+static void buf_release_rcu(struct rcu_head *head);
+
+static void flush_held(void)
+{
+	int n = held.n;
+
+	held.n = 0;
+	for (int i = 0; i < n; i++)
+		call_rcu(&held.b[i]->rcu, buf_release_rcu);
+}
+
+void rcs_buf_hold_frees(void)
+{
+	held.depth++;
+}
+
+void rcs_buf_release_frees(void)
+{
+	if (held.depth > 0 && --held.depth == 0)
+		flush_held();
+}
+
 int rcs_buf_reserve(size_t bytes, bool force)
 {
 	while (!try_reserve(bytes, false)) {
@@ -163,6 +192,7 @@ int rcs_buf_reserve(size_t bytes, bool force)
 		 * one per write).
 		 */
 		__atomic_add_fetch(&stat_throttled, 1, __ATOMIC_RELAXED);
+		flush_held(); /* counted in the backlog: the barrier must see them queued */
 		rcu_barrier();
 	}
 	return 0;
@@ -190,6 +220,10 @@ void rcs_buf_free_reserved(char *str, size_t reserved)
 	/* Keep exactly the buffer's size reserved until its callback runs. */
 	if (reserved > bytes)
 		__atomic_sub_fetch(&stat_pending_bytes, reserved - bytes, __ATOMIC_RELAXED);
+	if (held.depth && held.n < HELD_FREES_MAX) {
+		held.b[held.n++] = buf_of(str);
+		return;
+	}
 	call_rcu(&buf_of(str)->rcu, buf_release_rcu);
 }
 

@@ -64,4 +64,23 @@ void rcs_buf_free_reserved(char *str, size_t reserved);
  */
 void rcs_buf_free_deferred(char *str);
 
+/*
+ * rcs_buf_hold_frees - hold back this thread's frees (rcs_buf_free_reserved,
+ * rcs_buf_free_deferred) until the matching rcs_buf_release_frees(), which
+ * queues them to call_rcu. A writer that wakes its readers (a change
+ * notification) between the two does so before call_rcu wakes liburcu's
+ * worker thread: on a busy machine the reader gets the core first. A grace
+ * period that starts later is only later; the backlog counts the held
+ * buffers already, and a writer that must wait for it queues them first.
+ * Context: any thread, outside or inside a read-side section; nests; up to
+ * 64 buffers are held at a time (more go to call_rcu at once).
+ */
+void rcs_buf_hold_frees(void);
+/*
+ * rcs_buf_release_frees - end the outermost rcs_buf_hold_frees(): queue
+ * what this thread held to call_rcu.
+ * Context: the thread that called rcs_buf_hold_frees().
+ */
+void rcs_buf_release_frees(void);
+
 #endif

@@ -85,9 +85,27 @@ void etcd_conn_free(struct etcd_conn *c)
 	free(c->cacert);
 	free(c->cert);
 	free(c->key);
+	if (c->userpwd) {
+		explicit_bzero(c->userpwd, strlen(c->userpwd));
+		free(c->userpwd);
+	}
 	if (c->unary)
 		curl_easy_cleanup(c->unary);
 	memset(c, 0, sizeof(*c));
+}
+
+int etcd_conn_set_userpwd(struct etcd_conn *c, const char *userpwd)
+{
+	char *copy = userpwd ? strdup(userpwd) : NULL;
+
+	if (userpwd && !copy)
+		return -ENOMEM;
+	if (c->userpwd) {
+		explicit_bzero(c->userpwd, strlen(c->userpwd));
+		free(c->userpwd);
+	}
+	c->userpwd = copy;
+	return 0;
 }
 
 void etcd_conn_next(struct etcd_conn *c)
@@ -190,6 +208,8 @@ void etcd_setup(struct etcd_conn *c, size_t idx, CURL *h, const char *path, cons
 		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert);
 	if (c->key)
 		curl_easy_setopt(h, CURLOPT_SSLKEY, c->key);
+	if (c->userpwd)
+		curl_easy_setopt(h, CURLOPT_USERPWD, c->userpwd);
 }
 
 int etcd_curl_errno(CURLcode rc)

@@ -30,6 +30,7 @@ struct etcd_conn {
 	char **endpoints; /* "http(s)://host:port", no trailing '/' */
 	size_t n_endpoints, cur;
 	char *cacert, *cert, *key;
+	char *userpwd; /* "user:password" for HTTP basic auth (NULL: none); never in a message */
 	CURL *unary; /* kept for connection reuse between requests */
 	long timeout_ms;   /* unary requests (default 5000) */
 	char err[256];     /* last error, never holding a secret */
@@ -49,6 +50,12 @@ int etcd_conn_init(struct etcd_conn *c, const char *endpoints, const struct etcd
 void etcd_conn_free(struct etcd_conn *c);
 /** Move to the next endpoint (after a failure). */
 void etcd_conn_next(struct etcd_conn *c);
+/**
+ * Authenticate every request with @userpwd ("user:password", HTTP basic;
+ * NULL: none), given apart from the URL so that it never shows in a
+ * process's command line. Copied; wiped when @c is freed. Return 0, -ENOMEM.
+ */
+int etcd_conn_set_userpwd(struct etcd_conn *c, const char *userpwd);
 /** The current endpoint with any user:password@ part removed, for messages. */
 void etcd_conn_name(const struct etcd_conn *c, char *buf, size_t size);
 
@@ -70,6 +77,9 @@ struct etcd_kv {
 	int64_t mod_revision; /* 1 .. INT64_MAX - 1 when err is 0 */
 	int err; /* -EBADMSG: the value or revision could not be decoded (value is "") */
 };
+/* Longer keys are not etcd's (its default request limit is 1.5 MiB): a memory
+ * bound only; etcd_key_check() refuses keys over ETCD_KEY_MAX, and says so. */
+#define ETCD_KEY_DECODE_MAX (64u << 10)
 void etcd_kvs_free(struct etcd_kv *kvs, size_t n);
 void etcd_kv_free(struct etcd_kv *kv);
 

@@ -15,9 +15,6 @@
 
 #include "etcd_http.h"
 
-/* Longer keys are not etcd's (its default request limit is 1.5 MiB): a memory
- * bound only; etcd_key_check() refuses keys over ETCD_KEY_MAX, and says so. */
-#define KEY_DECODE_MAX (64u << 10)
 
 /* @obj's @field if @obj is an object holding it with type @type (NULL: absent or wrong). */
 static int get_typed(json_object *obj, const char *field, json_type type, json_object **out)
@@ -114,7 +111,7 @@ int etcd_parse_kv(json_object *o, struct etcd_kv *kv)
 	err = get_b64(o, "key", &kv->key, &kv->key_len);
 	if (err)
 		return err == -ENOMEM ? err : -EBADMSG;
-	if (!kv->key_len || kv->key_len > KEY_DECODE_MAX) {
+	if (!kv->key_len || kv->key_len > ETCD_KEY_DECODE_MAX) {
 		free(kv->key);
 		kv->key = NULL;
 		return -EBADMSG;

@@ -50,4 +50,16 @@ size_t jscan_count(struct jspan v, size_t max);
 int jscan_object(struct jspan v, jscan_member_fn *fn, void *arg);
 int jscan_array(struct jspan v, jscan_elem_fn *fn, void *arg);
 
+struct etcd_kv;
+struct etcd_event;
+/*
+ * etcd_kv_fast, etcd_event_fast - decode the checked span @v if it is in the
+ * form etcd's gateway writes (etcd_fast.c), as etcd_parse_kv() and
+ * etcd_parse_event() would, without json-c. Return: 0 (decoded: free with
+ * etcd_kv_free()), 1 (not that form: nothing held, decode it with json-c)
+ * or -ENOMEM.
+ */
+int etcd_kv_fast(struct jspan v, struct etcd_kv *kv);
+int etcd_event_fast(struct jspan v, struct etcd_event *ev);
+
 #endif /* RCUSTRING_ETCD_SCAN_H */

@@ -4,12 +4,15 @@
  * bound proportional to it (DESIGN.md §7): the scanner (etcd_scan.c) checks
  * the whole text first; the members around the kvs (events) array, few and
  * small, become one small json-c object checked as before (etcd_json.c);
- * then the array's elements are decoded one at a time, each handed to the
- * caller and freed before the next, so that peak memory is the reply's
- * buffer plus one element, whatever the reply holds. A watch message's
- * events are all checked before any is handed on: a message that is not
- * etcd's changes nothing. The caller's cancel hook is asked between
- * elements, so that a stop never waits for a long reply to be decoded.
+ * then the array's elements are decoded one at a time (in the gateway's
+ * own form without json-c: etcd_fast.c), each handed to the caller and
+ * freed before the next, so that peak memory is the reply's buffer plus
+ * one element (a chunk of events for a watch message), whatever the reply
+ * holds. A watch message's events are all checked before any is handed
+ * on: a message that is not etcd's changes nothing; one that fits in a
+ * chunk, nearly every message, is handed on from that check, not decoded
+ * twice. The caller's cancel hook is asked between elements, so that a
+ * stop never waits for a long reply to be decoded.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -81,17 +84,21 @@ static int split_member(void *arg, const char *name, size_t name_len, struct jsp
 	return err ? err : append(sp, v.p, v.len);
 }
 
-/* A small text json-c may parse whole: NUL-terminated, depth-bounded. */
-static json_object *parse_small(const char *text, size_t len)
+/*
+ * A small text json-c may parse whole: NUL-terminated, depth-bounded. One
+ * tokener (depth JSCAN_DEPTH_MAX) serves every parse of a reply or message,
+ * reset before each: a new one per element cost an allocation of its stack.
+ */
+static json_object *parse_small(json_tokener *tok, const char *text, size_t len)
 {
-	json_tokener *tok = json_tokener_new_ex(JSCAN_DEPTH_MAX);
-	json_object *o = tok ? json_tokener_parse_ex(tok, text, (int)len + 1) : NULL;
+	json_object *o;
 
+	json_tokener_reset(tok);
+	o = json_tokener_parse_ex(tok, text, (int)len + 1);
 	if (o && json_tokener_get_parse_end(tok) < len) {
 		json_object_put(o);
 		o = NULL;
 	}
-	json_tokener_free(tok);
 	return o;
 }
 
@@ -100,7 +107,8 @@ static json_object *parse_small(const char *text, size_t len)
  * (*@out). Return: 0, -EBADMSG (not an object, @skip twice, too many
  * values beside it) or -ENOMEM.
  */
-static int split_object(struct jspan v, const char *skip, struct jspan *arr, json_object **out)
+static int split_object(json_tokener *tok, struct jspan v, const char *skip, struct jspan *arr,
+			json_object **out)
 {
 	struct split sp = { .skip = skip };
 	int err = append(&sp, "{", 1);
@@ -110,7 +118,7 @@ static int split_object(struct jspan v, const char *skip, struct jspan *arr, jso
 		err = jscan_object(v, split_member, &sp);
 	if (!err)
 		err = append(&sp, "}", 1);
-	if (!err && !(*out = parse_small(sp.text, sp.len)))
+	if (!err && !(*out = parse_small(tok, sp.text, sp.len)))
 		err = -EBADMSG; /* the scanner and json-c disagree: refuse it */
 	*arr = sp.arr;
 	free(sp.text);
@@ -125,19 +133,39 @@ static int check_array(struct jspan *arr)
 	return !arr->p || *arr->p == '[' ? 0 : -EBADMSG;
 }
 
-/* One element, small enough for json-c (NULL: too big or not JSON json-c takes). */
-static json_object *parse_elem(struct jspan v)
+/* One element, small enough for json-c (NULL: not JSON json-c takes). */
+static json_object *parse_elem(json_tokener *tok, struct jspan v)
 {
 	char *copy;
 	json_object *o;
 
-	if (jscan_count(v, ELEM_VALUES_MAX) > ELEM_VALUES_MAX)
-		return NULL;
 	/* json-c wants a NUL after a number; an element is small but for its strings. */
 	copy = strndup(v.p, v.len);
-	o = copy ? parse_small(copy, v.len) : NULL;
+	o = copy ? parse_small(tok, copy, v.len) : NULL;
 	free(copy);
 	return o;
+}
+
+/*
+ * One kv (@ev NULL) or event of a reply: in the gateway's own form without
+ * json-c (etcd_fast.c), else through json-c as etcd_json.c decides. Return:
+ * 0, -ENOMEM, or another error (the element is not etcd's).
+ */
+static int decode_elem(json_tokener *tok, struct jspan v, struct etcd_kv *kv,
+		       struct etcd_event *ev)
+{
+	json_object *o;
+	int err;
+
+	if (jscan_count(v, ELEM_VALUES_MAX) > ELEM_VALUES_MAX)
+		return -EBADMSG; /* too big for an element of etcd's */
+	err = ev ? etcd_event_fast(v, ev) : etcd_kv_fast(v, kv);
+	if (err <= 0)
+		return err;
+	o = parse_elem(tok, v);
+	err = !o ? -EBADMSG : ev ? etcd_parse_event(o, ev) : etcd_parse_kv(o, kv);
+	json_object_put(o);
+	return err;
 }
 
 static int cancelled(struct etcd_conn *c, size_t i)
@@ -147,6 +175,7 @@ static int cancelled(struct etcd_conn *c, size_t i)
 
 struct range_walk {
 	struct etcd_conn *c;
+	json_tokener *tok;
 	const char *prefix;
 	size_t plen, i;
 	etcd_kv_fn *fn;
@@ -156,15 +185,12 @@ struct range_walk {
 static int range_elem(void *arg, struct jspan v)
 {
 	struct range_walk *rw = arg;
-	json_object *o;
 	struct etcd_kv kv;
 	int err;
 
 	if (cancelled(rw->c, rw->i++))
 		return -ECANCELED;
-	o = parse_elem(v);
-	err = o ? etcd_parse_kv(o, &kv) : -EBADMSG;
-	json_object_put(o);
+	err = decode_elem(rw->tok, v, &kv, NULL);
 	if (err == -ENOMEM)
 		return err;
 	/* Keys outside the prefix asked for were not asked for. */
@@ -182,17 +208,18 @@ static int range_elem(void *arg, struct jspan v)
 int etcd_range_text(struct etcd_conn *c, const char *text, size_t len, const char *prefix,
 		    int64_t *revision, etcd_kv_fn *fn, void *arg)
 {
-	struct range_walk rw = { c, prefix, strlen(prefix), 0, fn, arg };
+	json_tokener *tok = json_tokener_new_ex(JSCAN_DEPTH_MAX);
+	struct range_walk rw = { c, tok, prefix, strlen(prefix), 0, fn, arg };
 	struct etcd_kv *none;
 	json_object *rest = NULL;
 	struct jspan top, kvs;
 	size_t n, dropped;
-	int err = jscan_whole(text, len, &top, NULL);
+	int err = tok ? jscan_whole(text, len, &top, NULL) : -ENOMEM;
 
 	c->dropped = 0;
 	*revision = 0;
 	if (!err)
-		err = split_object(top, "kvs", &kvs, &rest);
+		err = split_object(tok, top, "kvs", &kvs, &rest);
 	if (!err && (err = etcd_reply_error(c, rest)) != 0)
 		goto out;
 	/* The header as before, with no kvs: those come one at a time. */
@@ -208,6 +235,8 @@ int etcd_range_text(struct etcd_conn *c, const char *text, size_t len, const cha
 		err = jscan_array(kvs, range_elem, &rw);
 out:
 	json_object_put(rest);
+	if (tok)
+		json_tokener_free(tok);
 	return err;
 }
 
@@ -218,8 +247,17 @@ struct watch_walk {
 	size_t i;
 	etcd_watch_fn *fn;
 	void *arg;
-	bool deliver; /* false: the first pass, checking only */
+	json_tokener *tok;
+	bool deliver;  /* false: the first pass, checking (and keeping, see kept_all) */
+	bool kept_all; /* the first pass kept every event: they fit in a chunk */
 };
+
+static void watch_free_events(struct watch_walk *ww)
+{
+	for (size_t i = 0; i < ww->m.n_events; i++)
+		etcd_kv_free(&ww->m.events[i].kv);
+	ww->m.n_events = 0;
+}
 
 /*
  * Hand on the first @n events decoded so far (and, the first time, the
@@ -274,17 +312,23 @@ static int watch_elem(void *arg, struct jspan v)
 {
 	struct watch_walk *ww = arg;
 	struct etcd_event ev;
-	json_object *o;
 	int err;
 
 	if (cancelled(ww->c, ww->i++))
 		return -ECANCELED;
-	o = parse_elem(v);
-	err = o ? etcd_parse_event(o, &ev) : -EBADMSG;
-	json_object_put(o);
+	err = decode_elem(ww->tok, v, NULL, &ev);
 	if (err)
 		return err == -ENOMEM ? err : -EBADMSG;
 	if (!ww->deliver) {
+		/* A message that fits in a chunk (one event, nearly always) is
+		 * decoded once: its events are kept and handed on as they are. */
+		if (ww->kept_all && ww->m.n_events < ww->cap) {
+			ww->m.events[ww->m.n_events++] = ev;
+			return 0;
+		}
+		if (ww->kept_all)
+			watch_free_events(ww); /* more than a chunk: the second pass decodes them */
+		ww->kept_all = false;
 		etcd_kv_free(&ev.kv);
 		return 0;
 	}
@@ -302,7 +346,7 @@ static int watch_result(struct watch_walk *ww, struct jspan res)
 {
 	json_object *rest;
 	struct jspan events;
-	int err = split_object(res, "events", &events, &rest);
+	int err = split_object(ww->tok, res, "events", &events, &rest);
 
 	if (!err)
 		err = etcd_parse_watch(rest, &ww->m); /* no events: they come next */
@@ -311,22 +355,22 @@ static int watch_result(struct watch_walk *ww, struct jspan res)
 		err = check_array(&events);
 	if (err)
 		return err == -ENOMEM ? err : -EBADMSG;
-	if (events.p)
-		err = jscan_array(events, watch_elem, ww); /* every event checked first */
-	if (err)
-		return err;
-	ww->m.events = calloc(EVENTS_CHUNK, sizeof(*ww->m.events));
+	/* Every slot is written before it is read: no need to zero 8 KiB a message. */
+	ww->m.events = malloc(EVENTS_CHUNK * sizeof(*ww->m.events));
 	if (!ww->m.events)
 		return -ENOMEM;
 	ww->cap = EVENTS_CHUNK;
-	ww->deliver = true;
-	ww->i = 0;
+	ww->kept_all = true;
 	if (events.p)
+		err = jscan_array(events, watch_elem, ww); /* every event checked first */
+	if (!err && !ww->kept_all) {
+		ww->deliver = true;
+		ww->i = 0;
 		err = jscan_array(events, watch_elem, ww);
+	}
 	if (!err && (ww->m.n_events || !events.p || ww->i == 0))
 		err = watch_flush(ww);
-	for (size_t i = 0; i < ww->m.n_events; i++)
-		etcd_kv_free(&ww->m.events[i].kv);
+	watch_free_events(ww);
 	free(ww->m.events);
 	return err;
 }
@@ -337,10 +381,12 @@ int etcd_watch_text(struct etcd_conn *c, const char *text, size_t len, etcd_watc
 	struct watch_walk ww = { .c = c, .fn = fn, .arg = arg };
 	json_object *rest = NULL;
 	struct jspan top, res;
-	int err = jscan_whole(text, len, &top, NULL);
+	int err;
 
+	ww.tok = json_tokener_new_ex(JSCAN_DEPTH_MAX);
+	err = ww.tok ? jscan_whole(text, len, &top, NULL) : -ENOMEM;
 	if (!err)
-		err = split_object(top, "result", &res, &rest);
+		err = split_object(ww.tok, top, "result", &res, &rest);
 	if (err) {
 		snprintf(c->err, sizeof(c->err), "watch: %s",
 			 err == -ENOMEM ? "out of memory" : "a message that is not JSON");
@@ -359,5 +405,7 @@ int etcd_watch_text(struct etcd_conn *c, const char *text, size_t len, etcd_watc
 	}
 out:
 	json_object_put(rest);
+	if (ww.tok)
+		json_tokener_free(ww.tok);
 	return err;
 }

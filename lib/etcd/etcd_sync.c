@@ -20,6 +20,7 @@
 
 #include "../common/copy_cut.h"
 #include "../common/deadline.h"
+#include "../core/buf.h"
 #include "rcustring/sysctl_commit.h"
 #include "etcd_sync_int.h"
 
@@ -188,7 +189,10 @@ static int on_watch(void *arg, const struct etcd_watch_msg *m)
 			 m->cancel_reason[0] ? m->cancel_reason : "no reason given");
 		return -ECONNRESET;
 	}
+	/* The old values' frees go to call_rcu after the readers were woken. */
+	rcs_buf_hold_frees();
 	apply_events(s, m, &top);
+	rcs_buf_release_frees();
 	/* A quiet prefix's progress message: everything up to its header is here. */
 	if (!m->n_events && !m->created && s->created)
 		top = m->revision;
@@ -466,6 +470,10 @@ int etcd_sync_new(struct sysctl_tree *tree, const struct etcd_sync_opts *opts,
 		err = etcd_conn_init(&s->wconn, opts->endpoints, &tls);
 	if (!err)
 		err = etcd_conn_init(&s->rconn, opts->endpoints, &tls);
+	if (!err && opts->userpwd && ((err = etcd_conn_set_userpwd(&s->conn, opts->userpwd)) ||
+				      (err = etcd_conn_set_userpwd(&s->wconn, opts->userpwd)) ||
+				      (err = etcd_conn_set_userpwd(&s->rconn, opts->userpwd))))
+		goto fail;
 	if (err)
 		goto fail;
 	s->conn.cancel = etcd_stopping; /* a stop ends a long reply at once */

@@ -43,6 +43,7 @@ struct etcd_sync_opts {
 	const char *status_prefix; /* NULL: "/rcustring-status/SERVICE/HOST/", SERVICE being
 				    * the last component of @prefix */
 	const char *cacert, *cert, *key; /* TLS files passed to libcurl (NULL: none / system CA) */
+	const char *userpwd; /* "user:password" (etcd_conn_set_userpwd()); NULL: none, or the URL's */
 	const struct sysctl_caller *caller; /* whose permissions apply; NULL: uid 0 of this pid */
 	int backoff_min_ms, backoff_max_ms; /* reconnect delays (0: 100 and 5000) */
 	int idle_ms; /* a watch quiet this long has its member checked (0: 5000) */

@@ -142,35 +142,47 @@ int sock_client_reply(struct sock_client *c, struct sock_reply *r)
 	return sock_parse_reply(c->buf, (size_t)(nl - c->buf), r) ? -EPROTO : 0;
 }
 
-int sock_client_call(struct sock_client *c, const char *verb, const char *path,
-		     const char *value, size_t value_len, char **value_out)
+/*
+ * The reply to the request just sent (@sent: the send's error, returned
+ * as it is): 0 for OK, the ERR's negative errno, -EPROTO for a DATA line.
+ * Where @text is set it gets the reply's text unescaped (NULL: none):
+ * a value, where one that does not unescape is -EPROTO and no memory
+ * -ENOMEM; or, with @msg, an ERR's message only, kept as it came where it
+ * does not unescape and left out where there is no memory for it (the
+ * reply's errno is what counts).
+ */
+static int await_reply(struct sock_client *c, int sent, char **text, bool msg)
 {
 	struct sock_reply r;
-	char *text;
-	long n;
-	int err;
+	int err = sent ? sent : sock_client_reply(c, &r);
+	char *t;
 
-	if (value_out)
-		*value_out = NULL;
-	err = sock_client_send(c, verb, path, value, value_len);
-	if (!err)
-		err = sock_client_reply(c, &r);
+	if (text)
+		*text = NULL;
 	if (err)
 		return err;
 	if (r.kind == SOCK_REPLY_DATA)
 		return -EPROTO;
-	if (value_out) {
-		text = malloc(r.text_len + 1);
-		if (!text)
+	if (text && (!msg || r.kind == SOCK_REPLY_ERR)) {
+		t = malloc(r.text_len + 1);
+		if (!t && !msg)
 			return -ENOMEM;
-		n = sock_unescape(r.text, r.text_len, text);
-		if (n < 0) {
-			free(text);
-			return -EPROTO;
+		if (t && sock_unescape(r.text, r.text_len, t) < 0) {
+			if (!msg) {
+				free(t);
+				return -EPROTO;
+			}
+			snprintf(t, r.text_len + 1, "%.*s", (int)r.text_len, r.text);
 		}
-		*value_out = text;
+		*text = t;
 	}
 	return r.kind == SOCK_REPLY_OK ? 0 : r.err;
+}
+
+int sock_client_call(struct sock_client *c, const char *verb, const char *path,
+		     const char *value, size_t value_len, char **value_out)
+{
+	return await_reply(c, sock_client_send(c, verb, path, value, value_len), value_out, false);
 }
 
 /* "<path> <value>\n" of one item at @out (room checked by the caller). */
@@ -216,24 +228,5 @@ static int send_mset(struct sock_client *c, bool apply, const char *const *paths
 int sock_client_mset(struct sock_client *c, bool apply, const char *const *paths,
 		     const char *const *values, size_t n, char **msg_out)
 {
-	struct sock_reply r;
-	int err;
-
-	if (msg_out)
-		*msg_out = NULL;
-	err = send_mset(c, apply, paths, values, n);
-	if (!err)
-		err = sock_client_reply(c, &r);
-	if (err)
-		return err;
-	if (r.kind == SOCK_REPLY_DATA)
-		return -EPROTO;
-	if (r.kind == SOCK_REPLY_ERR && msg_out) {
-		char *text = malloc(r.text_len + 1);
-
-		if (text && sock_unescape(r.text, r.text_len, text) < 0)
-			snprintf(text, r.text_len + 1, "%.*s", (int)r.text_len, r.text);
-		*msg_out = text;
-	}
-	return r.kind == SOCK_REPLY_OK ? 0 : r.err;
+	return await_reply(c, send_mset(c, apply, paths, values, n), msg_out, true);
 }

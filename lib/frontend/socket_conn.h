@@ -141,9 +141,16 @@ void sock_do_report(struct conn *c, enum sock_verb verb);
 int sock_handle_line(struct conn *c, const char *line, size_t len);
 /* Look @path up and check @mask (R_OK, W_OK) for the peer; on error the reply is built. */
 struct sysctl_entry *sock_open_entry(struct conn *c, const char *path, int mask);
-/* The keepalive and liveness checks of a watch (see WATCH in rcustring-socket(7)). */
-bool sock_peer_gone(struct conn *c);
-bool sock_peer_has_unread(struct conn *c);
+/*
+ * socket_reply.c: the keepalive and liveness checks of WATCH and MWATCH
+ * (rcustring-socket(7)), after each wait. Return 1
+ * when the watch must end (the peer hung up, or a keepalive is due while a
+ * line sent before is still unread: a stuck watcher); else the keepalive
+ * when one is due ("ALIVE <*@seen>", or "ALIVE" with @seen NULL) with
+ * *@last_sent moved on: 0, or the send's -errno.
+ * Context: the watch's connection thread.
+ */
+int sock_watch_idle(struct conn *c, int64_t *last_sent, const uint64_t *seen);
 
 /*
  * socket_multi.c: MSET and MAPPLY begin a batch (sock_batch_line() takes

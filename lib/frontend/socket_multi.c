@@ -367,16 +367,8 @@ static void mwatch_loop(struct conn *c, struct mwatch *w)
 			ret = sock_out_flush(c);
 			last_sent = rcs_now_ms();
 		}
-		if (sock_peer_gone(c))
-			break;
-		if (!ret && rcs_now_ms() - last_sent >= s->opt.watch_keepalive_ms) {
-			/* As WATCH: a line unread for a whole interval means a stuck watcher. */
-			if (sock_peer_has_unread(c))
-				break;
-			sock_out_add(c, "ALIVE\n", 6);
-			ret = sock_out_flush(c);
-			last_sent = rcs_now_ms();
-		}
+		if (!ret)
+			ret = sock_watch_idle(c, &last_sent, NULL);
 	}
 }
 

@@ -6,6 +6,7 @@
  * the peer (or the error reply), whether a watching peer is gone or stuck.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -200,7 +201,7 @@ struct sysctl_entry *sock_open_entry(struct conn *c, const char *path, int mask)
 }
 
 /* Whether the peer hung up (or sent bytes, which a watch ignores). */
-bool sock_peer_gone(struct conn *c)
+static bool peer_gone(struct conn *c)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 	char sink[512];
@@ -220,10 +221,36 @@ bool sock_peer_gone(struct conn *c)
 }
 
 /* Whether bytes sent to the peer still wait to be read (SIOCOUTQ). */
-bool sock_peer_has_unread(struct conn *c)
+static bool peer_has_unread(struct conn *c)
 {
 	int queued = 0;
 
 	/* Where the ioctl fails we cannot tell: count the peer as reading. */
 	return ioctl(c->fd, SIOCOUTQ, &queued) == 0 && queued > 0;
+}
+
+int sock_watch_idle(struct conn *c, int64_t *last_sent, const uint64_t *seen)
+{
+	int ret;
+
+	if (peer_gone(c))
+		return 1;
+	if (rcs_now_ms() - *last_sent < c->server->opt.watch_keepalive_ms)
+		return 0;
+	/*
+	 * Liveness: nothing was sent for a whole interval, so a byte still
+	 * unread now has waited at least that long. The watcher is stuck (or
+	 * passed the socket on and never reads): drop it. A busy watch needs
+	 * no such check: its lines fill the socket and the send deadline
+	 * drops it.
+	 */
+	if (peer_has_unread(c))
+		return 1;
+	if (seen)
+		sock_out_fmt(c, "ALIVE %" PRIu64 "\n", *seen);
+	else
+		sock_out_add(c, "ALIVE\n", 6);
+	ret = sock_out_flush(c);
+	*last_sent = rcs_now_ms();
+	return ret;
 }

@@ -108,7 +108,7 @@ void sock_do_report(struct conn *c, enum sock_verb verb)
 		server_metrics(s, f);
 	if (s->opt.report)
 		err = s->opt.report(s->opt.report_arg,
-				    metrics ? SYSCTL_SOCKET_METRICS : SYSCTL_SOCKET_STATUS, f);
+				    metrics ? SYSCTL_SOCKET_METRICS : SYSCTL_SOCKET_STATUS, &c->who, f);
 	if (fclose(f) != 0 && !err)
 		err = -ENOMEM;
 	if (err) {

@@ -376,22 +376,8 @@ static int do_watch(struct conn *c, const char *path)
 			ret = sock_out_flush(c);
 			last_sent = rcs_now_ms();
 		}
-		if (sock_peer_gone(c))
-			break;
-		if (!ret && rcs_now_ms() - last_sent >= s->opt.watch_keepalive_ms) {
-			/*
-			 * Liveness: nothing was sent for a whole interval, so a
-			 * byte still unread now has waited at least that long.
-			 * The watcher is stuck (or passed the socket on and never
-			 * reads): drop it. A busy watch needs no such check: its
-			 * lines fill the socket and the send deadline drops it.
-			 */
-			if (sock_peer_has_unread(c))
-				break;
-			sock_out_fmt(c, "ALIVE %" PRIu64 "\n", seen);
-			ret = sock_out_flush(c);
-			last_sent = rcs_now_ms();
-		}
+		if (!ret)
+			ret = sock_watch_idle(c, &last_sent, &seen);
 	}
 	sock_watch_put(c);
 	sysctl_entry_put(e);

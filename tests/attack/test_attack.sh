@@ -136,7 +136,8 @@ chmod 755 "$dir/crash" "$dir/modprobe-ok"
 # budget_by_uid RUN: while the user holds 1020 files and 4 connections, 15
 # more uids connect once each: STATUS and METRICS show who holds the
 # handles, the user first, then the uids holding one (root's own query
-# among them) by uid, 10 uids at most of the 17.
+# among them) by uid, 10 uids at most of the 17; to one of those uids,
+# its own line alone.
 budget_by_uid() {
 	local run=$1 u fd st top pids=()
 	rm -f "$dir/many.in" "$dir"/many.*.out
@@ -161,6 +162,19 @@ budget_by_uid() {
 			grep -qx "rcusysd_budget_uid_units{uid=\"$nobody\"} 1024" "$dir/many.metrics" &&
 			grep -qx "rcusysd_budget_uids 17" "$dir/many.metrics" &&
 			[ "$(grep -c "^rcusysd_budget_uid_handles{" "$dir/many.metrics")" = 10 ]'
+	# A non-root asker sees its own uid's line alone, and the totals.
+	st=$(setpriv --reuid=70003 --regid=70003 --clear-groups "$cli" --socket "$run/control.sock" --status)
+	top=$(printf '%s\n' "$st" | grep '^budget\.uid' | paste -sd' ')
+	attack "STATUS shows a non-root user its own uid alone" "$top" \
+		eval '[[ $top == "budget.uids: 1"[67]" budget.uid.70003.handles: 2 budget.uid.70003.units: "[0-9]* ]] &&
+			[ "$(printf "%s\n" "$st" | grep -c "^budget\.uid\.")" = 2 ] &&
+			printf "%s\n" "$st" | grep -q "^budget\.units_others: "'
+	setpriv --reuid=70003 --regid=70003 --clear-groups "$cli" --socket "$run/control.sock" --metrics \
+		> "$dir/own.metrics"
+	attack "METRICS shows a non-root user its own uid alone" "$(grep uid= "$dir/own.metrics")" \
+		eval '[ "$(grep -c "^rcusysd_budget_uid_[a-z]*{" "$dir/own.metrics")" = 2 ] &&
+			grep -q "^rcusysd_budget_uid_handles{uid=\"70003\"} 2$" "$dir/own.metrics" &&
+			grep -q "^rcusysd_budget_uids 1[67]$" "$dir/own.metrics"'
 	exec {fd}>&-
 	wait "${pids[@]}"
 }

@@ -86,6 +86,42 @@ if etcd_start user http --etcd-user "$nobody:$nobody"; then
 	stop "$pid"
 fi
 
+# Escape codes and newlines from etcd (the 4th campaign's findings 6 and
+# 7): a key holding ESC, CR and a forged log line, and a watch canceled
+# with a reason that holds STATUS lines; then the watch hangs, so the
+# reason stays etcd.last_error. The log holds no control byte, STATUS
+# one etcd.connected line and the reason escaped on its own line.
+python3 -c 'import base64, json, sys
+b = lambda s: base64.b64encode(s.encode()).decode()
+P = sys.argv[3]
+evil = P + "open/val\x1b[2J\x1b[H\r2026-12-07T06:00:00.000Z notice rcusysd: FORGED LINE"
+kv = lambda k, v: {"key": b(k), "mod_revision": "5", "value": b(v)}
+rng = json.dumps({"header": {"revision": "5"}, "kvs": [kv(P + "open/val", "from-etcd"), kv(evil, "x")]})
+cancel = json.dumps({"result": {"header": {"revision": "6"}, "canceled": True,
+                     "cancel_reason": "gone\netcd.connected 1\netcd.connected: 1\x1b]0;owned\x07\x1b[31m\r"}})
+print(json.dumps({"/v3/kv/range": [{"body": rng}],
+                  "/v3/watch": [{"lines": [sys.argv[2], cancel], "then": "close"}, {"hang": True}],
+                  "/v3/kv/txn": [{"body": "{\"header\":{\"revision\":\"6\"}}"}]}))' \
+	"$range" "$created" "$P" > "$dir/inject.json"
+if scenario=$dir/inject.json etcd_start inject http; then
+	wait_for 20 grep -q "watch canceled" "$log"
+	st=$(ctl "$run" --status)
+	attack "etcd escape codes: the log holds no control byte" \
+		"$(LC_ALL=C grep -naP '[\x00-\x09\x0b-\x1f\x7f]' "$log" | cat -v | head -3)" \
+		eval '! LC_ALL=C grep -qaP "[\x00-\x09\x0b-\x1f\x7f]" "$log"'
+	attack "etcd escape codes: the key's forged line stays inside its own, escaped" \
+		"$(grep -a FORGED "$log" | cat -v | head -2)" \
+		eval '! grep -qa "^2026-12-07T06:00:00.000Z" "$log" &&
+			grep -qaF "refused ${P}open/val\x1b[2J\x1b[H\x0d2026-12-07T06:00:00.000Z notice rcusysd: FORGED LINE at revision 5" "$log"'
+	attack "etcd cancel reason: STATUS has one etcd.connected line" \
+		"$(printf '%s\n' "$st" | grep -a '^etcd\.' | cat -v)" \
+		test "$(printf '%s\n' "$st" | grep -c '^etcd\.connected')" = 1
+	attack "etcd cancel reason: STATUS shows it escaped as etcd.last_error" \
+		"$(printf '%s\n' "$st" | grep -a 'last_error' | cat -v)" \
+		eval 'printf "%s\n" "$st" | grep -qxF "etcd.last_error: http://127.0.0.1:$(cat "$dir/inject.port"): watch canceled: gone\x0aetcd.connected 1\x0aetcd.connected: 1\x1b]0;owned\x07\x1b[31m\x0d"'
+	stop "$pid"
+fi
+
 # The flood: one watch reply of 10 000 events for kernel.modprobe.
 python3 -c 'import base64, json, sys
 b = lambda s: base64.b64encode(s.encode()).decode()

@@ -5,7 +5,7 @@
  * applies per second; and how long readers wait while a write-through's put
  * goes unanswered.
  *
- *   fleet-bench URL[,URL...] [--changes N] [--batches B] [--reps R]
+ *   fleet-bench URL[,URL...] [--changes N] [--batches B] [--reps R] [--propagation-only]
  *   fleet-bench URL --load PREFIX N     put N keys PREFIX kI = I + 1 (in 100-key txns)
  *
  * One process: a tree, its etcd sync (prefix /rcustring-bench/PID/), and a
@@ -58,6 +58,8 @@
  *   summary fleet_read_stall_baseline_wall_max_ms X the longest read of all, no write
  *   summary fleet_read_stall_wall_max_ms X          the same, puts unanswered (information)
  * the maxima as medians of the rounds, the sleeps summed over them.
+ * --propagation-only stops after the propagation lines (bench_fleet_ab.sh
+ * runs two builds' in turn against one cluster).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -706,14 +708,16 @@ int main(int argc, char **argv)
 	struct etcd_conn c;
 	char prefix[64], first[256];
 	int changes = 1000, batches = 50, reps = 5, err;
+	bool prop_only = false;
 
 	if (argc == 2 && !strcmp(argv[1], "--read-stall")) /* needs no etcd */
 		return read_stall(0);
 	if (argc == 3 && !strcmp(argv[1], "--read-stall-test"))
 		return read_stall(atof(argv[2]) > 0 ? atof(argv[2]) : 1000);
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s URL [--changes N] [--batches B] [--reps R] | URL --load PREFIX N | "
-				"--read-stall | --read-stall-test MS\n", argv[0]);
+		fprintf(stderr, "usage: %s URL [--changes N] [--batches B] [--reps R] "
+				"[--propagation-only] | URL --load PREFIX N | --read-stall | "
+				"--read-stall-test MS\n", argv[0]);
 		return 2;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -721,8 +725,13 @@ int main(int argc, char **argv)
 		return 1;
 	if (argc == 5 && !strcmp(argv[2], "--load"))
 		return load(&c, argv[3], atoi(argv[4]));
-	for (int i = 2; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--changes"))
+	for (int i = 2; i < argc; i += 2) {
+		if (!strcmp(argv[i], "--propagation-only")) {
+			prop_only = true;
+			i--;
+		} else if (i + 1 == argc) {
+			return 2;
+		} else if (!strcmp(argv[i], "--changes"))
 			changes = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--batches"))
 			batches = atoi(argv[i + 1]);
@@ -763,13 +772,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	err = propagation(tree, &c, argv[1], prefix, changes, reps);
-	if (!err)
+	if (!err && !prop_only)
 		err = apply_rate(sync, &c, prefix, batches);
 	etcd_sync_stop(sync);
 	sysctl_unregister_table(h1);
 	sysctl_unregister_table(h2);
 	sysctl_tree_free(tree);
-	if (!err)
+	if (!err && !prop_only)
 		err = read_stall(0);
 	etcd_conn_free(&c);
 	rcustring_destroy(&value);

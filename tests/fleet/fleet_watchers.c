@@ -25,19 +25,26 @@ int64_t fleet_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Called after the timestamp, in every watcher alike; strtol, not sscanf:
+ * the mirror's apply runs it in the thread that then goes back to the stream. */
 void ref_watch_arrived(struct ref_watch *w, const char *v, size_t len, int64_t t)
 {
-	char buf[32];
-	int i;
+	char buf[32], *end;
+	long i;
 
 	if (len >= sizeof(buf))
 		return;
 	memcpy(buf, v, len);
 	buf[len] = '\0';
-	if (!strcmp(buf, "warm"))
+	if (!strcmp(buf, "warm")) {
 		__atomic_store_n(&w->warm_ns, t, __ATOMIC_RELEASE);
-	else if (sscanf(buf, "v%d", &i) == 1 && i >= 0 && i < w->n &&
-		 !__atomic_load_n(&w->arrived_ns[i], __ATOMIC_ACQUIRE))
+		return;
+	}
+	if (buf[0] != 'v')
+		return;
+	i = strtol(buf + 1, &end, 10);
+	if (end != buf + 1 && i >= 0 && i < w->n &&
+	    !__atomic_load_n(&w->arrived_ns[i], __ATOMIC_ACQUIRE))
 		__atomic_store_n(&w->arrived_ns[i], t, __ATOMIC_RELEASE);
 }
 

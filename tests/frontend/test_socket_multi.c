@@ -2,8 +2,9 @@
 /*
  * The control socket's requests of several entries: MSET and MAPPLY as one
  * commit (a refused item named, nothing written, the connection going on),
- * MGET from one snapshot, MWATCH reporting a commit as one EVENT line, the
- * parser's bounds, and a multi-set that never finishes (its deadline).
+ * MGET from one snapshot, MWATCH reporting a commit as one EVENT line (its
+ * keepalives, a stuck watcher dropped), the parser's bounds, and a
+ * multi-set that never finishes (its deadline).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -38,9 +40,8 @@ struct fixture {
 	char dir[64], path[96];
 };
 
-static struct fixture *fx_new(int read_timeout_ms)
+static struct fixture *fx_new_opts(const struct sysctl_socket_options *o)
 {
-	struct sysctl_socket_options o = { .read_timeout_ms = read_timeout_ms };
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
@@ -52,8 +53,15 @@ static struct fixture *fx_new(int read_timeout_ms)
 	assert_int_equal(sysctl_register_table(f->tree, "backend", backend_table, 3, &f->h), 0);
 	assert_int_equal(sysctl_set(f->tree, "backend.host", "a", 1, NULL), 0);
 	assert_int_equal(sysctl_set(f->tree, "backend.port", "1", 1, NULL), 0);
-	assert_int_equal(sysctl_socket_start_opts(f->tree, f->path, 0600, &o, &f->srv), 0);
+	assert_int_equal(sysctl_socket_start_opts(f->tree, f->path, 0600, o, &f->srv), 0);
 	return f;
+}
+
+static struct fixture *fx_new(int read_timeout_ms)
+{
+	struct sysctl_socket_options o = { .read_timeout_ms = read_timeout_ms };
+
+	return fx_new_opts(&o);
 }
 
 static void fx_free(struct fixture *f)
@@ -198,6 +206,43 @@ static void test_mwatch(void **state)
 	fx_free(f);
 }
 
+/*
+ * A quiet MWATCH gets "ALIVE" lines (no counter: WATCH's carry one); a
+ * watcher that reads nothing is dropped once a keepalive finds its lines
+ * unread, and the one that reads lives on.
+ */
+static void test_mwatch_keepalive(void **state)
+{
+	struct sysctl_socket_options o = { .watch_keepalive_ms = 200 };
+	struct fixture *f = fx_new_opts(&o);
+	struct sock_client *w = conn(f), *s = conn(f);
+	const char *req = "MWATCH backend.host\n";
+	struct pollfd p;
+	char rest[256];
+	ssize_t n, got = 0;
+	int stuck;
+
+	(void)state;
+	expect(w, "MWATCH backend.host backend.port\n", "OK 2");
+	expect(w, "", "EVENT 2 backend.host 1 a backend.port 1 1");
+	expect(w, "", "ALIVE");
+	stuck = sock_client_fd(s);
+	assert_int_equal(send(stuck, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+	/* Hang guard: without the liveness rule the server keeps it for ever. */
+	p = (struct pollfd){ .fd = stuck, .events = POLLRDHUP };
+	if (poll(&p, 1, 5000) != 1)
+		fail_msg("an MWATCH that read nothing was not dropped within 5 s");
+	/* What it was sent: its reply and first event, no keepalive, then EOF. */
+	while ((n = recv(stuck, rest + got, sizeof(rest) - 1 - (size_t)got, 0)) > 0)
+		got += n;
+	rest[got] = '\0';
+	assert_string_equal(rest, "OK 1\nEVENT 1 backend.host 1 a\n");
+	expect(w, "", "ALIVE");
+	sock_client_close(s);
+	sock_client_close(w);
+	fx_free(f);
+}
+
 /* Item lines that never come: the whole multi-set has one deadline, and writes nothing. */
 static void test_mset_deadline(void **state)
 {
@@ -220,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_mset_refused),
 		cmocka_unit_test(test_parse_bounds),
 		cmocka_unit_test(test_mwatch),
+		cmocka_unit_test(test_mwatch_keepalive),
 		cmocka_unit_test(test_mset_deadline),
 	};
 

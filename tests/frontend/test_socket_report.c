@@ -7,7 +7,8 @@
  * rcustring_writes_refused_total{errno="EINVAL"}, a GET the socket's
  * reads (counted per connection, summed at the scrape, kept when the
  * connection ends); the callback's error is the reply's; without a
- * callback STATUS answers "OK 0"; "STATUS x" is malformed.
+ * callback STATUS answers "OK 0"; "STATUS x" is malformed; the callback
+ * is told the peer's credentials.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,9 +31,11 @@ static struct ctl_table app_table[] = {
 	  .proc_handler = proc_dointvec_minmax, .extra1 = &lmin, .extra2 = &lmax },
 };
 static int report_err;
+static struct sysctl_caller report_who = { (uid_t)-1, (gid_t)-1, -1 };
 
-static int report(void *arg, int what, FILE *out)
+static int report(void *arg, int what, const struct sysctl_caller *who, FILE *out)
 {
+	report_who = *who;
 	if (report_err)
 		return report_err;
 	if (what == SYSCTL_SOCKET_STATUS)
@@ -94,6 +97,9 @@ static void test_report(void **state)
 	all = reply(c, "STATUS\n");
 	assert_string_equal(all, "STATUS program embedded\nSTATUS odd a\\\\b\\ttab\nOK 2\n");
 	free(all);
+	/* The callback learns who asked (rcusysd shows a non-root peer less). */
+	assert_int_equal(report_who.uid, geteuid());
+	assert_int_equal(report_who.pid, getpid());
 	all = reply(c, "STATUS x\n");
 	assert_string_equal(all, "ERR 22 unexpected text after the request\n");
 	free(all);

@@ -30,6 +30,7 @@
 #include "journal.h"
 #include "log.h"
 #include "persist.h"
+#include "store_life.h"
 
 enum call { C_PWRITE, C_FSYNC, C_TRUNCATE, C_READ, C_COUNT };
 static const char *const call_names[] = { "write", "fsync", "truncate", "read" };
@@ -41,16 +42,6 @@ static struct {
 	bool armed, hit;
 	bool then_truncate; /* and the truncate cutting the refused append off fails too */
 } fault;
-static int nfailed, nchecks;
-
-static void check(bool ok, const char *what, const char *ctx)
-{
-	nchecks++;
-	if (!ok) {
-		nfailed++;
-		printf("FAIL %s (%s)\n", what, ctx);
-	}
-}
 
 static bool trip(enum call kind)
 {
@@ -111,8 +102,6 @@ struct life {
 
 static int life_start(struct life *l, const char *path)
 {
-	char why[256];
-
 	memset(l, 0, sizeof(*l));
 	strcpy(l->s, "s-default");
 	l->n = -1;
@@ -123,22 +112,12 @@ static int life_start(struct life *l, const char *path)
 	l->tree = sysctl_tree_new();
 	if (!l->tree || sysctl_register_table(l->tree, "app", l->table, 2, &l->h))
 		return -1;
-	if (persist_open(l->tree, path, &l->p, why, sizeof(why))) {
-		printf("persist_open: %s\n", why);
-		return -1;
-	}
-	persist_set_io(l->p, &faulty);
-	l->applied = persist_apply(l->p);
-	if (!l->applied)
-		persist_watch(l->p);
-	return 0;
+	return store_start(l->tree, path, &faulty, &l->p, &l->applied);
 }
 
 static void life_end(struct life *l)
 {
-	persist_close(l->p);
-	sysctl_unregister_table(l->h);
-	sysctl_tree_free(l->tree);
+	store_end(l->p, l->h, l->tree);
 }
 
 static const struct sysctl_caller client = { 0, 0, 1 };

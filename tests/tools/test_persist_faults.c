@@ -25,6 +25,7 @@
 #include "journal.h"
 #include "log.h"
 #include "persist.h"
+#include "store_life.h"
 
 #define NKEYS 4
 #define NTHREADS 8
@@ -42,17 +43,6 @@ struct fault {
 };
 
 static struct fault fault = { .lock = PTHREAD_MUTEX_INITIALIZER };
-static int nfailed, nchecks;
-
-static void check(bool ok, const char *what, const char *ctx)
-{
-	nchecks++;
-	if (!ok) {
-		nfailed++;
-		printf("FAIL %s (%s)\n", what, ctx);
-	}
-}
-
 /* 1: this call fails (errno set); 2: write half, then fail the rest; 0: real. */
 static int trip(enum call kind)
 {
@@ -120,46 +110,11 @@ static const struct persist_io faulty = { f_pwrite, f_fsync, f_rename, f_close, 
 					  NULL, NULL };
 
 /* One daemon's life: a tree of NKEYS strings at their defaults, the store applied. */
-struct life {
-	char data[NKEYS][64];
-	struct ctl_table table[NKEYS];
-	char names[NKEYS][8];
-	struct sysctl_tree *tree;
-	struct sysctl_table_header *h;
-	struct persist *p;
-};
-
-static int life_start(struct life *l, const char *path)
+static int life_start(struct keys_life *l, const char *path)
 {
-	char why[256];
-
-	memset(l, 0, sizeof(*l));
-	for (int i = 0; i < NKEYS; i++) {
-		snprintf(l->names[i], sizeof(l->names[i]), "k%d", i);
-		snprintf(l->data[i], sizeof(l->data[i]), "default%d", i);
-		l->table[i] = (struct ctl_table){ .procname = l->names[i], .data = l->data[i],
-						  .maxlen = sizeof(l->data[i]), .mode = 0644,
-						  .proc_handler = proc_dostring };
-	}
-	l->tree = sysctl_tree_new();
-	if (!l->tree || sysctl_register_table(l->tree, "app", l->table, NKEYS, &l->h))
-		return -1;
-	if (persist_open(l->tree, path, &l->p, why, sizeof(why))) {
-		fprintf(stderr, "persist_open: %s\n", why);
-		return -1;
-	}
-	persist_set_io(l->p, &faulty);
-	persist_apply(l->p);
-	persist_watch(l->p);
-	return 0;
+	return keys_life_start(l, path, NKEYS, &faulty);
 }
 
-static void life_end(struct life *l)
-{
-	persist_close(l->p);
-	sysctl_unregister_table(l->h);
-	sysctl_tree_free(l->tree);
-}
 
 /* What each key must hold after a restart: the last acknowledged value, or the default. */
 struct model {
@@ -175,7 +130,7 @@ static void model_init(struct model *m)
 static const struct sysctl_caller client = { 0, 0, 1 };
 
 /* A client's write; the live value checked: the new one, or (refused) the old one. */
-static void do_write(struct life *l, struct model *m, int k, const char *v, const char *ctx)
+static void do_write(struct keys_life *l, struct model *m, int k, const char *v, const char *ctx)
 {
 	char path[16], old[64];
 	int err;
@@ -191,7 +146,7 @@ static void do_write(struct life *l, struct model *m, int k, const char *v, cons
 }
 
 /* The script: new keys, rewrites, an empty value, blanks, a forget, a forget of all. */
-static void script(struct life *l, struct model *m, const char *ctx)
+static void script(struct keys_life *l, struct model *m, const char *ctx)
 {
 	do_write(l, m, 1, "one", ctx);
 	do_write(l, m, 0, "  zero with blanks  ", ctx);
@@ -208,7 +163,7 @@ static void script(struct life *l, struct model *m, const char *ctx)
 
 static void expect_model(const char *path, const struct model *m, const char *ctx)
 {
-	struct life l;
+	struct keys_life l;
 	char what[160];
 
 	if (life_start(&l, path)) {
@@ -220,14 +175,14 @@ static void expect_model(const char *path, const struct model *m, const char *ct
 			 m->value[i], l.data[i]);
 		check(!strcmp(l.data[i], m->value[i]), what, ctx);
 	}
-	life_end(&l);
+	keys_life_end(&l);
 }
 
 static void one_fault(const char *dir, enum call kind, int at, int err, bool at_start, bool chain)
 {
 	char path[256], ctx[160], cmd[300];
 	struct model m;
-	struct life l;
+	struct keys_life l;
 
 	snprintf(ctx, sizeof(ctx), "%s #%d fails with %s%s%s", call_names[kind], at,
 		 err ? strerror(err) : "a short write", at_start ? ", armed at start" : "",
@@ -241,7 +196,7 @@ static void one_fault(const char *dir, enum call kind, int at, int err, bool at_
 	if (life_start(&l, path))
 		return;
 	do_write(&l, &m, 3, "before", ctx);
-	life_end(&l);
+	keys_life_end(&l);
 	pthread_mutex_lock(&fault.lock);
 	fault = (struct fault){ .lock = fault.lock, .kind = kind, .at = at, .err = err,
 				.armed = at_start, .chain = chain };
@@ -255,14 +210,14 @@ static void one_fault(const char *dir, enum call kind, int at, int err, bool at_
 	pthread_mutex_lock(&fault.lock);
 	fault.armed = false;
 	pthread_mutex_unlock(&fault.lock);
-	life_end(&l);
+	keys_life_end(&l);
 	expect_model(path, &m, ctx);
 }
 
 /* ---- concurrent writers, one failing fsync ---- */
 
 struct writer {
-	struct life *l;
+	struct keys_life *l;
 	int k, acked, refused;
 	char last[64];
 };
@@ -297,7 +252,7 @@ static void threads_fault(const char *dir)
 	struct writer w[NTHREADS];
 	pthread_t t[NTHREADS];
 	struct model m;
-	struct life l;
+	struct keys_life l;
 	int refused = 0;
 
 	snprintf(path, sizeof(path), "%s/t/state.conf", dir);
@@ -331,7 +286,7 @@ static void threads_fault(const char *dir)
 	snprintf(what, sizeof(what), "concurrent writers share fsyncs: %llu batches for %llu records",
 		 (unsigned long long)st.batches, (unsigned long long)st.records);
 	check(st.batches * 2 <= st.records, what, "threads");
-	life_end(&l);
+	keys_life_end(&l);
 	expect_model(path, &m, "threads: the last acknowledged values survive");
 }
 
@@ -344,7 +299,7 @@ static void torn(const char *dir, bool flip)
 	struct journal_rec r = { .op = JOURNAL_SET, .key = "app.k0", .key_len = 6,
 				 .value = "torn\n", .value_len = 5 };
 	struct model m;
-	struct life l;
+	struct keys_life l;
 	int fd;
 
 	snprintf(ctx, sizeof(ctx), "%s last record", flip ? "a damaged" : "a torn");
@@ -355,7 +310,7 @@ static void torn(const char *dir, bool flip)
 	model_init(&m);
 	do_write(&l, &m, 0, "whole", ctx);
 	do_write(&l, &m, 1, "also", ctx);
-	life_end(&l);
+	keys_life_end(&l);
 	journal_put(&b, &r);
 	if (flip)
 		b.data[b.len - 2] ^= 0x20; /* "torn" -> "toRn": the checksum fails */
@@ -368,7 +323,7 @@ static void torn(const char *dir, bool flip)
 		return;
 	check(!strcmp(l.data[0], "whole"), "the last good value, not the cut record's", ctx);
 	do_write(&l, &m, 2, "after the cut", ctx);
-	life_end(&l);
+	keys_life_end(&l);
 	expect_model(path, &m, ctx);
 }
 

@@ -7,8 +7,11 @@ set -u
 cli=${1:?usage: test_rcusysctl.sh PATH-TO-rcusysctl [PATH-TO-socket-fixture]}
 fixture=${2:-}
 root=$(mktemp -d)
+# -p's files outside the tree, in a directory of their own: run by root,
+# rcusysctl refuses a file whose directory others may write (as /tmp).
+confdir=$(mktemp -d)
 fixture_pid=
-trap '[ -n "$fixture_pid" ] && kill "$fixture_pid" 2>/dev/null; rm -rf "$root"' EXIT
+trap '[ -n "$fixture_pid" ] && kill "$fixture_pid" 2>/dev/null; rm -rf "$root" "$confdir"' EXIT
 . "$(dirname "$0")/../check.sh"
 
 mkdir -p "$root/kernel" "$root/net/ipv4/conf/eth0.200" "$root/net/ipv4/conf/lo"
@@ -82,7 +85,7 @@ rc=1" "$(run -w kernel.nope=1)"
 check "malformed -w" "rcusysctl: \"kernel.modprobe\" must be of the form name=value
 rc=1" "$(run -w kernel.modprobe)"
 
-conf=$root/../rcusysctl-test-$$.conf
+conf=$confdir/rcusysctl-test.conf
 cat > "$conf" <<'CONF'
 # comment
 ; comment
@@ -101,6 +104,41 @@ check "glob applied" "1" "$(cat "$root/net/ipv4/conf/eth0.200/forwarding")"
 check "-p - reads stdin" "kernel.modprobe = /x
 rc=0" "$(echo 'kernel.modprobe=/x' | run -p -)"
 rm -f "$conf"
+# Run by root, -p reads its file through rcusysd's file check (the tree of
+# files too: /proc/sys is root's as much as rcusysd is); another user's -p
+# is that user's own writes, and reads what that user can read.
+if [ "$(id -u)" = 0 ]; then
+	mkdir -m 1777 "$confdir/open"
+	echo 'kernel.modprobe = /from-open-dir' > "$confdir/open/x.conf"
+	check "-p as root: a file in a directory others may write is refused, nothing written" \
+		"rcusysctl: $confdir/open/x.conf: refused: its directory is writable by group or others (mode 1777) (skipped)
+rc=1
+/x" "$(run -p "$confdir/open/x.conf"; cat "$root/kernel/modprobe")"
+else
+	skip_part "-p as root: the file check (not root)"
+fi
+# Debian's /etc/sysctl.d/99-sysctl.conf, a link to ../sysctl.conf: not
+# followed (the check takes no link) and not refused either, since --root's
+# --system reads /etc/sysctl.conf itself, last. A private mount namespace
+# shows the kernel's directories empty (tmpfs, mode 0755) but for the link.
+# (/etc/sysctl.conf and /etc/sysctl.d must exist: a bind mount covers them,
+# nothing is made or changed in the host's /etc.)
+if [ "$(id -u)" = 0 ] && [ -f /etc/sysctl.conf ] && [ -d /etc/sysctl.d ] &&
+	unshare -m --propagation private true 2>/dev/null; then
+	echo 'kernel.modprobe = /from-sysctl-conf' > "$confdir/sysctl.conf"
+	check "--system --root: Debian's link to /etc/sysctl.conf skipped, the file applied last" \
+		"* Skipping /etc/sysctl.d/99-sysctl.conf: a link to /etc/sysctl.conf, applied last ...
+* Applying /etc/sysctl.conf ...
+kernel.modprobe = /from-sysctl-conf
+rc=0" "$(unshare -m --propagation private sh -c '
+		for d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+			[ ! -d "$d" ] || mount -t tmpfs -o mode=0755 none "$d" || exit 1; done &&
+		ln -s ../sysctl.conf /etc/sysctl.d/99-sysctl.conf &&
+		mount --bind "$2" /etc/sysctl.conf && "$1" --root "$3" --system 2>&1' sh "$cli" "$confdir/sysctl.conf" "$root"
+		echo "rc=$?")"
+else
+	skip_part "--system --root and /etc/sysctl.d/99-sysctl.conf: needs root, /etc/sysctl.conf and a private mount namespace"
+fi
 
 sys=$(mktemp -d)
 mkdir -p "$sys/etc" "$sys/usr"
@@ -155,7 +193,7 @@ Try 'rcusysctl --help' for more information.
 rc=1" "$(run --prefix kernel kernel.modprobe)"
 rm -rf "$sys"
 
-conf=$root/../rcusysctl-dry-$$.conf
+conf=$confdir/rcusysctl-dry.conf
 printf 'kernel.core_pattern = dry\nkernel.modprobe = /etc-wins\nnet.ipv4.conf.*.forwarding = 1\n' > "$conf"
 check "--dry-run -p: what would change, nothing written" "kernel.core_pattern: core -> dry
 net.ipv4.conf.eth0/200.forwarding: 0 -> 1

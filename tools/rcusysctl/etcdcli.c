@@ -21,6 +21,36 @@
 #include "jsonout.h"
 #include "sysctl_conf.h"
 
+/*
+ * etcd's user:password: from $RCUSYSCTL_ETCD_CREDENTIALS, which only this
+ * user and root can read (/proc/PID/environ), not from the URL, which
+ * every local user can read in ps while rcusysctl runs: a URL's still
+ * works, with a warning. 0, or 1 (printed).
+ */
+static int credentials(struct etcd_conn *c, const char *endpoints)
+{
+	const char *env = getenv("RCUSYSCTL_ETCD_CREDENTIALS");
+
+	for (const char *p = endpoints, *host; p && *p; p += strcspn(p, ","), p += *p == ',') {
+		host = strstr(p, "://");
+		host = host && host < p + strcspn(p, ",") ? host + 3 : p;
+		if (host[strcspn(host, "/,@")] == '@') {
+			fprintf(stderr, "rcusysctl: --etcd: an endpoint holds user:password@, which every "
+					"local user can read in ps; use $RCUSYSCTL_ETCD_CREDENTIALS\n");
+			break;
+		}
+	}
+	if (env && (!strchr(env, ':') || *env == ':' || strpbrk(env, "\r\n"))) {
+		fprintf(stderr, "rcusysctl: $RCUSYSCTL_ETCD_CREDENTIALS: expected user:password\n");
+		return 1;
+	}
+	if (env && etcd_conn_set_userpwd(c, env)) {
+		fprintf(stderr, "rcusysctl: --etcd: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	return 0;
+}
+
 static char *join(const char *prefix, const char *name)
 {
 	char key[4096], *out;
@@ -252,6 +282,11 @@ int etcdcli_main(const struct etcdcli_opts *o, int argc, char **argv)
 	err = etcd_conn_init(&c, o->endpoints, &tls);
 	if (err) {
 		fprintf(stderr, "rcusysctl: --etcd: %s\n", strerror(-err));
+		free(prefix);
+		return 1;
+	}
+	if (credentials(&c, o->endpoints)) {
+		etcd_conn_free(&c);
 		free(prefix);
 		return 1;
 	}

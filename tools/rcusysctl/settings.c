@@ -8,10 +8,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -21,6 +23,7 @@
 #include "settings.h"
 #include "socktree.h"
 #include "sysctl_conf.h"
+#include "trusted_file.h"
 
 #define VALUE_MAX 65536
 /* --system: the kernel's sysctl.d directories for a tree of files (--root)... */
@@ -45,7 +48,13 @@ static ssize_t t_read(const char *key, char *buf, size_t size)
 	return opts.root ? dirtree_read(opts.root, key, buf, size) : socktree_read(key, buf, size);
 }
 
-/* -p and --system apply settings: rcusysd takes them as a file's, not as runtime writes. */
+/*
+ * -p and --system run by root apply root's settings: rcusysd takes them as
+ * a settings file's (APPLY), which may set the entries root executes, so
+ * their files passed the one file check first (read_settings()). Anyone
+ * else's are that user's own writes, sent as -w sends them: rcusysd holds
+ * them to the user's rights and keeps them as it keeps any client write.
+ */
 static bool applying_settings;
 
 static int t_write(const char *key, const char *value)
@@ -409,7 +418,7 @@ static int write_if_match(const char *key, void *arg)
 
 static void apply_set(const struct sysctl_conf_set *set)
 {
-	applying_settings = true;
+	applying_settings = geteuid() == 0;
 	for (size_t i = 0; i < sysctl_conf_set_count(set); i++) {
 		const struct sysctl_conf_item *it = sysctl_conf_set_item(set, i);
 
@@ -434,44 +443,51 @@ static void conf_error(unsigned line, const char *message, void *arg)
 	fail();
 }
 
-/* Adds @path ("-": stdin) to @set; a file that cannot be read is reported. */
-static void add_file(struct sysctl_conf_set *set, const char *path)
+/*
+ * Reads @path ("-": stdin, which its invoker chose); a refusal is printed
+ * as rcusysd logs its own ("PATH: refused: WHY (skipped)"), so the two
+ * tools refuse a file in the same words. @trusted: through the one file
+ * check (trusted_file.h), for
+ * files applied as root's settings and for --system's, which are the
+ * files rcusysd itself would apply; else only a regular file, which a
+ * FIFO or a device is not, so nothing blocks.
+ * Return: 0 with *@text (malloc'd) and *@len, 1 with "" for a masked file
+ * (a link to /dev/null), or a negative errno, the refusal printed.
+ */
+static int read_settings(const char *path, bool trusted, char **text, size_t *len)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
-	char *text = NULL;
-	size_t cap = 0, len = 0, n;
-	int ret;
+	char why[512];
+	int err;
 
-	if (!f) {
-		fprintf(stderr, "rcusysctl: cannot open \"%s\": %s\n", path, strerror(errno));
+	if (strcmp(path, "-") == 0)
+		err = trusted_file_read_fd(STDIN_FILENO, TRUSTED_FILE_MAX, text, len, why, sizeof(why));
+	else if (trusted)
+		err = trusted_file_read(path, TRUSTED_FILE_MAX, text, len, why, sizeof(why));
+	else
+		err = trusted_file_read_plain(path, TRUSTED_FILE_MAX, text, len, why, sizeof(why));
+	if (err < 0) {
+		fprintf(stderr, "rcusysctl: %s: %s: %s (skipped)\n", path, trusted_file_verdict(err), why);
 		fail();
-		return;
 	}
-	do {
-		if (len == cap) {
-			char *bigger = realloc(text, cap ? cap * 2 : 8192);
+	return err;
+}
 
-			if (!bigger) {
-				fprintf(stderr, "rcusysctl: %s: out of memory\n", path);
-				fail();
-				goto out;
-			}
-			text = bigger;
-			cap = cap ? cap * 2 : 8192;
-		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
-	} while (n > 0);
+/* Adds @path's settings to @set (read_settings() says how it is read). */
+static void add_file(struct sysctl_conf_set *set, const char *path, bool trusted)
+{
+	size_t len = 0;
+	char *text = NULL;
+	int ret = read_settings(path, trusted, &text, &len);
+
+	if (ret < 0)
+		return;
 	current_file = path;
 	ret = sysctl_conf_set_add(set, path, text, len, conf_error, NULL);
 	if (ret < 0) {
 		fprintf(stderr, "rcusysctl: %s: %s\n", path, strerror(-ret));
 		fail();
 	}
-out:
 	free(text);
-	if (f != stdin)
-		fclose(f);
 }
 
 /* -p FILE: one file, applied as procps applies it. */
@@ -484,7 +500,8 @@ void settings_load_file(const char *path)
 		fail();
 		return;
 	}
-	add_file(set, path);
+	/* Root's -p is root's settings; another user's, that user's writes. */
+	add_file(set, path, geteuid() == 0);
 	apply_set(set);
 	sysctl_conf_set_free(set);
 }
@@ -525,6 +542,21 @@ static ssize_t system_files(const char *what, char ***out)
 }
 
 /*
+ * Debian's /etc/sysctl.d/99-sysctl.conf is a link to ../sysctl.conf. The
+ * file check follows no link, and this one need not be followed: with
+ * --root, --system reads /etc/sysctl.conf itself, last (system_files()).
+ */
+static bool links_to_last(char **paths, ssize_t i, ssize_t count)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	return i < count - 1 && !strcmp(paths[count - 1], "/etc/sysctl.conf") &&
+	       lstat(paths[i], &st) == 0 && S_ISLNK(st.st_mode) && realpath(paths[i], real) &&
+	       !strcmp(real, paths[count - 1]);
+}
+
+/*
  * --system: the files merged into one set as systemd-sysctl merges them
  * (and as rcusysd does at start and at reload), then applied.
  */
@@ -541,57 +573,50 @@ void settings_load_system(void)
 		return;
 	}
 	for (ssize_t i = 0; i < count; i++) {
+		bool link = links_to_last(paths, i, count);
+
 		if (!opts.quiet && !opts.json)
-			printf("* Applying %s ...\n", paths[i]);
-		add_file(set, paths[i]);
+			printf(link ? "* Skipping %s: a link to %s, applied last ...\n" :
+				      "* Applying %s ...\n", paths[i], paths[count - 1]);
+		if (!link)
+			add_file(set, paths[i], true);
 	}
 	apply_set(set);
 	sysctl_conf_set_free(set);
 	sysctl_conf_free_paths(paths, (size_t)count);
 }
 
-/* Is @path systemd's mask, a symbolic link to /dev/null? */
-static bool masked(const char *path)
-{
-	char target[16];
-	ssize_t n = readlink(path, target, sizeof(target) - 1);
-
-	return n == 9 && !memcmp(target, "/dev/null", 9);
-}
-
 /*
  * --cat-config: the files --system reads, in its order, each after a
  * "# PATH" line and separated by an empty line, as systemd-sysctl
- * --cat-config prints them; a masked file says so instead of its text.
+ * --cat-config prints them; a masked file says so instead of its text,
+ * and a file --system would refuse is refused here too.
  */
 void settings_cat_config(void)
 {
-	char **paths = NULL, buf[8192];
+	char **paths = NULL;
 	ssize_t count = system_files("--cat-config", &paths);
 
 	for (ssize_t i = 0; i < count; i++) {
-		bool mask = masked(paths[i]);
-		FILE *f = mask ? NULL : fopen(paths[i], "re");
-		int last = '\n';
-		size_t n;
+		size_t len = 0;
+		char *text = NULL;
+		int ret;
 
 		printf("%s# %s\n", i ? "\n" : "", paths[i]);
-		if (mask) {
+		if (links_to_last(paths, i, count)) {
+			printf("# a link to %s, shown last\n", paths[count - 1]);
+			continue;
+		}
+		fflush(stdout); /* before read_settings()' refusal on stderr */
+		ret = read_settings(paths[i], true, &text, &len);
+		if (ret < 0)
+			continue;
+		if (ret == 1)
 			printf("# masked: a link to /dev/null hides the files of its name\n");
-			continue;
-		}
-		if (!f) {
-			fprintf(stderr, "rcusysctl: cannot open %s: %s\n", paths[i], strerror(errno));
-			fail();
-			continue;
-		}
-		while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-			fwrite(buf, 1, n, stdout);
-			last = buf[n - 1];
-		}
-		if (last != '\n') /* the next "# PATH" on a line of its own */
+		fwrite(text, 1, len, stdout);
+		if (len && text[len - 1] != '\n') /* the next "# PATH" on a line of its own */
 			putchar('\n');
-		fclose(f);
+		free(text);
 	}
 	if (count > 0)
 		sysctl_conf_free_paths(paths, (size_t)count);

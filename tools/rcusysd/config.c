@@ -69,7 +69,7 @@ static char *read_file(struct config *c, const char *path, size_t *len, bool rel
 		return text;
 	/* FILE first, as every other problem names its file (rcusysd --check-config). */
 	rlog(LOG_ERR, "%s%s: %s: %s (skipped)", reload ? "reload: " : "", path,
-	     err == -ENOENT || err == -EACCES || err == -EIO ? "cannot read" : "refused", why);
+	     trusted_file_verdict(err), why);
 	c->failures++;
 	return NULL;
 }

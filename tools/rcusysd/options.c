@@ -113,6 +113,9 @@ static void usage(FILE *out, int code)
 		"                        tunables); only with https:// endpoints; each is logged\n"
 		"      --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE\n"
 		"                        TLS files for the connection to etcd\n"
+		"      --etcd-credentials FILE  etcd's user:password (HTTP basic), one line in a\n"
+		"                        file of root's that group and others cannot read; not\n"
+		"                        in the --etcd URL, which every local user can read\n"
 		"      --check-config    read the tunables, the settings and the state file as a\n"
 		"                        start would, print each problem as FILE:LINE: message,\n"
 		"                        and exit 0 (none) or 1 without serving\n"
@@ -167,7 +170,8 @@ static int take_option(struct options *o, int opt, char *arg)
 			return usage_error("--stop-grace", arg, "seconds from 0 to 3600");
 		break;
 #ifdef HAVE_ETCD
-	case 'E': o->eo.endpoints = arg; break;
+	case 'E': o->eo.endpoints = o->etcd_arg = arg; break;
+	case 'Z': o->etcd_credentials = arg; break;
 	case 'X': o->eo.prefix = arg; break;
 	case 'C': o->eo.cacert = arg; break;
 	case 'T': o->eo.cert = arg; break;
@@ -179,7 +183,7 @@ static int take_option(struct options *o, int opt, char *arg)
 		break;
 #else
 	case 'E': o->etcd_url = arg; break;
-	case 'X': case 'C': case 'T': case 'K': case 'H': break;
+	case 'X': case 'C': case 'T': case 'K': case 'H': case 'Z': break;
 #endif
 	case 'W': o->etcd_user = arg; break;
 	case 'x': o->etcd_allow_exec = true; break;
@@ -228,6 +232,17 @@ static int check_options(struct options *o)
 	if (!o->eo.endpoints != !o->eo.prefix) {
 		rlog(LOG_ERR, "--etcd and --etcd-prefix go together");
 		return 2;
+	}
+	if (o->etcd_credentials && !o->eo.endpoints) {
+		rlog(LOG_ERR, "--etcd-credentials needs --etcd");
+		return 2;
+	}
+	/* From here on no endpoint holds a password: nothing built from one shows it. */
+	if (o->eo.endpoints) {
+		if (etcd_creds_take(&o->creds, o->etcd_arg, o->etcd_credentials))
+			return 2;
+		o->eo.endpoints = o->creds.endpoints;
+		o->eo.userpwd = *o->creds.userpwd ? o->creds.userpwd : NULL;
 	}
 #else
 	if (o->etcd_url) {
@@ -287,6 +302,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "etcd-host", required_argument, NULL, 'H' },
 		{ "etcd-user", required_argument, NULL, 'W' },
 		{ "etcd-allow-exec", no_argument, NULL, 'x' },
+		{ "etcd-credentials", required_argument, NULL, 'Z' },
 		{ "sysctl-dirs", required_argument, NULL, 'D' },
 		{ "tunables-dirs", required_argument, NULL, 'U' },
 		{ "check-config", no_argument, NULL, 'k' },

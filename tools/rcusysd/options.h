@@ -10,6 +10,7 @@
 
 #include "config.h"
 #ifdef HAVE_ETCD
+#include "etcd_creds.h"
 #include "etcd_sync.h"
 #endif
 
@@ -31,6 +32,9 @@ struct options {
 #ifdef HAVE_ETCD
 	struct etcd_sync_opts eo;
 	struct sysctl_caller etcd_caller; /* the mirror's principal with --etcd-user */
+	char *etcd_arg;                   /* --etcd as argv holds it (its password starred out) */
+	const char *etcd_credentials;     /* --etcd-credentials FILE */
+	struct etcd_creds creds;          /* eo.endpoints and eo.userpwd point here */
 #else
 	const char *etcd_url;
 #endif

@@ -17,7 +17,8 @@
  * (sysctl_tree_set_commit()): it runs inside the write, before the write
  * is acknowledged; a write that cannot be made durable (a full disk, an
  * I/O error) is refused with the errno, and so is every write of the same
- * batch, and the tree restores their old values. A batch that failed is
+ * batch, and the tree restores their old values; so is a batch the store
+ * has no memory to keep once it is written (ENOMEM). A batch that failed is
  * cut off the journal again (or, when even that fails, the next commit
  * compacts first), so nothing refused comes back at restart.
  *
@@ -150,7 +151,8 @@ int persist_forget(struct persist *p, const char *path);
 /*
  * Commits made durable so far: fsyncs of the journal, batches, values
  * written (each entry of a commit counts), compactions;
- * batches refused (the append or fdatasync failed, nothing of them kept);
+ * batches refused (the append or fdatasync failed, or they could not be
+ * taken into memory: nothing of them kept);
  * values the journal holds now; when the last batch became durable
  * (CLOCK_REALTIME, 0 if none); and each batch's append-and-sync time,
  * latency[i] counting those at most persist_latency_le[i] seconds

@@ -9,14 +9,17 @@
  * batch. With many writers the leader first waits, at most as long as the
  * last sync took, until as many writers joined as the last batch had, so
  * the batches do not split into two halves that take turns. A failed
- * append is cut off again (ftruncate, fdatasync) so a refused record never
- * comes back; when even that fails the next leader compacts before it
+ * append, or a batch the kept map cannot take (out of memory: all of it
+ * goes in or none), is cut off again (ftruncate, fdatasync) before its
+ * writers hear, so a refused record never comes back; when even that
+ * fails the journal is compacted at once, or by the next leader before it
  * appends, which writes only what was acknowledged.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,11 +112,18 @@ static int write_at(struct persist *p, int fd, const char *buf, size_t len, off_
 	return 0;
 }
 
-/* A commit record's items on their way into p->map: all of them, or none. */
+/*
+ * The items of a batch (or of one commit record) on their way into
+ * p->map: all of them, or none. Of the items naming one key only the last
+ * counts (a DROP and a SET of it may share a batch), so everything they
+ * need is allocated first and the map then changes without failing.
+ */
 struct staged {
 	struct journal_rec rec;
-	char *copy;  /* a SET's value, for kept_adopt() */
-	bool added;  /* its key was added (empty) for it: dropped again on failure */
+	struct kept *k; /* its key in p->map once allocated (NULL: a DROP of a key not kept) */
+	char *copy;     /* a SET's value, for kept_adopt() */
+	size_t seq;     /* its place: of one key's items the last wins */
+	bool added;     /* its key was added (empty) for it: dropped again on failure */
 };
 
 struct stage {
@@ -134,8 +144,17 @@ static int stage_item(const struct journal_rec *r, void *arg)
 		st->s = s;
 		st->cap = cap;
 	}
-	st->s[st->n++] = (struct staged){ .rec = *r };
+	st->s[st->n] = (struct staged){ .rec = *r, .seq = st->n };
+	st->n++;
 	return 0;
+}
+
+/* A batch's record: only what persist_commit() encodes (no epoch). */
+static int stage_rec(const struct journal_rec *r, void *arg)
+{
+	if (r->op == JOURNAL_COMMIT)
+		return journal_commit_items(r, stage_item, arg);
+	return r->op == JOURNAL_EPOCH ? -EINVAL : stage_item(r, arg);
 }
 
 /* Everything the items need allocated (values copied, new keys added): the map can then not fail. */
@@ -145,6 +164,7 @@ static int stage_alloc(struct persist *p, struct stage *st)
 		struct staged *s = &st->s[i];
 		const struct journal_rec *r = &s->rec;
 
+		s->k = kept_find(&p->map, r->key, r->key_len);
 		if (r->op != JOURNAL_SET)
 			continue;
 		s->copy = malloc(r->value_len ? r->value_len : 1);
@@ -152,12 +172,54 @@ static int stage_alloc(struct persist *p, struct stage *st)
 			return -ENOMEM;
 		if (r->value_len)
 			memcpy(s->copy, r->value, r->value_len);
-		if (!kept_find(&p->map, r->key, r->key_len)) {
+		if (!s->k) {
 			if (kept_set(&p->map, r->key, r->key_len, "", 0, r->origin, r->time))
 				return -ENOMEM;
+			s->k = kept_find(&p->map, r->key, r->key_len);
 			s->added = true;
 		}
 	}
+	return 0;
+}
+
+/* By key (its node: nothing is dropped while staging), then in order. */
+static int by_key_then_seq(const void *a, const void *b)
+{
+	const struct staged *x = a, *y = b;
+
+	if (x->k != y->k)
+		return (uintptr_t)x->k < (uintptr_t)y->k ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The staged items into p->map (@err: staging failed); 0 or -ENOMEM with the map as it was. */
+static int take_staged(struct persist *p, struct stage *st, int err)
+{
+	if (!err)
+		err = stage_alloc(p, st);
+	if (err) {
+		for (size_t i = 0; i < st->n; i++) {
+			if (st->s[i].added)
+				kept_drop(&p->map, st->s[i].rec.key, st->s[i].rec.key_len);
+			free(st->s[i].copy);
+		}
+		free(st->s);
+		return err;
+	}
+	if (st->n > 1)
+		qsort(st->s, st->n, sizeof(*st->s), by_key_then_seq);
+	for (size_t i = 0; i < st->n; i++) {
+		struct staged *s = &st->s[i];
+
+		if (!s->k || (i + 1 < st->n && st->s[i + 1].k == s->k))
+			free(s->copy); /* nothing to drop, or a later item of its key wins */
+		else if (s->rec.op == JOURNAL_DROP)
+			kept_drop(&p->map, s->rec.key, s->rec.key_len);
+		else
+			kept_adopt(&p->map, s->k, s->copy, s->rec.value_len, s->rec.origin,
+				   s->rec.time);
+	}
+	free(st->s);
 	return 0;
 }
 
@@ -168,30 +230,24 @@ static int stage_alloc(struct persist *p, struct stage *st)
 static int apply_commit(struct persist *p, const struct journal_rec *c)
 {
 	struct stage st = { 0 };
-	int err = journal_commit_items(c, stage_item, &st);
 
-	if (!err)
-		err = stage_alloc(p, &st);
-	for (size_t i = 0; i < st.n; i++) {
-		struct staged *s = &st.s[i];
-		struct kept *k;
+	return take_staged(p, &st, journal_commit_items(c, stage_item, &st));
+}
 
-		if (err) {
-			if (s->added)
-				kept_drop(&p->map, s->rec.key, s->rec.key_len);
-			free(s->copy);
-		} else if (s->rec.op == JOURNAL_DROP) {
-			kept_drop(&p->map, s->rec.key, s->rec.key_len);
-		} else if ((k = kept_find(&p->map, s->rec.key, s->rec.key_len)) != NULL) {
-			kept_adopt(&p->map, k, s->copy, s->rec.value_len, s->rec.origin, s->rec.time);
-		} else {
-			/* Dropped by an earlier item of the same commit (ours never name a key twice). */
-			err = persist_apply_rec(&s->rec, p);
-			free(s->copy);
-		}
-	}
-	free(st.s);
-	return err;
+/*
+ * The records of a batch just appended into p->map whole or not at all:
+ * its writers are told one outcome, and a refused one must not stay in
+ * the map for a compaction to make durable.
+ */
+static int apply_batch(struct persist *p, const struct journal_buf *b)
+{
+	struct stage st = { 0 };
+	size_t good;
+	int err = journal_parse(b->data, b->len, stage_rec, &st, &good);
+
+	if (!err && good != b->len)
+		err = -EBADMSG; /* our own encoding: cannot happen */
+	return take_staged(p, &st, err);
 }
 
 int persist_apply_rec(const struct journal_rec *r, void *arg)
@@ -305,6 +361,28 @@ int persist_compact(struct persist *p, const struct kept_map *m)
 	return err;
 }
 
+/*
+ * The journal's end back at p->size, durably, so a refused batch never
+ * comes back; when even that fails, a compaction of p->map (which holds
+ * only what was acknowledged) replaces the file, or the next leader
+ * compacts first. Called by the leader, p->lock not held.
+ */
+static void cut_off(struct persist *p)
+{
+	int cut, again;
+
+	if (p->io.truncate(p->io.arg, p->fd, p->size) == 0 && p->io.fsync(p->io.arg, p->fd) == 0)
+		return;
+	cut = -errno;
+	again = persist_compact(p, &p->map);
+	if (again) {
+		rlog(LOG_ERR, "%s: cannot cut a refused write off the journal: %s, nor compact it: %s "
+		     "(compacting again at the next write and at exit)", p->path, strerror(-cut),
+		     strerror(-again));
+		p->broken = true;
+	}
+}
+
 /* The batch's bytes at the journal's end, durable; a failure leaves the end where it was. */
 static int append(struct persist *p, const struct journal_buf *b)
 {
@@ -315,18 +393,8 @@ static int append(struct persist *p, const struct journal_buf *b)
 	err = write_at(p, p->fd, b->data, b->len, p->size);
 	if (!err && p->io.fsync(p->io.arg, p->fd) < 0)
 		err = -errno;
-	if (err && (p->io.truncate(p->io.arg, p->fd, p->size) < 0 ||
-		    p->io.fsync(p->io.arg, p->fd) < 0)) {
-		/* The refused records may stay: a compaction writes only what was acknowledged. */
-		int cut = -errno, again = persist_compact(p, &p->map);
-
-		if (again) {
-			rlog(LOG_ERR, "%s: cannot cut a refused write off the journal: %s, nor compact it: %s "
-			     "(compacting again at the next write and at exit)", p->path, strerror(-cut),
-			     strerror(-again));
-			p->broken = true;
-		}
-	}
+	if (err)
+		cut_off(p);
 	return err;
 }
 
@@ -381,16 +449,16 @@ static void lead(struct persist *p, struct batch *b)
 	err = append(p, &b->buf);
 	pthread_mutex_lock(&p->lock);
 	p->last_sync_ns = now_ns() - t0;
+	if (!err && (err = apply_batch(p, &b->buf)) != 0) {
+		/* Durable, but refused (-ENOMEM): out of the file again before a writer hears it. */
+		pthread_mutex_unlock(&p->lock);
+		cut_off(p);
+		pthread_mutex_lock(&p->lock);
+	}
 	count_batch(p, err, p->last_sync_ns);
 	if (!err) {
-		size_t good;
-
 		p->size += (off_t)b->buf.len;
 		p->stats.syncs++, p->stats.batches++, p->stats.records += b->nvalues;
-		/* Only records we encoded: each checks, and the map takes it (or -ENOMEM). */
-		err = journal_parse(b->buf.data, b->buf.len, persist_apply_rec, p, &good);
-		if (err)
-			p->broken = true; /* the map lacks what the file holds: rewrite it */
 	}
 	b->err = err;
 	b->done = true;

@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <rcustring/sysctl_socket.h>
 
+#include "log.h"
 #include "report.h"
 #ifdef HAVE_ETCD
 #include "etcd_sync.h"
@@ -40,6 +42,23 @@ static void put_time(FILE *f, const char *key, int64_t t)
 		fprintf(f, "%s never\n", key);
 }
 
+/*
+ * "KEY TEXT" for text from outside the daemon (an etcd error, a path):
+ * escaped as the log escapes it, so that a newline in it cannot forge the
+ * next STATUS line ("\netcd.connected 1") nor a control byte reach the
+ * terminal of the one who asks.
+ */
+static void put_text(FILE *f, const char *key, const char *text)
+{
+	size_t len = strlen(text);
+	char *buf = malloc(4 * len + 1);
+
+	if (buf)
+		log_escape(buf, 4 * len + 1, text, len);
+	fprintf(f, "%s %s\n", key, buf ? buf : "(out of memory)");
+	free(buf);
+}
+
 static void status_persist(struct report *r, FILE *f)
 {
 	struct persist_stats st;
@@ -49,8 +68,9 @@ static void status_persist(struct report *r, FILE *f)
 		return;
 	}
 	persist_get_stats(r->persist, &st);
-	fprintf(f, "persist.store %s\npersist.kept %" PRIu64 "\npersist.commits %" PRIu64
-		   "\npersist.failures %" PRIu64 "\n", r->store, st.kept, st.batches, st.failures);
+	put_text(f, "persist.store", r->store);
+	fprintf(f, "persist.kept %" PRIu64 "\npersist.commits %" PRIu64 "\npersist.failures %" PRIu64
+		   "\n", st.kept, st.batches, st.failures);
 	put_time(f, "persist.last_commit", st.last_commit.tv_sec);
 }
 
@@ -61,11 +81,13 @@ static void status_etcd(struct report *r, FILE *f)
 
 	if (r->etcd) {
 		etcd_sync_status(r->etcd, &st);
-		fprintf(f, "etcd.endpoint %s\netcd.connected %d\netcd.revision %" PRId64
-			   "\netcd.lag %" PRId64 "\netcd.applied %" PRIu64 "\netcd.last_error %s\n",
-			st.endpoint, st.connected, st.revision,
+		put_text(f, "etcd.endpoint", st.endpoint);
+		fprintf(f, "etcd.connected %d\netcd.revision %" PRId64 "\netcd.lag %" PRId64
+			   "\netcd.applied %" PRIu64 "\n", st.connected, st.revision,
 			st.etcd_revision > st.revision ? st.etcd_revision - st.revision : 0,
-			st.applied, st.last_error[0] ? st.last_error : "none");
+			st.applied);
+		/* etcd's own words (a watch's cancel_reason): the etcd server's, not ours. */
+		put_text(f, "etcd.last_error", st.last_error[0] ? st.last_error : "none");
 		return;
 	}
 #endif
@@ -73,12 +95,15 @@ static void status_etcd(struct report *r, FILE *f)
 	fputs("etcd.endpoint none\n", f);
 }
 
-/* Who holds the handles: the REPORT_BUDGET_TOP uids holding most, most first. */
-static void status_budget_uids(struct report *r, FILE *f)
+/*
+ * Who holds the handles: for root the REPORT_BUDGET_TOP uids holding most,
+ * most first; for anyone else its own uid alone (report_budget_uids).
+ */
+static void status_budget_uids(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	struct sysctl_budget_uid top[REPORT_BUDGET_TOP];
 	size_t nuids = 0;
-	int n = sysctl_budget_top_uids(r->budget, top, REPORT_BUDGET_TOP, &nuids);
+	int n = report_budget_uids(r, who, top, &nuids);
 
 	if (n < 0)
 		return;
@@ -88,7 +113,7 @@ static void status_budget_uids(struct report *r, FILE *f)
 			top[i].handles, (unsigned)top[i].uid, top[i].units);
 }
 
-static void status_budget(struct report *r, FILE *f)
+static void status_budget(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	struct sysctl_budget_usage u;
 
@@ -97,7 +122,7 @@ static void status_budget(struct report *r, FILE *f)
 	fprintf(f, "budget.units %u\nbudget.units_root %u\nbudget.units_others %u\n"
 		   "budget.total %u\nbudget.per_uid %u\n",
 		u.all, u.units, u.others, u.limits.total, u.limits.per_uid);
-	status_budget_uids(r, f);
+	status_budget_uids(r, who, f);
 }
 
 /* Every refusal counted, however few of them the log shows (log.h). */
@@ -109,7 +134,7 @@ static void status_policy(struct report *r, FILE *f)
 		policy_refused(r->policy, POLICY_ORIGINS), log_limit_suppressed(&r->policy->log_limit));
 }
 
-static int write_status(struct report *r, FILE *f)
+static int write_status(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	unsigned long tunables = report_tunables(r);
 	int failures = __atomic_load_n(&r->reload_failures, __ATOMIC_RELAXED);
@@ -124,7 +149,7 @@ static int write_status(struct report *r, FILE *f)
 	status_policy(r, f);
 	status_persist(r, f);
 	status_etcd(r, f);
-	status_budget(r, f);
+	status_budget(r, who, f);
 	fprintf(f, "fuse %s\n", r->fs ? "mounted" : "none");
 	return 0;
 }
@@ -151,13 +176,13 @@ void report_notify_line(struct report *r, char *buf, size_t size)
 #endif
 }
 
-int report_write(void *arg, int what, FILE *out)
+int report_write(void *arg, int what, const struct sysctl_caller *who, FILE *out)
 {
 	struct report *r = arg;
 
 	if (what == SYSCTL_SOCKET_STATUS)
-		return write_status(r, out);
+		return write_status(r, who, out);
 	if (what == SYSCTL_SOCKET_METRICS)
-		return report_metrics(r, out);
+		return report_metrics(r, who, out);
 	return -EINVAL;
 }

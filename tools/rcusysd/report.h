@@ -43,16 +43,30 @@ struct report {
 /* Record the start's or a reload's outcome. Context: the main thread. */
 void report_reloaded(struct report *r, int failures, int stopped, int is_reload);
 
-/* sysctl_socket_options.report: SYSCTL_SOCKET_STATUS or _METRICS lines to @out. */
-int report_write(void *arg, int what, FILE *out);
+/*
+ * sysctl_socket_options.report: SYSCTL_SOCKET_STATUS or _METRICS lines to
+ * @out for the peer @who. Context: a socket server thread.
+ */
+int report_write(void *arg, int what, const struct sysctl_caller *who, FILE *out);
 
 /*
  * report_metrics.c: the METRICS lines (Prometheus text exposition); seconds
  * since the start; entries of the tree (directories not counted).
  */
-int report_metrics(struct report *r, FILE *f);
+int report_metrics(struct report *r, const struct sysctl_caller *who, FILE *f);
 double report_uptime(const struct report *r);
 unsigned long report_tunables(const struct report *r);
+
+/*
+ * report_budget_uids - the per-uid budget rows @who may see, into @top:
+ * for root the REPORT_BUDGET_TOP uids holding most (sysctl_budget_top_uids);
+ * for any other uid its own row alone (none while it holds nothing), so no
+ * local user learns what the others hold. *@nuids: how many uids hold
+ * something (a total, shown to all). Returns the rows or a negative errno.
+ * Context: any thread.
+ */
+int report_budget_uids(struct report *r, const struct sysctl_caller *who,
+		       struct sysctl_budget_uid top[REPORT_BUDGET_TOP], size_t *nuids);
 
 /* "STATUS=..." for sd_notify: tunables, the last reload, etcd, in one line. */
 void report_notify_line(struct report *r, char *buf, size_t size);

@@ -4,7 +4,8 @@
  * (version 0.0.4): one "# HELP" and "# TYPE" per family, then its samples.
  * Names start with "rcusysd_"; the library writes its "rcustring_" ones
  * (socket requests and reads, writes and refusals by errno) before these.
- * Also the two figures STATUS shares (report_uptime, report_tunables).
+ * Also what STATUS shares: report_uptime, report_tunables and the budget
+ * rows a peer may see (report_budget_uids).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -37,6 +38,46 @@ double report_uptime(const struct report *r)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (double)(now.tv_sec - r->started.tv_sec) +
 	       (double)(now.tv_nsec - r->started.tv_nsec) / 1e9;
+}
+
+int report_budget_uids(struct report *r, const struct sysctl_caller *who,
+		       struct sysctl_budget_uid top[REPORT_BUDGET_TOP], size_t *nuids)
+{
+	struct sysctl_budget_usage u;
+	int err;
+
+	if (who->uid == 0)
+		return sysctl_budget_top_uids(r->budget, top, REPORT_BUDGET_TOP, nuids);
+	err = sysctl_budget_top_uids(r->budget, top, 0, nuids);
+	if (!err)
+		err = sysctl_budget_get_usage(r->budget, who->uid, &u);
+	if (err)
+		return err;
+	top[0] = (struct sysctl_budget_uid){ .uid = who->uid, .units = u.units };
+	for (int k = 0; k < SYSCTL_HANDLE_KINDS; k++) {
+		top[0].by_kind[k] = u.handles[k];
+		top[0].handles += u.handles[k];
+	}
+	return top[0].handles || top[0].units;
+}
+
+/*
+ * A label value by the exposition format's own rules: a backslash, a
+ * double quote and a newline each become a backslash and the character
+ * ('n' for the newline), so that no value ends its sample or forges
+ * another. Every label value whose text is not a number goes through
+ * here, so one taken from outside later (an endpoint, a key) is safe.
+ */
+static void put_label_value(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f), fputc(*v, f);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
 }
 
 static void family(FILE *f, const char *name, const char *type, const char *help)
@@ -74,10 +115,13 @@ static void metrics_policy(struct report *r, FILE *f)
 		return;
 	family(f, "rcusysd_policy_refused_total", "counter",
 	       "Writes the policy refused, by origin (each one, however few the log shows).");
-	for (int o = 0; o < POLICY_ORIGINS; o++)
-		if (o != SYSCTL_ORIGIN_PROGRAM) /* never refused */
-			fprintf(f, "rcusysd_policy_refused_total{origin=\"%s\"} %" PRIu64 "\n",
-				policy_origin_label(o), policy_refused(r->policy, o));
+	for (int o = 0; o < POLICY_ORIGINS; o++) {
+		if (o == SYSCTL_ORIGIN_PROGRAM) /* never refused */
+			continue;
+		fputs("rcusysd_policy_refused_total{origin=\"", f);
+		put_label_value(f, policy_origin_label(o));
+		fprintf(f, "\"} %" PRIu64 "\n", policy_refused(r->policy, o));
+	}
 	one(f, "rcusysd_log_suppressed_total", "counter",
 	    "Refusal log lines left out by the rate limit (each counted above).",
 	    (double)log_limit_suppressed(&r->policy->log_limit));
@@ -136,18 +180,19 @@ static void metrics_etcd(struct report *r, FILE *f)
 #endif
 }
 
-/* Per uid, bounded: the REPORT_BUDGET_TOP uids holding most handles. */
-static void metrics_budget_uids(struct report *r, FILE *f)
+/* Per uid, bounded: the REPORT_BUDGET_TOP uids holding most handles; a non-root peer's own. */
+static void metrics_budget_uids(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	struct sysctl_budget_uid top[REPORT_BUDGET_TOP];
 	size_t nuids = 0;
-	int n = sysctl_budget_top_uids(r->budget, top, REPORT_BUDGET_TOP, &nuids);
+	int n = report_budget_uids(r, who, top, &nuids);
 
 	if (n < 0)
 		return;
 	one(f, "rcusysd_budget_uids", "gauge", "Uids holding a handle now.", (double)nuids);
 	family(f, "rcusysd_budget_uid_handles", "gauge",
-	       "Handles held, by uid (the " REPORT_BUDGET_TOP_TEXT " uids holding most).");
+	       "Handles held, by uid (the " REPORT_BUDGET_TOP_TEXT
+	       " uids holding most; to a non-root peer its own).");
 	for (int i = 0; i < n; i++)
 		fprintf(f, "rcusysd_budget_uid_handles{uid=\"%u\"} %u\n", (unsigned)top[i].uid,
 			top[i].handles);
@@ -158,12 +203,14 @@ static void metrics_budget_uids(struct report *r, FILE *f)
 			top[i].units);
 }
 
-int report_metrics(struct report *r, FILE *f)
+int report_metrics(struct report *r, const struct sysctl_caller *who, FILE *f)
 {
 	struct sysctl_budget_usage u;
 
 	family(f, "rcusysd_build_info", "gauge", "rcusysd's version, as a label.");
-	fprintf(f, "rcusysd_build_info{version=\"%s\"} 1\n", RCUSYSD_VERSION);
+	fputs("rcusysd_build_info{version=\"", f);
+	put_label_value(f, RCUSYSD_VERSION);
+	fputs("\"} 1\n", f);
 	one(f, "rcusysd_uptime_seconds", "gauge", "Seconds since rcusysd started.", report_uptime(r));
 	one(f, "rcusysd_tunables", "gauge", "Entries of the tree.", (double)report_tunables(r));
 	one(f, "rcusysd_reloads_total", "counter", "Reloads (SIGHUP).",
@@ -180,7 +227,7 @@ int report_metrics(struct report *r, FILE *f)
 		fprintf(f, "rcusysd_budget_units{who=\"root\"} %u\nrcusysd_budget_units{who=\"others\"} %u\n",
 			u.units, u.others);
 		one(f, "rcusysd_budget_units_limit", "gauge", "Handle budget units in all.", u.limits.total);
-		metrics_budget_uids(r, f);
+		metrics_budget_uids(r, who, f);
 	}
 	return 0;
 }

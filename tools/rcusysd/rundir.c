@@ -10,30 +10,9 @@
 #include <unistd.h>
 
 #include "rundir.h"
+#include "trusted_file.h"
 
 #define UNSAFE_WRITE (S_IWGRP | S_IWOTH)
-
-/* A directory above the run directory: root's or ours, and nobody else may rename in it. */
-static int check_ancestor(int fd, const char *name, char *why, size_t why_size)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) != 0) {
-		snprintf(why, why_size, "cannot inspect %s: %s", name, strerror(errno));
-		return -errno;
-	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		snprintf(why, why_size, "%s is owned by uid %u (must be root or uid %u)", name,
-			 (unsigned)st.st_uid, (unsigned)geteuid());
-		return -EPERM;
-	}
-	if ((st.st_mode & UNSAFE_WRITE) && !(st.st_mode & S_ISVTX)) {
-		snprintf(why, why_size, "%s is writable by group or others (mode %04o) and not sticky", name,
-			 (unsigned)(st.st_mode & 07777));
-		return -EPERM;
-	}
-	return 0;
-}
 
 /* @name under @parent: a directory of ours that only we can change. */
 static int check_own_dir(int parent, const char *name, const char *shown, struct stat *out, char *why,
@@ -69,58 +48,6 @@ static int check_own_dir(int parent, const char *name, const char *shown, struct
 	return 0;
 }
 
-/* What rundir.h says: each level checked as check_ancestor() does. */
-int rundir_walk(const char *dir, char *why, size_t why_size)
-{
-	char sofar[PATH_MAX] = "";
-	size_t at = 0;
-	const char *p = dir;
-	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), err;
-
-	if (fd < 0)
-		return -errno;
-	err = check_ancestor(fd, "/", why, why_size);
-	while (!err && *p) {
-		const char *end;
-		char comp[NAME_MAX + 1];
-		size_t len;
-		int next;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		end = strchrnul(p, '/');
-		len = (size_t)(end - p);
-		if (len > NAME_MAX || at + len + 2 > sizeof(sofar)) {
-			snprintf(why, why_size, "path too long");
-			close(fd);
-			return -ENAMETOOLONG;
-		}
-		memcpy(comp, p, len);
-		comp[len] = '\0';
-		sofar[at++] = '/';
-		memcpy(sofar + at, comp, len + 1);
-		at += len;
-		/* O_NOFOLLOW: realpath() resolved it, so a symlink here is a swap. */
-		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0) {
-			err = -errno;
-			snprintf(why, why_size, "cannot open %s: %s", sofar, strerror(-err));
-			break;
-		}
-		close(fd);
-		fd = next;
-		err = check_ancestor(fd, sofar, why, why_size);
-		p = end;
-	}
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
 int rundir_open(const char *path, char *canon, size_t canon_size, char *why, size_t why_size)
 {
 	char copy[PATH_MAX], parent_real[PATH_MAX], *slash, *name;
@@ -154,7 +81,7 @@ int rundir_open(const char *path, char *canon, size_t canon_size, char *why, siz
 		snprintf(why, why_size, "cannot resolve %s: %s", parent, strerror(-err));
 		return err;
 	}
-	pfd = rundir_walk(parent_real, why, why_size);
+	pfd = trusted_dir_walk(parent_real, why, why_size);
 	if (pfd < 0)
 		return pfd;
 	if (mkdirat(pfd, name, 0755) != 0 && errno != EEXIST) {

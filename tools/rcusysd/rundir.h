@@ -5,7 +5,8 @@
  * over a path of their choosing (a symlink at RUN/sys mounts the tree over
  * any directory; a symlink swapped in for a socket between bind and chmod
  * gets its target chmod'ed), so it is checked before anything is created in
- * it, and an unsafe one is refused.
+ * it, and an unsafe one is refused. The directories above it are walked as
+ * every file's directories are (trusted_dir_walk(), trusted_file.h).
  */
 #ifndef RCUSYSD_RUNDIR_H
 #define RCUSYSD_RUNDIR_H
@@ -33,17 +34,5 @@ int rundir_open(const char *path, char *canon, size_t canon_size, char *why, siz
  * filled; -ENOTCONN etc. come back as they are (a stale mount).
  */
 int rundir_subdir(int dirfd, const char *name, char *why, size_t why_size);
-
-/*
- * Walks @dir (absolute, with no symbolic link: realpath()'s result) from
- * "/", checking each level as rundir_open() checks the directories above
- * the run directory: owned by root or by us, not writable by group or
- * others unless sticky. Returns an O_PATH fd of @dir itself (checked as
- * those), through which a file in it can be opened with nothing swapped in
- * meanwhile, or a negative errno with @why filled: -EPERM (owner or mode),
- * -ELOOP or -ENOENT (a level changed since it was resolved), others as they
- * came.
- */
-int rundir_walk(const char *dir, char *why, size_t why_size);
 
 #endif
