@@ -144,6 +144,7 @@ kernel-check:
 kernel-check-all:
 	kernel/check --all; st=$$?; KTARGET=7.2 kernel/check --all || st=1; \
 	kernel/followups/check || st=1; kernel/boot/followups-boot-test || st=1; \
+	kernel/followups-7.3/check || st=1; \
 	kernel/selftests/run || st=1; $(MAKE) kernel-lockcmp || st=1; exit $$st
 
 # RCU or a lock, measured (kernel/lockcmp/run; kernel/README.md, "RCU or a
