@@ -9,7 +9,7 @@
  * and valid UTF-8, in each of its formats (a terminal's timestamps, the
  * journal's "<N>" prefix, --check-config's bare lines) into a file; each
  * must be one line with no control byte but its end, every bad byte as
- * "\xNN" and the valid text as it was. Then log_escape() alone: a full
+ * "\xNN" and the valid text as it was. Then rcs_text_escape() alone: a full
  * line of escapes is whole, a small buffer ends at a whole escape.
  * Prints "held: ..." or "failed: ..." per check, as the shell attacks do.
  */
@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../lib/common/text_escape.h"
 #include "sysctl_conf.h"
 
 #include "log.h"
@@ -60,7 +61,7 @@ static const char *shown(const char *buf)
 {
 	static char out[4 * (1 << 16) + 1];
 
-	log_escape(out, sizeof(out), buf, strlen(buf));
+	rcs_text_escape(out, sizeof(out), buf, strlen(buf));
 	return out;
 }
 
@@ -136,16 +137,16 @@ static void escape_bounds(void)
 	size_t n;
 
 	memset(src, 0x1b, sizeof(src));
-	n = log_escape(dst, sizeof(dst), src, sizeof(src));
+	n = rcs_text_escape(dst, sizeof(dst), src, sizeof(src));
 	check("a message of 2047 ESC bytes is escaped whole", n == 4 * sizeof(src) &&
 	      !strncmp(dst + n - 8, "\\x1b\\x1b", 8), "%zu bytes", n);
-	n = log_escape(small, sizeof(small), "ab\x1b\x1b", 4);
+	n = rcs_text_escape(small, sizeof(small), "ab\x1b\x1b", 4);
 	check("a small buffer ends at a whole escape", n == 6 && !strcmp(small, "ab\\x1b"),
 	      "%zu bytes: %s", n, small);
-	n = log_escape(small, sizeof(small), "abcdefg\xe2\x82\xac", 10);
+	n = rcs_text_escape(small, sizeof(small), "abcdefg\xe2\x82\xac", 10);
 	check("a small buffer ends at a whole character", n == 7 && !strcmp(small, "abcdefg"),
 	      "%zu bytes: %s", n, small);
-	n = log_escape(small, sizeof(small), "a\0b", 3);
+	n = rcs_text_escape(small, sizeof(small), "a\0b", 3);
 	check("a NUL is escaped, not the end", n == 6 && !strcmp(small, "a\\x00b"), "%s", small);
 }
 
