@@ -44,9 +44,9 @@ void etcd_set_err(struct etcd_conn *c, const char *fmt, const char *detail)
 			snprintf(raw, sizeof(raw), "%s", "(error text withheld: out of memory)");
 		else
 			hide(raw, b64);
-		hide(raw, c->userpwd);
-		if (pass)
+		if (pass) /* the password alone first: the user may stay, for diagnosis */
 			hide(raw, pass + 1);
+		hide(raw, c->userpwd);
 		free(b64);
 	}
 	rcs_text_escape(c->err, sizeof(c->err), raw, strlen(raw));
