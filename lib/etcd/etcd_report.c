@@ -317,7 +317,7 @@ static const char *const status_desc[ST_COUNT] = {
 	"etcd watch streams lost and started again",
 	"whole-prefix reads after the watched revision was compacted",
 	"keys of the prefix this host keeps state for",
-	"last error talking to etcd",
+	"last error talking to etcd: escaped as the log is (\\xNN), credentials as ***",
 	"the etcd member watched (user:password@ left out)",
 };
 
