@@ -14,16 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/url_userinfo.h"
 #include "etcd_http_int.h"
 #include "etcd_scan.h"
 
 /* Values a reply other than a range may hold (a transaction of 128 puts: about 1 000). */
 #define SMALL_REPLY_VALUES 16384
-
-void etcd_set_err(struct etcd_conn *c, const char *fmt, const char *detail)
-{
-	snprintf(c->err, sizeof(c->err), fmt, detail ? detail : "");
-}
 
 int etcd_conn_init(struct etcd_conn *c, const char *endpoints, const struct etcd_tls *tls)
 {
@@ -117,13 +113,11 @@ void etcd_conn_next(struct etcd_conn *c)
 void etcd_conn_name(const struct etcd_conn *c, char *buf, size_t size)
 {
 	const char *url = c->n_endpoints ? c->endpoints[c->cur] : "";
-	const char *scheme = strstr(url, "://");
-	const char *host = scheme ? scheme + 3 : url;
-	const char *at = strchr(host, '@');
+	size_t host, end;
 
-	/* A URL may carry user:password@; messages must not. */
-	if (at && (!strchr(host, '/') || at < strchr(host, '/')))
-		snprintf(buf, size, "%.*s%s", (int)(host - url), url, at + 1);
+	/* A URL may carry user:password@ (common/url_userinfo.h); messages must not. */
+	if (rcs_url_userinfo(url, strlen(url), &host, &end))
+		snprintf(buf, size, "%.*s%s", (int)host, url, url + end + 1);
 	else
 		snprintf(buf, size, "%s", url);
 }

@@ -56,6 +56,15 @@ void etcd_conn_next(struct etcd_conn *c);
  * process's command line. Copied; wiped when @c is freed. Return 0, -ENOMEM.
  */
 int etcd_conn_set_userpwd(struct etcd_conn *c, const char *userpwd);
+/**
+ * etcd_set_err - @fmt (one "%s", for @detail) into @c->err, with the
+ * credentials (user:password, the password, their base64) hidden and the
+ * text escaped (common/text_escape.h): every text from outside (etcd's
+ * error, a gateway's, a cancel reason) reaches @c->err through here, so
+ * that none reaches a log, STATUS or rcusysd.etcd.last_error raw.
+ * Context: the thread that owns @c.
+ */
+void etcd_set_err(struct etcd_conn *c, const char *fmt, const char *detail);
 /** The current endpoint with any user:password@ part removed, for messages. */
 void etcd_conn_name(const struct etcd_conn *c, char *buf, size_t size);
 

@@ -29,6 +29,5 @@ void etcd_setup(struct etcd_conn *c, size_t idx, CURL *h, const char *path, cons
 int etcd_curl_errno(CURLcode rc);
 /* "key" and "range_end" of every key under @prefix, base64-encoded, into @obj. */
 int etcd_add_prefix_range(json_object *obj, const char *prefix);
-void etcd_set_err(struct etcd_conn *c, const char *fmt, const char *detail);
 
 #endif /* RCUSTRING_ETCD_HTTP_INT_H */

@@ -307,6 +307,6 @@ int etcd_reply_error(struct etcd_conn *c, json_object *reply)
 		msg = json_object_get_string(m);
 	else if (json_object_is_type(e, json_type_string))
 		msg = json_object_get_string(e);
-	snprintf(c->err, sizeof(c->err), "etcd: %s", msg ? msg : "");
+	etcd_set_err(c, "etcd: %s", msg); /* text from outside: cleaned there */
 	return -EPROTO;
 }

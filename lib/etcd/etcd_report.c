@@ -332,7 +332,7 @@ static const char *const status_desc[ST_COUNT] = {
 	"keys of the prefix this host keeps state for",
 	"values of keys naming no entry refused past the most such keys kept: no status key",
 	"refusals whose status key was not queued: the report queue was full",
-	"last error talking to etcd",
+	"last error talking to etcd: escaped as the log is (\\xNN), credentials as ***",
 	"the etcd member watched (user:password@ left out)",
 };
 

@@ -20,6 +20,7 @@
 
 #include "../common/copy_cut.h"
 #include "../common/deadline.h"
+#include "../common/text_escape.h"
 #include "../core/buf.h"
 #include "rcustring/sysctl_commit.h"
 #include "etcd_sync_int.h"
@@ -37,10 +38,22 @@ static int etcd_stopping(void *arg)
 	return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * Escaped once more where it is stored (idempotent on @c->err's text, which
+ * etcd_set_err() cleaned): a cut of that text may end inside a character,
+ * and the entry rcusysd.etcd.last_error serves this to every user as is.
+ */
 static void set_error(struct etcd_sync *s, const char *msg)
 {
+	char big[4 * sizeof(s->st.last_error)], clean[sizeof(s->st.last_error)];
+	size_t n = rcs_text_escape(big, sizeof(big), msg, strlen(msg));
+
+	if (n < sizeof(clean))
+		memcpy(clean, big, n + 1);
+	else /* cut at a whole escape or character, and the reader sees it went on */
+		memcpy(clean + rcs_text_escape(clean, sizeof(clean) - 3, big, n), "...", 4);
 	pthread_mutex_lock(&s->lock);
-	rcs_copy_cut(s->st.last_error, sizeof(s->st.last_error), msg, strlen(msg));
+	memcpy(s->st.last_error, clean, sizeof(clean));
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -185,8 +198,8 @@ static int on_watch(void *arg, const struct etcd_watch_msg *m)
 		return COMPACTED;
 	}
 	if (m->canceled) {
-		snprintf(s->conn.err, sizeof(s->conn.err), "watch canceled: %s",
-			 m->cancel_reason[0] ? m->cancel_reason : "no reason given");
+		etcd_set_err(&s->conn, "watch canceled: %s", /* from outside: cleaned there */
+			     m->cancel_reason[0] ? m->cancel_reason : "no reason given");
 		return -ECONNRESET;
 	}
 	/* The old values' frees go to call_rcu after the readers were woken. */

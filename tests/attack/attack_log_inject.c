@@ -5,20 +5,24 @@
  * terminal or journal viewer reading it (the 4th attack campaign's finding
  * 6: "refused /rcustring/web/open/val^[[2J^[[H^M2026-...Z notice rcusysd:
  * FORGED LINE"). rcusysd's one log writer (tools/rcusysd/log.c) logs such
- * a value, holding every C0 byte 0x01-0x1f, DEL, a C1 CSI, invalid UTF-8
- * and valid UTF-8, in each of its formats (a terminal's timestamps, the
- * journal's "<N>" prefix, --check-config's bare lines) into a file; each
- * must be one line with no control byte but its end, every bad byte as
- * "\xNN" and the valid text as it was. Then log_escape() alone: a full
- * line of escapes is whole, a small buffer ends at a whole escape.
+ * a value, holding every C0 byte 0x01-0x1f, DEL, a C1 CSI, invalid UTF-8,
+ * U+2028, U+2029, U+202E and valid UTF-8, in each of its formats (a
+ * terminal's timestamps, the journal's "<N>" prefix, --check-config's bare
+ * lines) into a file; each must be one line with no control byte but its
+ * end, every bad byte as "\xNN" and the valid text as it was. Then
+ * rcs_text_escape() alone: a full line of escapes is whole, a small buffer
+ * ends at a whole escape, and U+2028, U+2029 and each bidi control are
+ * escaped, their neighbours not.
  * Prints "held: ..." or "failed: ..." per check, as the shell attacks do.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../../lib/common/text_escape.h"
 #include "sysctl_conf.h"
 
 #include "log.h"
@@ -60,7 +64,7 @@ static const char *shown(const char *buf)
 {
 	static char out[4 * (1 << 16) + 1];
 
-	log_escape(out, sizeof(out), buf, strlen(buf));
+	rcs_text_escape(out, sizeof(out), buf, strlen(buf));
 	return out;
 }
 
@@ -88,14 +92,16 @@ static void hostile(char *v, size_t size)
 
 	for (int c = 1; c < 0x20; c++)
 		v[n++] = (char)c;
-	snprintf(v + n, size - n, "%s", "\x7f|\xc2\x9b" "31m|\xff\xc3(|\xe0\x80\xaf|caf\xc3\xa9 \xe2\x82\xac");
+	snprintf(v + n, size - n, "%s", "\x7f|\xc2\x9b" "31m|\xff\xc3(|\xe0\x80\xaf|caf\xc3\xa9 \xe2\x82\xac"
+		 "|LS\xe2\x80\xa8PS\xe2\x80\xa9RLO\xe2\x80\xae" "evil|");
 }
 
 static const char *const expect_escaped =
 	"/rcustring/web/open/val\\x1b[2J\\x1b[H\\x0d2026-12-07T06:00:00.000Z notice rcusysd: FORGED LINE|"
 	"\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\x09\\x0a\\x0b\\x0c\\x0d\\x0e\\x0f"
 	"\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f"
-	"\\x7f|\\xc2\\x9b31m|\\xff\\xc3(|\\xe0\\x80\\xaf|caf\xc3\xa9 \xe2\x82\xac";
+	"\\x7f|\\xc2\\x9b31m|\\xff\\xc3(|\\xe0\\x80\\xaf|caf\xc3\xa9 \xe2\x82\xac"
+	"|LS\\xe2\\x80\\xa8PS\\xe2\\x80\\xa9RLO\\xe2\\x80\\xae" "evil|";
 
 static void on_conf_error(unsigned line, const char *msg, void *arg)
 {
@@ -136,17 +142,53 @@ static void escape_bounds(void)
 	size_t n;
 
 	memset(src, 0x1b, sizeof(src));
-	n = log_escape(dst, sizeof(dst), src, sizeof(src));
+	n = rcs_text_escape(dst, sizeof(dst), src, sizeof(src));
 	check("a message of 2047 ESC bytes is escaped whole", n == 4 * sizeof(src) &&
 	      !strncmp(dst + n - 8, "\\x1b\\x1b", 8), "%zu bytes", n);
-	n = log_escape(small, sizeof(small), "ab\x1b\x1b", 4);
+	n = rcs_text_escape(small, sizeof(small), "ab\x1b\x1b", 4);
 	check("a small buffer ends at a whole escape", n == 6 && !strcmp(small, "ab\\x1b"),
 	      "%zu bytes: %s", n, small);
-	n = log_escape(small, sizeof(small), "abcdefg\xe2\x82\xac", 10);
+	n = rcs_text_escape(small, sizeof(small), "abcdefg\xe2\x82\xac", 10);
 	check("a small buffer ends at a whole character", n == 7 && !strcmp(small, "abcdefg"),
 	      "%zu bytes: %s", n, small);
-	n = log_escape(small, sizeof(small), "a\0b", 3);
+	n = rcs_text_escape(small, sizeof(small), "a\0b", 3);
 	check("a NUL is escaped, not the end", n == 6 && !strcmp(small, "a\\x00b"), "%s", small);
+}
+
+/*
+ * Characters that are valid UTF-8 but break or reorder what a viewer
+ * shows: U+2028, U+2029 and every bidi control, each escaped byte by byte;
+ * their neighbours (U+200D, U+2027, U+202F, U+2065, U+206A, U+061B) kept.
+ */
+static void hidden_controls(void)
+{
+	static const unsigned cps[] = { 0x2028, 0x2029, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c,
+					0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x061c };
+	static const unsigned kept[] = { 0x200d, 0x2027, 0x202f, 0x2065, 0x206a, 0x061b };
+	char src[8], dst[32], want[32], name[64];
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(cps) / sizeof(cps[0]) + sizeof(kept) / sizeof(kept[0]); i++) {
+		bool esc = i < sizeof(cps) / sizeof(cps[0]);
+		unsigned cp = esc ? cps[i] : kept[i - sizeof(cps) / sizeof(cps[0])];
+
+		if (cp < 0x800)
+			n = (size_t)snprintf(src, sizeof(src), "%c%c", 0xc0 | cp >> 6, 0x80 | (cp & 0x3f));
+		else
+			n = (size_t)snprintf(src, sizeof(src), "%c%c%c", 0xe0 | cp >> 12,
+					     0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
+		if (!esc)
+			memcpy(want, src, n + 1);
+		else if (n == 2)
+			snprintf(want, sizeof(want), "\\x%02x\\x%02x", (unsigned char)src[0],
+				 (unsigned char)src[1]);
+		else
+			snprintf(want, sizeof(want), "\\x%02x\\x%02x\\x%02x", (unsigned char)src[0],
+				 (unsigned char)src[1], (unsigned char)src[2]);
+		rcs_text_escape(dst, sizeof(dst), src, n);
+		snprintf(name, sizeof(name), "U+%04X %s", cp, esc ? "escaped" : "kept as it is");
+		check(name, !strcmp(dst, want), "got %s", shown(dst));
+	}
 }
 
 int main(void)
@@ -168,5 +210,6 @@ int main(void)
 	unlink(path);
 	rmdir(dir);
 	escape_bounds();
+	hidden_controls();
 	return nfailed ? 1 : 0;
 }

@@ -90,7 +90,9 @@ fi
 # 7): a key holding ESC, CR and a forged log line, and a watch canceled
 # with a reason that holds STATUS lines; then the watch hangs, so the
 # reason stays etcd.last_error. The log holds no control byte, STATUS
-# one etcd.connected line and the reason escaped on its own line.
+# one etcd.connected line and the reason escaped on its own line, and the
+# entry rcusysd.etcd.last_error, read as nobody, the same escaped text
+# (C1, U+2028 and U+202E included).
 python3 -c 'import base64, json, sys
 b = lambda s: base64.b64encode(s.encode()).decode()
 P = sys.argv[3]
@@ -98,7 +100,8 @@ evil = P + "open/val\x1b[2J\x1b[H\r2026-12-07T06:00:00.000Z notice rcusysd: FORG
 kv = lambda k, v: {"key": b(k), "mod_revision": "5", "value": b(v)}
 rng = json.dumps({"header": {"revision": "5"}, "kvs": [kv(P + "open/val", "from-etcd"), kv(evil, "x")]})
 cancel = json.dumps({"result": {"header": {"revision": "6"}, "canceled": True,
-                     "cancel_reason": "gone\netcd.connected 1\netcd.connected: 1\x1b]0;owned\x07\x1b[31m\r"}})
+                     "cancel_reason": "gone\netcd.connected 1\netcd.connected: 1\x1b]0;owned\x07\x1b[31m\r"
+                                      "\u009b31m\u2028LS\u202eRLO"}})
 print(json.dumps({"/v3/kv/range": [{"body": rng}],
                   "/v3/watch": [{"lines": [sys.argv[2], cancel], "then": "close"}, {"hang": True}],
                   "/v3/kv/txn": [{"body": "{\"header\":{\"revision\":\"6\"}}"}]}))' \
@@ -106,6 +109,7 @@ print(json.dumps({"/v3/kv/range": [{"body": rng}],
 if scenario=$dir/inject.json etcd_start inject http; then
 	wait_for 20 grep -q "watch canceled" "$log"
 	st=$(ctl "$run" --status)
+	reason="http://127.0.0.1:$(cat "$dir/inject.port"): watch canceled: gone\x0aetcd.connected 1\x0aetcd.connected: 1\x1b]0;owned\x07\x1b[31m\x0d\xc2\x9b31m\xe2\x80\xa8LS\xe2\x80\xaeRLO"
 	attack "etcd escape codes: the log holds no control byte" \
 		"$(LC_ALL=C grep -naP '[\x00-\x09\x0b-\x1f\x7f]' "$log" | cat -v | head -3)" \
 		eval '! LC_ALL=C grep -qaP "[\x00-\x09\x0b-\x1f\x7f]" "$log"'
@@ -118,7 +122,12 @@ if scenario=$dir/inject.json etcd_start inject http; then
 		test "$(printf '%s\n' "$st" | grep -c '^etcd\.connected')" = 1
 	attack "etcd cancel reason: STATUS shows it escaped as etcd.last_error" \
 		"$(printf '%s\n' "$st" | grep -a 'last_error' | cat -v)" \
-		eval 'printf "%s\n" "$st" | grep -qxF "etcd.last_error: http://127.0.0.1:$(cat "$dir/inject.port"): watch canceled: gone\x0aetcd.connected 1\x0aetcd.connected: 1\x1b]0;owned\x07\x1b[31m\x0d"'
+		eval 'printf "%s\n" "$st" | grep -qxF "etcd.last_error: $reason"'
+	# The tree entry serves the same text to every user: escaped where it
+	# is stored, not only where STATUS prints it (the review's 7a).
+	entry=$(as_user "$cli" --socket "$run/control.sock" -n rcusysd.etcd.last_error)
+	attack "etcd cancel reason: nobody reads it escaped in rcusysd.etcd.last_error" \
+		"$(printf '%s\n' "$entry" | cat -v)" test "$entry" = "$reason"
 	stop "$pid"
 fi
 

@@ -15,6 +15,8 @@
 
 #include "rcustring/sysctl_commit.h"
 
+#include "../../lib/common/url_userinfo.h"
+
 #include "dirtree.h"
 #include "etcd_http.h"
 #include "etcdcli.h"
@@ -30,16 +32,22 @@
 static int credentials(struct etcd_conn *c, const char *endpoints)
 {
 	const char *env = getenv("RCUSYSCTL_ETCD_CREDENTIALS");
+	int has = 0; /* 1: a URL holds user:password@ (common/url_userinfo.h); < 0: malformed */
 
-	for (const char *p = endpoints, *host; p && *p; p += strcspn(p, ","), p += *p == ',') {
-		host = strstr(p, "://");
-		host = host && host < p + strcspn(p, ",") ? host + 3 : p;
-		if (host[strcspn(host, "/,@")] == '@') {
-			fprintf(stderr, "rcusysctl: --etcd: an endpoint holds user:password@, which every "
-					"local user can read in ps; use $RCUSYSCTL_ETCD_CREDENTIALS\n");
-			break;
-		}
+	for (const char *p = endpoints; p && *p && has >= 0; p += strcspn(p, ","), p += *p == ',') {
+		size_t host, end;
+		int one = rcs_url_userinfo(p, strcspn(p, ","), &host, &end);
+
+		has = one < 0 ? one : has | one;
 	}
+	if (has < 0) {
+		fprintf(stderr, "rcusysctl: --etcd: an endpoint's %s (better: "
+				"$RCUSYSCTL_ETCD_CREDENTIALS)\n", RCS_URL_USERINFO_RULE);
+		return 1;
+	}
+	if (has)
+		fprintf(stderr, "rcusysctl: --etcd: an endpoint holds user:password@, which every "
+				"local user can read in ps; use $RCUSYSCTL_ETCD_CREDENTIALS\n");
 	if (env && (!strchr(env, ':') || *env == ':' || strpbrk(env, "\r\n"))) {
 		fprintf(stderr, "rcusysctl: $RCUSYSCTL_ETCD_CREDENTIALS: expected user:password\n");
 		return 1;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/common/url_userinfo.h"
+
 #include "etcd_creds.h"
 #include "log.h"
 #include "trusted_file.h"
@@ -78,32 +80,29 @@ static bool decode(const char *in, size_t len, char *out)
 
 /*
  * One endpoint @url (@len bytes): copied to @c->endpoints without its
- * userinfo, which goes to @taken (decoded) and is starred out in @url.
- * 1 when it had one, 0 when not, -EINVAL for one not user:password.
+ * userinfo (common/url_userinfo.h), which goes to @taken (decoded) and is
+ * starred out in @url. 1 when it had one, 0 when not, -EINVAL for one not
+ * user:password, -EBADMSG for one RFC 3986 does not allow (starred too).
  */
 static int take_one(struct etcd_creds *c, size_t *at, char *url, size_t len, char *taken)
 {
-	char *scheme = memmem(url, len, "://", 3);
-	size_t host = scheme ? (size_t)(scheme + 3 - url) : 0, end = host;
-	bool has;
+	size_t host, end;
+	int has = rcs_url_userinfo(url, len, &host, &end), err = 0;
 
-	while (end < len && url[end] != '/' && url[end] != '@')
-		end++;
-	has = end < len && url[end] == '@';
+	if (has > 0 && !decode(url + host, end - host, taken))
+		err = -EINVAL;
+	/* ps and /proc/PID/cmdline show the user, no longer the password. */
+	for (char *p = has ? memchr(url + host, ':', end - host) : NULL; p && ++p < url + end;)
+		*p = '*';
+	if (has < 0 || err)
+		return has < 0 ? -EBADMSG : err;
 	if (*at + len + 2 > sizeof(c->endpoints))
 		return -ENAMETOOLONG;
 	memcpy(c->endpoints + *at, url, host);
 	memcpy(c->endpoints + *at + host, url + (has ? end + 1 : host), len - (has ? end + 1 : host));
 	*at += len - (has ? end + 1 - host : 0);
 	c->endpoints[*at] = '\0';
-	if (!has)
-		return 0;
-	if (!decode(url + host, end - host, taken))
-		return -EINVAL;
-	/* ps and /proc/PID/cmdline show the user, no longer the password. */
-	for (char *p = memchr(url + host, ':', end - host); p && ++p < url + end;)
-		*p = '*';
-	return 1;
+	return has;
 }
 
 /* The userinfo of every endpoint of @list into @c; the same in each, or -EINVAL. */
@@ -132,6 +131,9 @@ static int from_urls(struct etcd_creds *c, char *list)
 	if (err == -ENAMETOOLONG)
 		rlog(LOG_ERR, "--etcd: the endpoint list is longer than %zu bytes",
 		     sizeof(c->endpoints) - 2);
+	else if (err == -EBADMSG)
+		rlog(LOG_ERR, "--etcd: an endpoint's %s (better: --etcd-credentials FILE)",
+		     RCS_URL_USERINFO_RULE);
 	else if (err < 0)
 		rlog(LOG_ERR, "--etcd: the endpoints' credentials are not one user:password (each "
 			      "endpoint the same; better: --etcd-credentials FILE)");

@@ -11,7 +11,8 @@
  * message, STATUS or METRICS line built from an endpoint can hold them),
  * used as the file's would be, and the password is overwritten in the
  * command line, which shortens its exposure to the start. Both forms at
- * once are refused. The secret itself is never logged.
+ * once are refused, as are a repeated --etcd and a userinfo RFC 3986 does
+ * not allow (common/url_userinfo.h). The secret itself is never logged.
  */
 #ifndef RCUSYSD_ETCD_CREDS_H
 #define RCUSYSD_ETCD_CREDS_H
@@ -36,7 +37,7 @@ struct etcd_creds {
  * Return: 0, or a negative errno with the reason logged (naming the file
  * or the option, never the secret): the file refused or not one
  * "user:password" line, both forms given, endpoints with different
- * credentials, a list too long.
+ * credentials, a userinfo with a raw '/', '?', '#' or '@', a list too long.
  */
 int etcd_creds_take(struct etcd_creds *c, char *endpoints, const char *file);
 

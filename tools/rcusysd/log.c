@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../lib/common/text_escape.h"
+
 #include "log.h"
 
 static bool journal, check;
@@ -49,65 +51,6 @@ int log_level_from_name(const char *name)
 	return -1;
 }
 
-/* Bytes of the valid UTF-8 sequence at @s (@len left), or 0: a lone or bad byte. */
-static size_t utf8_seq(const unsigned char *s, size_t len)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	/* Overlong forms, UTF-16 surrogates and code points past U+10FFFF are invalid. */
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (n > len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	/* U+0080..U+009F are the C1 controls (0x9b is a CSI to many terminals). */
-	return s[0] == 0xc2 && s[1] < 0xa0 ? 0 : n;
-}
-
-size_t log_escape(char *dst, size_t size, const char *src, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)src;
-	size_t o = 0;
-
-	if (!size)
-		return 0;
-	for (size_t i = 0; i < len;) {
-		size_t n = s[i] >= 0x20 && s[i] < 0x7f ? 1 : utf8_seq(s + i, len - i);
-
-		if (n) {
-			if (o + n >= size)
-				break;
-			memcpy(dst + o, s + i, n);
-			o += n;
-			i += n;
-			continue;
-		}
-		if (o + 4 >= size)
-			break;
-		snprintf(dst + o, 5, "\\x%02x", s[i++]);
-		o += 4;
-	}
-	dst[o] = '\0';
-	return o;
-}
-
 static void vrlog(int level, const char *fmt, va_list ap)
 {
 	/* Every byte of the message may need its 4 bytes of escape. */
@@ -140,7 +83,7 @@ static void vrlog(int level, const char *fmt, va_list ap)
 	 * lines, file names): escaped, no byte of it can end the line, forge
 	 * the next one or drive the terminal or journal viewer reading it.
 	 */
-	n += log_escape(line + n, sizeof(line) - n - 1, msg,
+	n += rcs_text_escape(line + n, sizeof(line) - n - 1, msg,
 			(size_t)len < sizeof(msg) ? (size_t)len : sizeof(msg) - 1);
 	/* One write per line, so lines of several threads never interleave. */
 	line[n++] = '\n';

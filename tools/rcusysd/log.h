@@ -5,9 +5,10 @@
  * starts with the journal's priority prefix ("<3>"), which the journal
  * turns into the entry's priority and strips; otherwise it starts with the
  * time in UTC ("2026-12-04T17:07:23.123Z") and the level's name, for a
- * terminal or a file. The message is escaped (log_escape) so that text
- * from outside, an etcd key or error, a settings line, a file name, can
- * neither end its line and forge the next nor drive a terminal.
+ * terminal or a file. The message is escaped (rcs_text_escape,
+ * lib/common/text_escape.h) so that text from outside, an etcd key or
+ * error, a settings line, a file name, can neither end its line and forge
+ * the next, drive a terminal nor reorder what a viewer displays.
  */
 #ifndef RCUSYSD_LOG_H
 #define RCUSYSD_LOG_H
@@ -38,23 +39,10 @@ int log_level_from_name(const char *name);
 
 /*
  * One line "rcusysd: MESSAGE" at @level; a trailing newline is not needed
- * (one in the message is escaped, as every control byte is: log_escape).
+ * (one in the message is escaped, as every control byte is: rcs_text_escape).
  * Context: any thread.
  */
 void rlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/*
- * log_escape - @src (@len bytes, NULs included) as one line of text into
- * @dst (@size bytes, NUL-terminated): every C0 control byte (tab, newline,
- * CR and ESC included), DEL, the C1 controls (U+0080..U+009F) and every
- * byte that is not part of valid UTF-8 become "\xNN" (lowercase hex);
- * valid UTF-8 text and '\\' stay as they are. Invalid UTF-8 is escaped
- * because the journal stores a line holding it as binary data, which
- * journalctl hides ("[blob data]"). Stops before an escape or a character
- * that would not fit whole. Returns the bytes written, the NUL not counted.
- * Context: any thread; STATUS's text from outside goes through it too.
- */
-size_t log_escape(char *dst, size_t size, const char *src, size_t len);
 
 /*
  * A rate limit for lines a local user can cause, one per request (a

@@ -170,7 +170,15 @@ static int take_option(struct options *o, int opt, char *arg)
 			return usage_error("--stop-grace", arg, "seconds from 0 to 3600");
 		break;
 #ifdef HAVE_ETCD
-	case 'E': o->eo.endpoints = o->etcd_arg = arg; break;
+	case 'E':
+		/* A second would leave the first's password unstarred in ps: say it once. */
+		if (o->etcd_arg) {
+			fprintf(stderr, "rcusysd: --etcd given twice: give every endpoint in one "
+					"--etcd URL,URL\n");
+			return 2;
+		}
+		o->eo.endpoints = o->etcd_arg = arg;
+		break;
 	case 'Z': o->etcd_credentials = arg; break;
 	case 'X': o->eo.prefix = arg; break;
 	case 'C': o->eo.cacert = arg; break;

@@ -15,6 +15,8 @@
 
 #include <rcustring/sysctl_socket.h>
 
+#include "../../lib/common/text_escape.h"
+
 #include "log.h"
 #include "report.h"
 #ifdef HAVE_ETCD
@@ -46,7 +48,8 @@ static void put_time(FILE *f, const char *key, int64_t t)
  * "KEY TEXT" for text from outside the daemon (an etcd error, a path):
  * escaped as the log escapes it, so that a newline in it cannot forge the
  * next STATUS line ("\netcd.connected 1") nor a control byte reach the
- * terminal of the one who asks.
+ * terminal of the one who asks. etcd.last_error comes escaped already;
+ * escaping escaped text changes nothing, so it shows escaped once.
  */
 static void put_text(FILE *f, const char *key, const char *text)
 {
@@ -54,7 +57,7 @@ static void put_text(FILE *f, const char *key, const char *text)
 	char *buf = malloc(4 * len + 1);
 
 	if (buf)
-		log_escape(buf, 4 * len + 1, text, len);
+		rcs_text_escape(buf, 4 * len + 1, text, len);
 	fprintf(f, "%s %s\n", key, buf ? buf : "(out of memory)");
 	free(buf);
 }
