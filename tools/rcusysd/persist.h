@@ -60,6 +60,17 @@
 struct persist;
 
 /*
+ * The longest state file read or written: 256 MiB. A start reads the file
+ * whole, so this bounds its memory; a file longer is refused as damage is
+ * (-EFBIG, the start stops, the file left). The store never writes one:
+ * an append that would pass it compacts first, and a write that would
+ * pass it even then is refused (-EFBIG). It holds four records of the
+ * journal's 64 MiB limit, or 100 000 kept values of about 1 KiB each with
+ * room for the journal to grow to twice that before it is compacted.
+ */
+#define PERSIST_FILE_MAX (256u << 20)
+
+/*
  * The system calls of a commit, for tests that make each one fail (each
  * returns as the call does: -1 with errno set). NULL members: the real call.
  */
@@ -170,6 +181,19 @@ struct persist_stats {
 
 /* Context: any thread. */
 void persist_get_stats(struct persist *p, struct persist_stats *out);
+
+/*
+ * The rate limit of the lines of writes that cannot be persisted (a full
+ * disk refuses every write: each would log a line), shared with the
+ * daemon's other refusal lines (policy.h): per uid for a client's write,
+ * per origin otherwise, and per errno, LOG_LIMIT_BURST lines a window,
+ * then "N similar messages suppressed". Until it is called (and for
+ * @l NULL) the store uses a limit of its own, flushed at persist_close().
+ * @p may be NULL (no store).
+ * Context: before the tree is served, one thread.
+ */
+struct log_limit;
+void persist_set_log_limit(struct persist *p, struct log_limit *l);
 
 /* Replaces the commit's system calls (tests). Context: before persist_apply(). */
 void persist_set_io(struct persist *p, const struct persist_io *io);

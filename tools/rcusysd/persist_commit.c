@@ -301,11 +301,12 @@ static int encode_all(struct persist *p, const struct kept_map *m, struct journa
 		const struct kept *k = m->all[i];
 
 		r = (struct journal_rec){ .op = JOURNAL_SET, .origin = k->origin, .time = k->time,
-					  .key = k->key, .key_len = strlen(k->key),
+					  .key = k->key, .key_len = k->key_len,
 					  .value = k->value, .value_len = k->len };
 		err = journal_put(b, &r);
 	}
-	return err;
+	/* Never a file the next start refuses to read. */
+	return !err && b->len > PERSIST_FILE_MAX ? -EFBIG : err;
 }
 
 /* The new file in place of the journal; p->fd then writes to it. */
@@ -326,7 +327,7 @@ static int install(struct persist *p, const char *tmp, off_t size)
 	if (p->fd >= 0)
 		close(p->fd); /* everything in it is in the new file too */
 	p->fd = fd;
-	p->size = size;
+	p->size = p->compacted = size;
 	p->broken = err != 0;
 	return err;
 }
@@ -383,13 +384,21 @@ static void cut_off(struct persist *p)
 	}
 }
 
-/* The batch's bytes at the journal's end, durable; a failure leaves the end where it was. */
+/*
+ * The batch's bytes at the journal's end, durable; a failure leaves the end
+ * where it was. A file that would pass PERSIST_FILE_MAX is compacted first,
+ * and the batch refused (-EFBIG) when it would pass it even then.
+ */
 static int append(struct persist *p, const struct journal_buf *b)
 {
-	int err = p->broken || p->fd < 0 ? persist_compact(p, &p->map) : 0;
+	/* Compacted already since the last append: compacting again gains nothing. */
+	bool over = (size_t)p->size + b->len > PERSIST_FILE_MAX && p->size > p->compacted;
+	int err = p->broken || p->fd < 0 || over ? persist_compact(p, &p->map) : 0;
 
 	if (err)
 		return err;
+	if ((size_t)p->size + b->len > PERSIST_FILE_MAX)
+		return -EFBIG;
 	err = write_at(p, p->fd, b->data, b->len, p->size);
 	if (!err && p->io.fsync(p->io.arg, p->fd) < 0)
 		err = -errno;
