@@ -113,6 +113,7 @@ static int open_store(struct sysctl_tree *tree, const char *path, bool check, st
 	p->dirfd = p->lockfd = p->fd = -1;
 	log_limit_init(&p->own_log);
 	p->log = &p->own_log;
+	p->file_max = PERSIST_FILE_MAX;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	persist_io_defaults(&p->io);
@@ -156,18 +157,17 @@ int persist_open_check(struct sysctl_tree *tree, const char *path, struct persis
 	return open_store(tree, path, true, out, why, why_size);
 }
 
-/* A state file longer than PERSIST_FILE_MAX: logged, not read. */
+/* A state file longer than p->file_max: logged, not read. */
 static int too_big(struct persist *p, unsigned long long size, bool more)
 {
-	rlog(LOG_ERR, "%s: %s%llu bytes, over the limit of a state file (EFBIG: %u MiB); not read, "
-	     "the file is left as it is", p->path, more ? "more than " : "", size,
-	     PERSIST_FILE_MAX >> 20);
+	rlog(LOG_ERR, "%s: %s%llu bytes, over the limit of a state file (EFBIG: %zu bytes); not "
+	     "read, the file is left as it is", p->path, more ? "more than " : "", size, p->file_max);
 	return -EFBIG;
 }
 
 /*
  * The whole file at @fd (a regular file: checked again, a FIFO swapped in
- * would hang us), at most PERSIST_FILE_MAX bytes: the memory a start takes
+ * would hang us), at most p->file_max bytes: the memory a start takes
  * is bounded by what the store itself may write.
  */
 static int read_all(struct persist *p, int fd, char **out, size_t *out_len)
@@ -178,19 +178,19 @@ static int read_all(struct persist *p, int fd, char **out, size_t *out_len)
 
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		return -EINVAL;
-	if ((unsigned long long)st.st_size > PERSIST_FILE_MAX)
+	if ((unsigned long long)st.st_size > p->file_max)
 		return too_big(p, (unsigned long long)st.st_size, false);
 	for (;;) {
 		ssize_t n;
 
-		if (len > PERSIST_FILE_MAX) { /* it grew since the fstat */
+		if (len > p->file_max) { /* it grew since the fstat */
 			free(text);
-			return too_big(p, PERSIST_FILE_MAX, true);
+			return too_big(p, p->file_max, true);
 		}
 		if (len == cap) {
 			/* One byte past the limit tells a file of exactly the limit from a longer one. */
 			size_t want = cap ? cap * 2 : 65536;
-			char *t = realloc(text, cap = want > PERSIST_FILE_MAX + 1 ? PERSIST_FILE_MAX + 1 : want);
+			char *t = realloc(text, cap = want > p->file_max + 1 ? p->file_max + 1 : want);
 
 			if (!t) {
 				free(text);
@@ -611,6 +611,11 @@ void persist_set_log_limit(struct persist *p, struct log_limit *l)
 {
 	if (p)
 		p->log = l ? l : &p->own_log;
+}
+
+void persist_set_file_max(struct persist *p, size_t max)
+{
+	p->file_max = max;
 }
 
 void persist_set_io(struct persist *p, const struct persist_io *io)

@@ -195,6 +195,12 @@ void persist_get_stats(struct persist *p, struct persist_stats *out);
 struct log_limit;
 void persist_set_log_limit(struct persist *p, struct log_limit *l);
 
+/*
+ * A limit of the state file other than PERSIST_FILE_MAX (tests, which
+ * reach a small one). Context: before persist_apply().
+ */
+void persist_set_file_max(struct persist *p, size_t max);
+
 /* Replaces the commit's system calls (tests). Context: before persist_apply(). */
 void persist_set_io(struct persist *p, const struct persist_io *io);
 

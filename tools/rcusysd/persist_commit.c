@@ -306,7 +306,7 @@ static int encode_all(struct persist *p, const struct kept_map *m, struct journa
 		err = journal_put(b, &r);
 	}
 	/* Never a file the next start refuses to read. */
-	return !err && b->len > PERSIST_FILE_MAX ? -EFBIG : err;
+	return !err && b->len > p->file_max ? -EFBIG : err;
 }
 
 /* The new file in place of the journal; p->fd then writes to it. */
@@ -386,18 +386,18 @@ static void cut_off(struct persist *p)
 
 /*
  * The batch's bytes at the journal's end, durable; a failure leaves the end
- * where it was. A file that would pass PERSIST_FILE_MAX is compacted first,
+ * where it was. A file that would pass p->file_max is compacted first,
  * and the batch refused (-EFBIG) when it would pass it even then.
  */
 static int append(struct persist *p, const struct journal_buf *b)
 {
 	/* Compacted already since the last append: compacting again gains nothing. */
-	bool over = (size_t)p->size + b->len > PERSIST_FILE_MAX && p->size > p->compacted;
+	bool over = (size_t)p->size + b->len > p->file_max && p->size > p->compacted;
 	int err = p->broken || p->fd < 0 || over ? persist_compact(p, &p->map) : 0;
 
 	if (err)
 		return err;
-	if ((size_t)p->size + b->len > PERSIST_FILE_MAX)
+	if ((size_t)p->size + b->len > p->file_max)
 		return -EFBIG;
 	err = write_at(p, p->fd, b->data, b->len, p->size);
 	if (!err && p->io.fsync(p->io.arg, p->fd) < 0)

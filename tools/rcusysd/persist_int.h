@@ -44,6 +44,7 @@ struct persist {
 	bool broken;          /* the file may hold a refused batch: compact first */
 	off_t size;           /* bytes of the journal that hold acknowledged records */
 	off_t compacted;      /* its size when last compacted */
+	size_t file_max;      /* PERSIST_FILE_MAX, less in tests */
 	uint64_t epoch;
 	unsigned int last_batch; /* writers in the last batch */
 	int64_t last_sync_ns;    /* how long its append and fdatasync took */

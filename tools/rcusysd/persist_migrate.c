@@ -141,8 +141,8 @@ static int check_text(struct persist *p, const char *text, size_t len)
 			 "(%zu bytes): its first %u bytes, the magic, are damaged", JOURNAL_MAGIC_LEN,
 			 records, good, JOURNAL_MAGIC_LEN);
 	rlog(LOG_ERR, "%s: damaged: neither a journal (its first %u bytes are not \"%s\") nor a text "
-	     "state file (%s at byte %zu)%s; not migrated, the file is left as it is", p->path,
-	     JOURNAL_MAGIC_LEN, JOURNAL_MAGIC, tc.why, at, hint);
+	     "state file (byte %zu: %s)%s; not migrated, the file is left as it is", p->path,
+	     JOURNAL_MAGIC_LEN, JOURNAL_MAGIC, at, tc.why, hint);
 	return -EBADMSG;
 }
 
