@@ -214,36 +214,6 @@ static int read_all(struct persist *p, int fd, char **out, size_t *out_len)
 	return 0;
 }
 
-int persist_read_value(struct sysctl_entry *e, char **out, size_t *out_len)
-{
-	return sysctl_entry_read_whole(e, 0, PERSIST_VALUE_MAX, out, out_len);
-}
-
-/* The name of @err (negative), as the socket's replies give it: "EMSGSIZE". */
-static const char *errname(int err, char *buf, size_t size)
-{
-	const char *name = strerrorname_np(-err);
-
-	if (name)
-		return name;
-	snprintf(buf, size, "E%d", -err);
-	return buf;
-}
-
-void persist_explain(struct persist *p, const char *key, int err, char *buf, size_t size)
-{
-	struct sysctl_entry *e = sysctl_lookup(p->tree, key);
-	char num[16];
-	int n = snprintf(buf, size, "%s: ", errname(err, num, sizeof(num)));
-
-	if (n < 0 || (size_t)n >= size)
-		return;
-	if (!e || sysctl_entry_explain(e, err, buf + n, size - (size_t)n) < 0)
-		snprintf(buf + n, size - (size_t)n, "%s", !e && err == -ENOENT ?
-			 "no such entry (its tunable is not declared)" : strerror(-err));
-	sysctl_entry_put(e);
-}
-
 /* ---- loading ---- */
 
 /*
@@ -364,7 +334,7 @@ static void log_refused(struct persist *p, const struct sysctl_change *ch, const
 			int err, bool value_err)
 {
 	char key[LOG_LIMIT_KEY], num[16];
-	const char *name = errname(err, num, sizeof(num)), *why = strerror(-err);
+	const char *name = persist_errname(err, num, sizeof(num)), *why = strerror(-err);
 
 	if (ch->origin == SYSCTL_ORIGIN_CLIENT && ch->who)
 		snprintf(key, sizeof(key), "unpersisted writes (%s) of uid %u", name,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The store's commits (persist.h): group commit and compaction.
+ * The store's commits (persist.h): group commit and compaction; the value
+ * of an entry as a commit reads it, and how a refusal of it is worded.
  *
  * A writer puts its record into the open batch and waits. The first
  * writer that finds no flush running leads: it closes the batch, appends
@@ -537,4 +538,35 @@ int persist_commit(struct persist *p, const struct journal_rec *r)
 	}
 	pthread_mutex_unlock(&p->lock);
 	return err;
+}
+
+/* ---- a value as the store keeps it, and the words of its refusals ---- */
+
+int persist_read_value(struct sysctl_entry *e, char **out, size_t *out_len)
+{
+	return sysctl_entry_read_whole(e, 0, PERSIST_VALUE_MAX, out, out_len);
+}
+
+const char *persist_errname(int err, char *buf, size_t size)
+{
+	const char *name = strerrorname_np(-err);
+
+	if (name)
+		return name;
+	snprintf(buf, size, "E%d", -err);
+	return buf;
+}
+
+void persist_explain(struct persist *p, const char *key, int err, char *buf, size_t size)
+{
+	struct sysctl_entry *e = sysctl_lookup(p->tree, key);
+	char num[16];
+	int n = snprintf(buf, size, "%s: ", persist_errname(err, num, sizeof(num)));
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (!e || sysctl_entry_explain(e, err, buf + n, size - (size_t)n) < 0)
+		snprintf(buf + n, size - (size_t)n, "%s", !e && err == -ENOENT ?
+			 "no such entry (its tunable is not declared)" : strerror(-err));
+	sysctl_entry_put(e);
 }

@@ -2,7 +2,9 @@
 /*
  * What the store's files share (persist.c: opening, loading, applying,
  * forgetting; persist_migrate.c: a text state file of rcusysd 0.1;
- * persist_commit.c: group commit and compaction). Internal to rcusysd.
+ * persist_commit.c: group commit and compaction, and the values commits
+ * read). Each uses only those after it, so the three are no circle.
+ * Internal to rcusysd.
  */
 #ifndef RCUSYSD_PERSIST_INT_H
 #define RCUSYSD_PERSIST_INT_H
@@ -54,7 +56,7 @@ struct persist {
 	struct log_limit own_log;
 };
 
-/* persist.c */
+/* persist_commit.c: a value as the store keeps it, and the words of its refusals */
 /*
  * @e's value as the store keeps it: the bytes a read gives, exactly (a
  * write of them stores the same value: "cat f > f"). -EFBIG for a value
@@ -69,6 +71,8 @@ int persist_read_value(struct sysctl_entry *e, char **out, size_t *out_len);
  * (integers 0..200)"), else strerror().
  */
 void persist_explain(struct persist *p, const char *key, int err, char *buf, size_t size);
+/* The name of @err (negative): "ENOSPC", or "E%d" in @buf for one glibc does not name. */
+const char *persist_errname(int err, char *buf, size_t size);
 
 /* persist_migrate.c */
 /*
