@@ -398,6 +398,7 @@ static void size_bound(const char *dir)
 	if (life_start_as(&l, path, sizeof(l.s), false, NULL))
 		return;
 	persist_set_file_max(l.p, 4096);
+	log_reset();
 	for (int i = 0; i < 11; i++) {
 		size_t n = i < 10 ? 1000 : 3500;
 
@@ -410,6 +411,10 @@ static void size_bound(const char *dir)
 	}
 	check(acked == 10, "ten 1 KiB values in a 4 KiB file: compacted, every one kept", "size");
 	check(err == -EFBIG, "a value with no room even compacted is refused (-EFBIG)", "size");
+	check(log_count("cannot persist app.s to ") == 1 &&
+	      log_count(": EFBIG: the state file would pass its limit (4096 bytes) even compacted "
+			"(the write is refused)") == 1, "the refusal names the entry, errno and limit",
+	      "size");
 	life_end(&l);
 	if (life_start_as(&l, path, sizeof(l.s), false, NULL))
 		return;

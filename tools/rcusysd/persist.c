@@ -333,7 +333,7 @@ static const char *origin_word(enum sysctl_origin origin)
 static void log_refused(struct persist *p, const struct sysctl_change *ch, const char *what,
 			int err, bool value_err)
 {
-	char key[LOG_LIMIT_KEY], num[16];
+	char key[LOG_LIMIT_KEY], num[16], limit[96];
 	const char *name = persist_errname(err, num, sizeof(num)), *why = strerror(-err);
 
 	if (ch->origin == SYSCTL_ORIGIN_CLIENT && ch->who)
@@ -342,9 +342,13 @@ static void log_refused(struct persist *p, const struct sysctl_change *ch, const
 	else
 		snprintf(key, sizeof(key), "unpersisted writes (%s) of the %s", name,
 			 origin_word(ch->origin));
-	if (err == -EFBIG)
-		why = value_err ? "the value is longer than the store keeps (16 MiB)" :
-				  "the state file would pass its limit (256 MiB) even compacted";
+	if (err == -EFBIG && value_err) {
+		why = "the value is longer than the store keeps (16 MiB)";
+	} else if (err == -EFBIG) {
+		snprintf(limit, sizeof(limit), "the state file would pass its limit (%zu bytes) even "
+			 "compacted", p->file_max);
+		why = limit;
+	}
 	rlog_limited(p->log, key, LOG_ERR, "cannot persist %s to %s: %s: %s (the write is refused)",
 		     what, p->path, name, why);
 }

@@ -33,7 +33,10 @@
  *
  * A state file of the sysctl.d text format (rcusysd before 0.2) is
  * migrated once, at start: its values are applied, the journal written in
- * its place, and the old file kept as NAME.migrated-TIME (logged).
+ * its place, and the old file kept as NAME.migrated-TIME (logged). Only a
+ * file that is wholly such text is (no NUL byte, every line an assignment,
+ * a comment or blank): a journal whose magic was damaged is damage like
+ * any other, not an empty text file.
  *
  * The file's directory gets the run directory's checks (rundir.h): it and
  * every directory above must be root's (or ours) and writable by nobody
@@ -112,8 +115,10 @@ int persist_open_check(struct sysctl_tree *tree, const char *path, struct persis
  * and kept no more) and writes the journal compacted. A torn tail (a
  * crash during an append) is cut, logged. Returns 0 or a negative errno,
  * logged with the file's name: the file cannot be opened or read (-EIO,
- * ...), or a record before the tail is damaged (-EBADMSG); a missing file
- * is 0. On an error nothing is applied or written, persist_watch() and
+ * ...), is longer than PERSIST_FILE_MAX (-EFBIG), a record before the tail
+ * is damaged or names a key journal_key_ok() refuses (-EBADMSG), or it is
+ * neither a journal nor wholly a text state file (-EBADMSG, the byte and
+ * the reason logged); a missing file is 0. On an error nothing is applied or written, persist_watch() and
  * every commit return the same errno, and the caller must not start
  * (starting empty would drop every kept value at the next write).
  * Context: at start, after persist_open() and persist_set_io(), one thread.
