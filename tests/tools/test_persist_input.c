@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <rcustring/sysctl.h>
+#include <rcustring/sysctl_commit.h>
 
 #include "journal.h"
 #include "kept.h"
@@ -107,7 +108,8 @@ struct life {
 	int applied;
 };
 
-static const struct sysctl_caller client = { 1000, 1000, 1 }, other = { 1001, 1001, 2 };
+static const struct sysctl_caller client = { 1000, 1000, 1 }, other = { 1001, 1001, 2 },
+				  third = { 1002, 1002, 3 };
 
 static int life_start_as(struct life *l, const char *path, size_t maxlen, bool minmax,
 			 const struct persist_io *io)
@@ -473,7 +475,7 @@ static void log_flood(const char *dir)
 	/* A window longer than the test: counts, not time, decide what is logged. */
 	struct log_limit lim = { .interval_s = 3600, .burst = 10 };
 	char path[256], line[160];
-	int refused[2] = { 0, 0 };
+	int refused[3] = { 0, 0, 0 };
 	struct persist_stats st;
 	struct life l;
 
@@ -491,13 +493,23 @@ static void log_flood(const char *dir)
 			refused[1] += sysctl_set(l.tree, "app.n", i & 1 ? "3" : "4", 1, &other) ==
 				      -ENOSPC;
 	}
+	/* The commit's counterpart: 100 commits of two entries each, by uid 1002. */
+	for (int i = 0; i < 100; i++) {
+		struct sysctl_commit_item it[2] = { { "app.s", i & 1 ? "c1" : "c2", 2 },
+						    { "app.n", i & 1 ? "5" : "6", 1 } };
+
+		refused[2] += sysctl_commit(l.tree, it, 2, &third, SYSCTL_ORIGIN_CLIENT, NULL) ==
+			      -ENOSPC;
+	}
 	persist_get_stats(l.p, &st);
-	check(refused[0] == FLOOD && refused[1] == 20 && st.failures == FLOOD + 20,
-	      "every write is refused (ENOSPC) and counted", "flood");
+	check(refused[0] == FLOOD && refused[1] == 20 && refused[2] == 100 &&
+	      st.failures == FLOOD + 20 + 100, "every write is refused (ENOSPC) and counted", "flood");
+	check(log_count("cannot persist a commit of 2 entries (app.") == 10,
+	      "uid 1002's commits: their burst", "flood");
 	check(log_count("cannot persist app.s to ") == 10, "uid 1000: its burst of lines", "flood");
 	check(log_count("cannot persist app.n to ") == 10,
 	      "uid 1001: its own burst, not hidden by uid 1000's", "flood");
-	check(log_count(": ENOSPC: No space left on device (the write is refused)") == 20,
+	check(log_count(": ENOSPC: No space left on device (the write is refused)") == 30,
 	      "each line names the errno", "flood");
 	log_limit_flush(&lim, log_now_ns(), true);
 	snprintf(line, sizeof(line), "unpersisted writes (ENOSPC) of uid 1000: %d similar messages "
@@ -505,8 +517,11 @@ static void log_flood(const char *dir)
 	check(log_count(line) == 1, "one line counts the rest of uid 1000's", "flood");
 	check(log_count("unpersisted writes (ENOSPC) of uid 1001: 10 similar messages suppressed") ==
 	      1, "and of uid 1001's", "flood");
-	check(log_count("rcusysd: ") <= 2 * (10 + 1), "at most burst + 1 lines per uid", "flood");
-	check(log_count("rcusysd: ") == 22 && log_limit_suppressed(&lim) == FLOOD + 20 - 20,
+	check(log_count("unpersisted writes (ENOSPC) of uid 1002: 90 similar messages suppressed") ==
+	      1, "and of uid 1002's", "flood");
+	check(log_count("rcusysd: ") <= 3 * (10 + 1), "at most burst + 1 lines per uid", "flood");
+	check(log_count("rcusysd: ") == 33 &&
+	      log_limit_suppressed(&lim) == FLOOD + 20 + 100 - 30,
 	      "lines and suppressed add up to every refusal", "flood");
 	life_end(&l);
 	pthread_mutex_destroy(&lim.lock);
