@@ -6,8 +6,8 @@
 # empty value; rcusysctl --kept lists what is kept with its origin; a text
 # state file of rcusysd 0.1 is migrated once at start, logged, the old file
 # kept; a generation read before a restart never matches after it. A
-# damaged record before the tail stops the start, the file left; a torn tail
-# is cut.
+# damaged record before the tail, or a flipped byte of the magic, stops the
+# start, the file left; a torn tail is cut.
 set -u
 rcusysd=${1:?usage: test_rcusysd_store.sh RCUSYSD RCUSYSCTL}
 cli=${2:?usage: test_rcusysd_store.sh RCUSYSD RCUSYSCTL}
@@ -171,6 +171,19 @@ check "a damaged record before the tail stops the start" "1" "$rc"
 check "the message names the file, the byte and the errno" "1 1" \
 	"$(grep -c "$state: the record at byte [0-9]* is damaged and is not a torn tail" "$dir/err") $(grep -c "cannot read the state file $state: Bad message (not starting" "$dir/err")"
 check "the damaged file is left as it was" "same" "$(cmp -s "$state" "$dir/bad.journal" && echo same)"
+# A flipped byte of the journal's magic is damage too (it used to be
+# "migrated" as text: 0 values, an empty journal written over the file).
+cp "$dir/good.journal" "$state"
+printf 'X' | dd of="$state" bs=1 seek=0 conv=notrunc status=none
+cp "$state" "$dir/bad.journal"
+timeout 20 "$rcusysd" --no-fuse -d "$dir/run" -t "$dir/tunables.conf" --state "$state" 2> "$dir/err"
+rc=$?
+check "a flipped magic byte stops the start" "1" "$rc"
+check "the log names the file, the byte and the reason" "1" \
+	"$(grep -c "$state: damaged: neither a journal .* (byte [0-9]*: a NUL byte); from byte 8 on it reads as a journal of 3 records" "$dir/err")"
+check "the file with the flipped byte is left as it was" "same" \
+	"$(cmp -s "$state" "$dir/bad.journal" && echo same)"
+check "nothing was migrated" "" "$(ls "$state".migrated-* 2>/dev/null)"
 # A torn tail: the last record cut by 3 bytes (a crash during its append).
 head -c -3 "$dir/good.journal" > "$state"
 start

@@ -85,7 +85,8 @@ int journal_put(struct journal_buf *b, const struct journal_rec *r)
 	size_t body = BODY_FIXED + r->key_len + r->value_len;
 	unsigned char *p;
 
-	if (r->key_len > JOURNAL_KEY_MAX || body > JOURNAL_RECORD_MAX)
+	if (r->key_len > JOURNAL_KEY_MAX || body > JOURNAL_RECORD_MAX ||
+	    !journal_key_ok(r->op, r->key, r->key_len))
 		return -EINVAL;
 	if (reserve(b, HEAD + body))
 		return -ENOMEM;
@@ -103,6 +104,13 @@ int journal_put(struct journal_buf *b, const struct journal_rec *r)
 	put_le(p, crc32c(p + 4, 4 + body), 4);
 	b->len += HEAD + body;
 	return 0;
+}
+
+bool journal_key_ok(enum journal_op op, const char *key, size_t key_len)
+{
+	if (op != JOURNAL_SET && op != JOURNAL_DROP)
+		return true;
+	return key_len && key_len <= JOURNAL_KEY_MAX && !memchr(key, '\0', key_len);
 }
 
 bool journal_is(const char *data, size_t len)
@@ -139,6 +147,8 @@ static int walk_items(const struct journal_rec *c, journal_rec_fn *fn, void *arg
 			return -EBADMSG;
 		r.key = (const char *)p + ITEM_FIXED;
 		r.value = r.key + r.key_len;
+		if (!journal_key_ok(r.op, r.key, r.key_len))
+			return -EBADMSG;
 		p += ITEM_FIXED + r.key_len + r.value_len;
 		if (fn)
 			err = fn(&r, arg);
@@ -174,6 +184,8 @@ static size_t decode(const unsigned char *p, size_t left, struct journal_rec *r,
 	r->key_len = key_len;
 	r->value = r->key + key_len;
 	r->value_len = body - BODY_FIXED - key_len;
+	if (!journal_key_ok(r->op, r->key, key_len))
+		return 0;
 	if (r->op == JOURNAL_COMMIT && (key_len || walk_items(r, NULL, NULL)))
 		return 0;
 	*damaged = false;
@@ -227,7 +239,7 @@ int journal_commit_payload(struct journal_buf *b, const struct journal_rec *item
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if ((items[i].op != JOURNAL_SET && items[i].op != JOURNAL_DROP) ||
-		    items[i].key_len > JOURNAL_KEY_MAX)
+		    !journal_key_ok(items[i].op, items[i].key, items[i].key_len))
 			return -EINVAL;
 		/* Each term is at most 16 MiB + 64 KiB here: the sum cannot wrap before the check. */
 		if (items[i].value_len > JOURNAL_RECORD_MAX)

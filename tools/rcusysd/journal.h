@@ -52,12 +52,24 @@ struct journal_buf {
 
 /*
  * Appends @r, encoded, to @b. Context: any thread, @b its own.
- * Return: 0, -EINVAL (key or record too long), -ENOMEM.
+ * Return: 0, -EINVAL (key or record too long, a key journal_key_ok()
+ * refuses), -ENOMEM.
  */
 int journal_put(struct journal_buf *b, const struct journal_rec *r);
 
 /* Appends the magic to @b: the start of a whole file. Return: 0 or -ENOMEM. */
 int journal_put_magic(struct journal_buf *b);
+
+/*
+ * Is @key (@key_len bytes) one a record of @op may name? A SET's or a
+ * DROP's key is an entry's path: not empty, at most JOURNAL_KEY_MAX bytes
+ * and without a NUL byte (no entry's path holds one: the tree's names are C
+ * strings). A record or a commit item that names another, even under a
+ * checksum that holds, is damage: it never reaches the kept map, which
+ * keys by C string. Other ops carry no key to check.
+ * Context: any thread.
+ */
+bool journal_key_ok(enum journal_op op, const char *key, size_t key_len);
 
 /* Does @data (@len bytes) start as a journal? */
 bool journal_is(const char *data, size_t len);
@@ -84,7 +96,7 @@ void journal_buf_free(struct journal_buf *b);
  * JOURNAL_SET or JOURNAL_DROP with its key, value and origin; their time is
  * the record's), appended to @b (empty). The size is checked before
  * anything is copied. Context: any thread, @b its own.
- * Return: 0, -EINVAL (a key longer than JOURNAL_KEY_MAX, another op, no
+ * Return: 0, -EINVAL (a key journal_key_ok() refuses, another op, no
  * item), -EFBIG (the record would be longer than JOURNAL_RECORD_MAX),
  * -ENOMEM.
  */

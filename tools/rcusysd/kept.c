@@ -26,7 +26,7 @@ static int grow(struct kept_map *m)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->n; i++) {
 		struct kept *k = m->all[i];
-		size_t h = hash(k->key, strlen(k->key)) & (nb - 1);
+		size_t h = hash(k->key, k->key_len) & (nb - 1);
 
 		k->next = b[h];
 		b[h] = k;
@@ -44,8 +44,8 @@ struct kept *kept_find(const struct kept_map *m, const char *key, size_t key_len
 	if (!m->nbuckets)
 		return NULL;
 	for (k = m->buckets[hash(key, key_len) & (m->nbuckets - 1)]; k; k = k->next)
-		if (!strncmp(k->key, key, key_len) && k->key[key_len] == '\0')
-			return k;
+		if (k->key_len == key_len && !memcmp(k->key, key, key_len))
+			return k; /* by length first: a shorter stored key is never read past its end */
 	return NULL;
 }
 
@@ -72,6 +72,7 @@ static struct kept *add(struct kept_map *m, const char *key, size_t key_len)
 	}
 	memcpy(k->key, key, key_len);
 	k->key[key_len] = '\0';
+	k->key_len = key_len;
 	h = hash(key, key_len) & (m->nbuckets - 1);
 	k->next = m->buckets[h];
 	m->buckets[h] = k;

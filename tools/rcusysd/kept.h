@@ -14,6 +14,7 @@
 
 struct kept {
 	char *key;   /* dotted, as sysctl_entry_path(), NUL-terminated */
+	size_t key_len; /* its bytes, the NUL not counted */
 	char *value; /* the bytes the entry read, exactly */
 	size_t len;
 	unsigned int origin;
@@ -30,7 +31,10 @@ struct kept_map {
 	size_t bytes; /* keys and values: what a compaction writes */
 };
 
-/* @key (@key_len bytes), or NULL. */
+/*
+ * @key (@key_len bytes, compared by length and bytes: a NUL in it is a
+ * byte like any other), or NULL. Context: its owner's lock held.
+ */
 struct kept *kept_find(const struct kept_map *m, const char *key, size_t key_len);
 
 /*

@@ -342,6 +342,8 @@ static int build_tree(struct daemon *d, struct sysctl_socket_options *sock_opts)
 	if (config_start(d->tree, &d->o.files, &d->config) || open_state(d))
 		return 1;
 	config_set_log_limit(d->config, &d->policy.log_limit);
+	/* Writes a full disk refuses: one limit with the policy's refusals (persist.h). */
+	persist_set_log_limit(d->persist, &d->policy.log_limit);
 	if (d->o.check)
 		return 0; /* etcd is not asked: its values are etcd's to check */
 #ifdef HAVE_ETCD

@@ -27,9 +27,6 @@
 #include "sysctl_conf.h"
 #include "trusted_file.h"
 
-/* The longest value the store keeps: what the tree saves for a rollback too. */
-#define VALUE_MAX (16u << 20)
-
 static int fail(char *why, size_t why_size, int err, const char *fmt, const char *arg)
 {
 	snprintf(why, why_size, fmt, arg, strerror(-err));
@@ -114,6 +111,9 @@ static int open_store(struct sysctl_tree *tree, const char *path, bool check, st
 	p->tree = tree;
 	p->check = check;
 	p->dirfd = p->lockfd = p->fd = -1;
+	log_limit_init(&p->own_log);
+	p->log = &p->own_log;
+	p->file_max = PERSIST_FILE_MAX;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	persist_io_defaults(&p->io);
@@ -157,7 +157,19 @@ int persist_open_check(struct sysctl_tree *tree, const char *path, struct persis
 	return open_store(tree, path, true, out, why, why_size);
 }
 
-/* The whole file at @fd (a regular file: checked again, a FIFO swapped in would hang us). */
+/* A state file longer than p->file_max: logged, not read. */
+static int too_big(struct persist *p, unsigned long long size, bool more)
+{
+	rlog(LOG_ERR, "%s: %s%llu bytes, over the limit of a state file (EFBIG: %zu bytes); not "
+	     "read, the file is left as it is", p->path, more ? "more than " : "", size, p->file_max);
+	return -EFBIG;
+}
+
+/*
+ * The whole file at @fd (a regular file: checked again, a FIFO swapped in
+ * would hang us), at most p->file_max bytes: the memory a start takes
+ * is bounded by what the store itself may write.
+ */
 static int read_all(struct persist *p, int fd, char **out, size_t *out_len)
 {
 	char *text = NULL;
@@ -166,11 +178,19 @@ static int read_all(struct persist *p, int fd, char **out, size_t *out_len)
 
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		return -EINVAL;
+	if ((unsigned long long)st.st_size > p->file_max)
+		return too_big(p, (unsigned long long)st.st_size, false);
 	for (;;) {
 		ssize_t n;
 
+		if (len > p->file_max) { /* it grew since the fstat */
+			free(text);
+			return too_big(p, p->file_max, true);
+		}
 		if (len == cap) {
-			char *t = realloc(text, cap = cap ? cap * 2 : 65536);
+			/* One byte past the limit tells a file of exactly the limit from a longer one. */
+			size_t want = cap ? cap * 2 : 65536;
+			char *t = realloc(text, cap = want > p->file_max + 1 ? p->file_max + 1 : want);
 
 			if (!t) {
 				free(text);
@@ -194,90 +214,6 @@ static int read_all(struct persist *p, int fd, char **out, size_t *out_len)
 	return 0;
 }
 
-/*
- * @e's value as the store keeps it: the bytes a read gives, exactly (a
- * write of them stores the same value: "cat f > f"). A value longer than
- * VALUE_MAX is an error, so the write that made it is refused, not lost.
- */
-static int read_value(struct sysctl_entry *e, char **out, size_t *out_len)
-{
-	return sysctl_entry_read_whole(e, 0, VALUE_MAX, out, out_len);
-}
-
-/* ---- a state file of the text format: migrated once ---- */
-
-static int migrate_item(const struct sysctl_conf_item *it, void *arg)
-{
-	struct persist *p = arg;
-	struct sysctl_entry *e;
-	char *value;
-	size_t len;
-	int err;
-
-	if (it->glob)
-		return 0;
-	err = sysctl_set_from(p->tree, it->key, *it->value ? it->value : "\n",
-			      *it->value ? strlen(it->value) : 1, NULL, SYSCTL_ORIGIN_STATE);
-	if (err) {
-		rlog(LOG_WARNING, "%s:%u: %s: %s (not restored; not migrated)", p->path, it->line,
-		     it->key, strerror(-err));
-		return 0;
-	}
-	e = sysctl_lookup(p->tree, it->key);
-	if (!e)
-		return 0;
-	err = read_value(e, &value, &len);
-	if (!err) {
-		const char *key = sysctl_entry_path(e);
-
-		err = kept_set(&p->map, key, strlen(key), value, len, SYSCTL_ORIGIN_STATE, time(NULL));
-		free(value);
-	}
-	if (err)
-		rlog(LOG_WARNING, "%s:%u: %s: %s (restored, not kept)", p->path, it->line, it->key,
-		     strerror(-err));
-	sysctl_entry_put(e);
-	return 0;
-}
-
-static void migrate_error(unsigned line, const char *message, void *arg)
-{
-	struct persist *p = arg;
-
-	rlog(LOG_WARNING, "%s:%u: %s (not restored)", p->path, line, message);
-}
-
-/* The text file applied and kept beside as NAME.migrated-TIME; the journal takes its name. */
-static int migrate(struct persist *p, const char *text, size_t len)
-{
-	char old[NAME_MAX + 48];
-	int tries = 0, rc;
-
-	if (p->check) { /* its lines are checked, the file left as it is */
-		sysctl_conf_parse(text, len, migrate_item, migrate_error, p);
-		return 0;
-	}
-	/* A second migration in the same second (a copied-in text file) gets ".N". */
-	do {
-		int n = snprintf(old, sizeof(old), "%s.migrated-%lld", p->name, (long long)time(NULL));
-
-		if (tries)
-			snprintf(old + n, sizeof(old) - (size_t)n, ".%d", tries);
-		rc = linkat(p->dirfd, p->name, p->dirfd, old, 0);
-	} while (rc != 0 && errno == EEXIST && ++tries < 100);
-	if (rc != 0) {
-		int err = -errno;
-
-		rlog(LOG_ERR, "%s: cannot keep the text state file as %s: %s (not migrated)", p->path,
-		     old, strerror(-err));
-		return err;
-	}
-	sysctl_conf_parse(text, len, migrate_item, migrate_error, p);
-	rlog(LOG_NOTICE, "%s: migrated %zu values of a text state file to the journal (the old file is %s)",
-	     p->path, p->map.n, old);
-	return 0;
-}
-
 /* ---- loading ---- */
 
 /*
@@ -292,12 +228,13 @@ static void apply_kept(struct persist *p)
 		struct kept *k = p->map.all[i];
 		size_t len = k->len > 1 && k->value[k->len - 1] == '\n' ? k->len - 1 : k->len;
 		int err = sysctl_set_from(p->tree, k->key, k->value, len, NULL, SYSCTL_ORIGIN_STATE);
+		char why[192];
 
 		if (!err)
 			continue;
-		rlog(LOG_WARNING, "%s: %s: %s (not restored; kept no more)", p->path, k->key,
-		     strerror(-err));
-		kept_drop(&p->map, k->key, strlen(k->key));
+		persist_explain(p, k->key, err, why, sizeof(why));
+		rlog(LOG_WARNING, "%s: %s: %s (not restored; kept no more)", p->path, k->key, why);
+		kept_drop(&p->map, k->key, k->key_len);
 	}
 }
 
@@ -314,7 +251,7 @@ static int load(struct persist *p, const char *text, size_t len)
 	if (!len)
 		return 0;
 	if (!journal_is(text, len))
-		return migrate(p, text, len);
+		return persist_migrate(p, text, len);
 	err = journal_parse(text + JOURNAL_MAGIC_LEN, len - JOURNAL_MAGIC_LEN, persist_apply_rec,
 			    p, &good);
 	if (!err)
@@ -377,11 +314,43 @@ uint64_t persist_epoch(const struct persist *p)
 
 /* ---- the commit hook ---- */
 
-static void log_refused(struct persist *p, struct sysctl_entry *e, int err)
+static const char *origin_word(enum sysctl_origin origin)
 {
-	rlog(LOG_ERR, "cannot persist %s to %s: %s (the write is refused)", sysctl_entry_path(e),
-	     p->path, err == -EFBIG ? "the value is longer than the store keeps (16 MiB)" :
-				      strerror(-err));
+	static const char *const words[] = { "client", "program", "settings file", "state file",
+					     "mirror" };
+
+	return (unsigned)origin < sizeof(words) / sizeof(words[0]) ? words[origin] : "other origin";
+}
+
+/*
+ * A write refused because it cannot be persisted: logged under the rate
+ * limit of its source (a client by uid, another origin as itself) and its
+ * errno, so a full disk under a loop of writes costs the log a few lines a
+ * window, and one user's loop never hides another's. @what names the
+ * write ("pub.val", "a commit of 2 entries (pub.val, ...)"); @value_err:
+ * the value could not be read (its length), not the store written.
+ */
+static void log_refused(struct persist *p, const struct sysctl_change *ch, const char *what,
+			int err, bool value_err)
+{
+	char key[LOG_LIMIT_KEY], num[16], limit[96];
+	const char *name = persist_errname(err, num, sizeof(num)), *why = strerror(-err);
+
+	if (ch->origin == SYSCTL_ORIGIN_CLIENT && ch->who)
+		snprintf(key, sizeof(key), "unpersisted writes (%s) of uid %u", name,
+			 (unsigned)ch->who->uid);
+	else
+		snprintf(key, sizeof(key), "unpersisted writes (%s) of the %s", name,
+			 origin_word(ch->origin));
+	if (err == -EFBIG && value_err) {
+		why = "the value is longer than the store keeps (16 MiB)";
+	} else if (err == -EFBIG) {
+		snprintf(limit, sizeof(limit), "the state file would pass its limit (%zu bytes) even "
+			 "compacted", p->file_max);
+		why = limit;
+	}
+	rlog_limited(p->log, key, LOG_ERR, "cannot persist %s to %s: %s: %s (the write is refused)",
+		     what, p->path, name, why);
 }
 
 /* Does the store keep @key with exactly these bytes (durably: the map holds only that)? */
@@ -398,20 +367,20 @@ static bool holds_exactly(struct persist *p, const char *key, const char *value,
 }
 
 /*
- * What the store writes for @e, changed by a write of @origin: a record
+ * What the store writes for @e, changed by the write @ch: a record
  * in @r (1; @r->value, when set, is *@value, the caller's to free),
  * nothing (0: kept as it is), or a negative errno (logged).
  */
-static int entry_record(struct persist *p, struct sysctl_entry *e, unsigned int origin,
+static int entry_record(struct persist *p, struct sysctl_entry *e, const struct sysctl_change *ch,
 			struct journal_rec *r, char **value)
 {
 	const char *key = sysctl_entry_path(e);
 	int err;
 
-	*r = (struct journal_rec){ .op = JOURNAL_SET, .origin = origin, .time = time(NULL),
+	*r = (struct journal_rec){ .op = JOURNAL_SET, .origin = ch->origin, .time = time(NULL),
 				   .key = key, .key_len = strlen(key) };
 	*value = NULL;
-	switch (origin) {
+	switch (ch->origin) {
 	case SYSCTL_ORIGIN_CLIENT:
 	case SYSCTL_ORIGIN_STATE:
 		break;
@@ -429,9 +398,9 @@ static int entry_record(struct persist *p, struct sysctl_entry *e, unsigned int 
 			return 0; /* a file's value: the files say it again at start */
 		break;
 	}
-	err = read_value(e, value, &r->value_len);
+	err = persist_read_value(e, value, &r->value_len);
 	if (err) {
-		log_refused(p, e, err);
+		log_refused(p, ch, key, err, true);
 		return err;
 	}
 	r->value = *value;
@@ -449,18 +418,18 @@ static int entry_record(struct persist *p, struct sysctl_entry *e, unsigned int 
  * fsync keeps all of it or none. One item left is a plain record.
  */
 static int commit_entries(struct persist *p, struct sysctl_entry *const *all, size_t n,
-			  unsigned int origin)
+			  const struct sysctl_change *ch)
 {
-	struct journal_rec items[SYSCTL_COMMIT_MAX], r = { .op = JOURNAL_COMMIT, .origin = origin,
+	struct journal_rec items[SYSCTL_COMMIT_MAX], r = { .op = JOURNAL_COMMIT, .origin = ch->origin,
 							   .time = time(NULL) };
-	char *values[SYSCTL_COMMIT_MAX];
+	char *values[SYSCTL_COMMIT_MAX], what[160];
 	struct journal_buf b = { 0 };
 	bool too_big = false;
 	size_t m = 0, i;
 	int err = 0;
 
 	for (i = 0; i < n && i < SYSCTL_COMMIT_MAX && err >= 0; i++) {
-		err = entry_record(p, all[i], origin, &items[m], &values[m]);
+		err = entry_record(p, all[i], ch, &items[m], &values[m]);
 		m += err > 0;
 	}
 	if (err >= 0 && m > 1) {
@@ -471,11 +440,17 @@ static int commit_entries(struct persist *p, struct sysctl_entry *const *all, si
 	}
 	if (err >= 0 && m)
 		err = persist_commit(p, m > 1 ? &r : &items[0]);
-	if (err < 0)
-		rlog(LOG_ERR, "cannot persist a commit of %zu entries (%s, ...) to %s: %s (the commit is "
-		     "refused whole)", n, sysctl_entry_path(all[0]), p->path,
-		     too_big ? "its record would be longer than the store's limit of one record "
-				     "(64 MiB)" : strerror(-err));
+	if (err < 0) {
+		snprintf(what, sizeof(what), "a commit of %zu entries (%s, ...)", n,
+			 sysctl_entry_path(all[0]));
+		if (too_big)
+			rlog_limited(p->log, "unpersisted commits over the record limit", LOG_ERR,
+				     "cannot persist %s to %s: EFBIG: its record would be longer than "
+				     "the store's limit of one record (64 MiB) (the commit is refused "
+				     "whole)", what, p->path);
+		else
+			log_refused(p, ch, what, err, false);
+	}
 	journal_buf_free(&b);
 	while (m--)
 		free(values[m]);
@@ -496,14 +471,14 @@ static int on_commit(struct sysctl_entry *e, const struct sysctl_change *ch, voi
 	int err;
 
 	if (n > 1)
-		return commit_entries(p, all, n, ch->origin);
-	err = entry_record(p, e, ch->origin, &r, &value);
+		return commit_entries(p, all, n, ch);
+	err = entry_record(p, e, ch, &r, &value);
 	if (err <= 0)
 		return err;
 	err = persist_commit(p, &r);
 	free(value);
 	if (err)
-		log_refused(p, e, err);
+		log_refused(p, ch, sysctl_entry_path(e), err, false);
 	return err;
 }
 
@@ -549,7 +524,7 @@ int persist_restore(struct persist *p, const char *path)
 		err = -ENOMEM;
 	pthread_mutex_unlock(&p->lock);
 	if (!err)
-		err = read_value(e, &live, &live_len);
+		err = persist_read_value(e, &live, &live_len);
 	if (!err && (live_len != len || memcmp(live, value, len))) {
 		size_t n = len > 1 && value[len - 1] == '\n' ? len - 1 : len;
 
@@ -606,6 +581,17 @@ void persist_get_stats(struct persist *p, struct persist_stats *out)
 	pthread_mutex_unlock(&p->lock);
 }
 
+void persist_set_log_limit(struct persist *p, struct log_limit *l)
+{
+	if (p)
+		p->log = l ? l : &p->own_log;
+}
+
+void persist_set_file_max(struct persist *p, size_t max)
+{
+	p->file_max = max;
+}
+
 void persist_set_io(struct persist *p, const struct persist_io *io)
 {
 	p->io = *io;
@@ -622,6 +608,9 @@ void persist_close(struct persist *p)
 	if (p->broken && p->fd >= 0 && persist_compact(p, &p->map))
 		rlog(LOG_ERR, "%s: the journal may hold a refused write that could not be cut off",
 		     p->path);
+	/* Its own limit's "N similar messages suppressed" lines: a shared one's owner flushes. */
+	log_limit_flush(&p->own_log, log_now_ns(), true);
+	pthread_mutex_destroy(&p->own_log.lock);
 	kept_free(&p->map);
 	if (p->open) {
 		journal_buf_free(&p->open->buf);

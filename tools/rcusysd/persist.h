@@ -33,7 +33,10 @@
  *
  * A state file of the sysctl.d text format (rcusysd before 0.2) is
  * migrated once, at start: its values are applied, the journal written in
- * its place, and the old file kept as NAME.migrated-TIME (logged).
+ * its place, and the old file kept as NAME.migrated-TIME (logged). Only a
+ * file that is wholly such text is (no NUL byte, every line an assignment,
+ * a comment or blank): a journal whose magic was damaged is damage like
+ * any other, not an empty text file.
  *
  * The file's directory gets the run directory's checks (rundir.h): it and
  * every directory above must be root's (or ours) and writable by nobody
@@ -58,6 +61,17 @@
 #include <rcustring/sysctl.h>
 
 struct persist;
+
+/*
+ * The longest state file read or written: 256 MiB. A start reads the file
+ * whole, so this bounds its memory; a file longer is refused as damage is
+ * (-EFBIG, the start stops, the file left). The store never writes one:
+ * an append that would pass it compacts first, and a write that would
+ * pass it even then is refused (-EFBIG). It holds four records of the
+ * journal's 64 MiB limit, or 100 000 kept values of about 1 KiB each with
+ * room for the journal to grow to twice that before it is compacted.
+ */
+#define PERSIST_FILE_MAX (256u << 20)
 
 /*
  * The system calls of a commit, for tests that make each one fail (each
@@ -101,8 +115,10 @@ int persist_open_check(struct sysctl_tree *tree, const char *path, struct persis
  * and kept no more) and writes the journal compacted. A torn tail (a
  * crash during an append) is cut, logged. Returns 0 or a negative errno,
  * logged with the file's name: the file cannot be opened or read (-EIO,
- * ...), or a record before the tail is damaged (-EBADMSG); a missing file
- * is 0. On an error nothing is applied or written, persist_watch() and
+ * ...), is longer than PERSIST_FILE_MAX (-EFBIG), a record before the tail
+ * is damaged or names a key journal_key_ok() refuses (-EBADMSG), or it is
+ * neither a journal nor wholly a text state file (-EBADMSG, the byte and
+ * the reason logged); a missing file is 0. On an error nothing is applied or written, persist_watch() and
  * every commit return the same errno, and the caller must not start
  * (starting empty would drop every kept value at the next write).
  * Context: at start, after persist_open() and persist_set_io(), one thread.
@@ -170,6 +186,25 @@ struct persist_stats {
 
 /* Context: any thread. */
 void persist_get_stats(struct persist *p, struct persist_stats *out);
+
+/*
+ * The rate limit of the lines of writes that cannot be persisted (a full
+ * disk refuses every write: each would log a line), shared with the
+ * daemon's other refusal lines (policy.h): per uid for a client's write,
+ * per origin otherwise, and per errno, LOG_LIMIT_BURST lines a window,
+ * then "N similar messages suppressed". Until it is called (and for
+ * @l NULL) the store uses a limit of its own, flushed at persist_close().
+ * @p may be NULL (no store).
+ * Context: before the tree is served, one thread.
+ */
+struct log_limit;
+void persist_set_log_limit(struct persist *p, struct log_limit *l);
+
+/*
+ * A limit of the state file other than PERSIST_FILE_MAX (tests, which
+ * reach a small one). Context: before persist_apply().
+ */
+void persist_set_file_max(struct persist *p, size_t max);
 
 /* Replaces the commit's system calls (tests). Context: before persist_apply(). */
 void persist_set_io(struct persist *p, const struct persist_io *io);

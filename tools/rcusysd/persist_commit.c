@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The store's commits (persist.h): group commit and compaction.
+ * The store's commits (persist.h): group commit and compaction; the value
+ * of an entry as a commit reads it, and how a refusal of it is worded.
  *
  * A writer puts its record into the open batch and waits. The first
  * writer that finds no flush running leads: it closes the batch, appends
@@ -301,11 +302,12 @@ static int encode_all(struct persist *p, const struct kept_map *m, struct journa
 		const struct kept *k = m->all[i];
 
 		r = (struct journal_rec){ .op = JOURNAL_SET, .origin = k->origin, .time = k->time,
-					  .key = k->key, .key_len = strlen(k->key),
+					  .key = k->key, .key_len = k->key_len,
 					  .value = k->value, .value_len = k->len };
 		err = journal_put(b, &r);
 	}
-	return err;
+	/* Never a file the next start refuses to read. */
+	return !err && b->len > p->file_max ? -EFBIG : err;
 }
 
 /* The new file in place of the journal; p->fd then writes to it. */
@@ -326,7 +328,7 @@ static int install(struct persist *p, const char *tmp, off_t size)
 	if (p->fd >= 0)
 		close(p->fd); /* everything in it is in the new file too */
 	p->fd = fd;
-	p->size = size;
+	p->size = p->compacted = size;
 	p->broken = err != 0;
 	return err;
 }
@@ -383,13 +385,21 @@ static void cut_off(struct persist *p)
 	}
 }
 
-/* The batch's bytes at the journal's end, durable; a failure leaves the end where it was. */
+/*
+ * The batch's bytes at the journal's end, durable; a failure leaves the end
+ * where it was. A file that would pass p->file_max is compacted first,
+ * and the batch refused (-EFBIG) when it would pass it even then.
+ */
 static int append(struct persist *p, const struct journal_buf *b)
 {
-	int err = p->broken || p->fd < 0 ? persist_compact(p, &p->map) : 0;
+	/* Compacted already since the last append: compacting again gains nothing. */
+	bool over = (size_t)p->size + b->len > p->file_max && p->size > p->compacted;
+	int err = p->broken || p->fd < 0 || over ? persist_compact(p, &p->map) : 0;
 
 	if (err)
 		return err;
+	if ((size_t)p->size + b->len > p->file_max)
+		return -EFBIG;
 	err = write_at(p, p->fd, b->data, b->len, p->size);
 	if (!err && p->io.fsync(p->io.arg, p->fd) < 0)
 		err = -errno;
@@ -528,4 +538,35 @@ int persist_commit(struct persist *p, const struct journal_rec *r)
 	}
 	pthread_mutex_unlock(&p->lock);
 	return err;
+}
+
+/* ---- a value as the store keeps it, and the words of its refusals ---- */
+
+int persist_read_value(struct sysctl_entry *e, char **out, size_t *out_len)
+{
+	return sysctl_entry_read_whole(e, 0, PERSIST_VALUE_MAX, out, out_len);
+}
+
+const char *persist_errname(int err, char *buf, size_t size)
+{
+	const char *name = strerrorname_np(-err);
+
+	if (name)
+		return name;
+	snprintf(buf, size, "E%d", -err);
+	return buf;
+}
+
+void persist_explain(struct persist *p, const char *key, int err, char *buf, size_t size)
+{
+	struct sysctl_entry *e = sysctl_lookup(p->tree, key);
+	char num[16];
+	int n = snprintf(buf, size, "%s: ", persist_errname(err, num, sizeof(num)));
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (!e || sysctl_entry_explain(e, err, buf + n, size - (size_t)n) < 0)
+		snprintf(buf + n, size - (size_t)n, "%s", !e && err == -ENOENT ?
+			 "no such entry (its tunable is not declared)" : strerror(-err));
+	sysctl_entry_put(e);
 }

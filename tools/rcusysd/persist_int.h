@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the store's two files share (persist.c: opening, loading,
- * applying, forgetting; persist_commit.c: group commit and compaction).
+ * What the store's files share (persist.c: opening, loading, applying,
+ * forgetting; persist_migrate.c: a text state file of rcusysd 0.1;
+ * persist_commit.c: group commit and compaction, and the values commits
+ * read). Each uses only those after it, so the three are no circle.
  * Internal to rcusysd.
  */
 #ifndef RCUSYSD_PERSIST_INT_H
@@ -14,7 +16,11 @@
 
 #include "journal.h"
 #include "kept.h"
+#include "log.h"
 #include "persist.h"
+
+/* The longest value the store keeps: what the tree saves for a rollback too. */
+#define PERSIST_VALUE_MAX (16u << 20)
 
 /* Records that go to disk together; each writer in it waits for @done. */
 struct batch {
@@ -39,12 +45,44 @@ struct persist {
 	bool flushing;        /* a leader owns the file (append, compaction) */
 	bool broken;          /* the file may hold a refused batch: compact first */
 	off_t size;           /* bytes of the journal that hold acknowledged records */
+	off_t compacted;      /* its size when last compacted */
+	size_t file_max;      /* PERSIST_FILE_MAX, less in tests */
 	uint64_t epoch;
 	unsigned int last_batch; /* writers in the last batch */
 	int64_t last_sync_ns;    /* how long its append and fdatasync took */
 	struct persist_stats stats;
 	struct persist_io io;
+	struct log_limit *log;     /* refused writes' lines: the daemon's, or own_log */
+	struct log_limit own_log;
 };
+
+/* persist_commit.c: a value as the store keeps it, and the words of its refusals */
+/*
+ * @e's value as the store keeps it: the bytes a read gives, exactly (a
+ * write of them stores the same value: "cat f > f"). -EFBIG for a value
+ * longer than PERSIST_VALUE_MAX, so the write that made it is refused,
+ * not lost.
+ */
+int persist_read_value(struct sysctl_entry *e, char **out, size_t *out_len);
+/*
+ * "ENAME: reason" for @err from a write of @key into @buf, as the control
+ * socket words it: the errno's name, then the limit where one applies
+ * (sysctl_entry_explain(): "value longer than 127 bytes", "invalid value
+ * (integers 0..200)"), else strerror().
+ */
+void persist_explain(struct persist *p, const char *key, int err, char *buf, size_t size);
+/* The name of @err (negative): "ENOSPC", or "E%d" in @buf for one glibc does not name. */
+const char *persist_errname(int err, char *buf, size_t size);
+
+/* persist_migrate.c */
+/*
+ * A file that does not start with the journal's magic: migrated when it
+ * is wholly a text state file (no NUL byte, every line "key = value", a
+ * comment or blank), else damage (-EBADMSG, logged with the byte and the
+ * reason; nothing applied, the file left as it is). Return: 0 or a
+ * negative errno. Context: persist_apply(), one thread.
+ */
+int persist_migrate(struct persist *p, const char *text, size_t len);
 
 /* persist_commit.c */
 /*
