@@ -110,6 +110,19 @@ void sock_conn_put(struct sysctl_socket *s, uid_t uid);
 bool sock_watch_get(struct conn *c);
 void sock_watch_put(struct conn *c);
 
+/*
+ * The origin of settings the peer sends as a file's (APPLY, MAPPLY),
+ * decided here once: root's are root's settings (SYSCTL_ORIGIN_FILE), which
+ * a settings file on disk could say again; anyone else's are that user's
+ * own writes (SYSCTL_ORIGIN_CLIENT), exactly as SET: the write check, the
+ * commit hooks (rcusysd keeps a client's write in its store) and the audit
+ * all see this one origin, never one re-decided from the uid.
+ */
+static inline enum sysctl_origin sock_apply_origin(const struct conn *c)
+{
+	return c->who.uid == 0 ? SYSCTL_ORIGIN_FILE : SYSCTL_ORIGIN_CLIENT;
+}
+
 /* Whether sysctl_socket_stop() has begun: every loop of a connection ends. */
 static inline bool sock_stopping(struct sysctl_socket *s)
 {

@@ -114,7 +114,7 @@ static void batch_refused(struct conn *c, int err, size_t i)
 		       i + 1, b->count);
 }
 
-/* All item lines are in: one commit, for the peer, with the verb's origin. */
+/* All item lines are in: one commit, for the peer (MAPPLY: sock_apply_origin()'s origin). */
 static void batch_commit(struct conn *c)
 {
 	struct sock_batch *b = &c->batch;
@@ -138,7 +138,7 @@ static void batch_commit(struct conn *c)
 		}
 	}
 	err = sysctl_commit(c->server->tree, items, b->count, &c->who,
-			    b->verb == SOCK_MAPPLY ? SYSCTL_ORIGIN_FILE : SYSCTL_ORIGIN_CLIENT, &failed);
+			    b->verb == SOCK_MAPPLY ? sock_apply_origin(c) : SYSCTL_ORIGIN_CLIENT, &failed);
 	if (err)
 		batch_refused(c, err, failed < b->count ? failed : 0);
 	else

@@ -113,7 +113,7 @@ static void do_set(struct conn *c, const char *path, const char *value, size_t l
 		len = 1;
 	}
 	if (!expected) {
-		/* APPLY: a settings file's value (SYSCTL_ORIGIN_FILE), no runtime write. */
+		/* SET, or APPLY with sock_apply_origin()'s origin. */
 		err = sysctl_set_from(c->server->tree, path, value, len, &c->who, origin);
 	} else {
 		e = sysctl_lookup(c->server->tree, path);
@@ -405,7 +405,7 @@ int sock_handle_line(struct conn *c, const char *line, size_t len)
 	switch (req.verb) {
 	case SOCK_GET: do_get(c, path); break;
 	case SOCK_SET: do_set(c, path, req.value, req.value_len, NULL, SYSCTL_ORIGIN_CLIENT); break;
-	case SOCK_APPLY: do_set(c, path, req.value, req.value_len, NULL, SYSCTL_ORIGIN_FILE); break;
+	case SOCK_APPLY: do_set(c, path, req.value, req.value_len, NULL, sock_apply_origin(c)); break;
 	case SOCK_SETIF:
 		do_set(c, path, req.value, req.value_len, &req.expected, SYSCTL_ORIGIN_CLIENT);
 		break;
