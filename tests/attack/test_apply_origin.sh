@@ -18,8 +18,10 @@ if [ "$(id -u)" != 0 ]; then
 	echo "skip: playing another local user (setpriv to uid $nobody) needs root"
 	exit 77
 fi
-if ! command -v python3 > /dev/null; then
-	echo "skip: python3 (the raw protocol client) is not installed"
+# The system's python3: one under root's home (pyenv) is out of the user's reach.
+py=$(PATH=/usr/bin:/bin command -v python3)
+if [ -z "$py" ]; then
+	echo "skip: /usr/bin/python3 (the raw protocol client) is not installed"
 	exit 77
 fi
 dir=$(mktemp -d)
@@ -47,7 +49,7 @@ start() {
 stop() { kill -TERM "$pid" && wait_for 30 eval "! kill -0 $pid 2>/dev/null"; wait "$pid" 2>/dev/null; }
 # send TEXT: the request lines TEXT on one connection, the replies on stdout (hang guard 10 s).
 send() {
-	timeout 10 python3 -c '
+	timeout 10 "$py" -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
@@ -74,7 +76,7 @@ if ! start; then
 	echo "attack-apply-origin: $nheld held, $nfailed failed"
 	exit 1
 fi
-out=$(as_user bash -c "$(declare -f send); run=$run; send 'APPLY pub.val user-applied
+out=$(as_user bash -c "$(declare -f send); run=$run py=$py; send 'APPLY pub.val user-applied
 MAPPLY 2
 pub.m1 m-one
 pub.m2 m-two
