@@ -119,6 +119,7 @@ static void batch_commit(struct conn *c)
 {
 	struct sock_batch *b = &c->batch;
 	struct sysctl_commit_item items[SYSCTL_COMMIT_MAX];
+	enum sysctl_origin origin;
 	size_t failed = 0;
 	int err;
 
@@ -137,8 +138,8 @@ static void batch_commit(struct conn *c)
 			items[i].len = 1;
 		}
 	}
-	err = sysctl_commit(c->server->tree, items, b->count, &c->who,
-			    b->verb == SOCK_MAPPLY ? sock_apply_origin(c) : SYSCTL_ORIGIN_CLIENT, &failed);
+	origin = b->verb == SOCK_MAPPLY ? sock_apply_origin(c) : SYSCTL_ORIGIN_CLIENT;
+	err = sysctl_commit(c->server->tree, items, b->count, &c->who, origin, &failed);
 	if (err)
 		batch_refused(c, err, failed < b->count ? failed : 0);
 	else
