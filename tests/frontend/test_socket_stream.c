@@ -135,17 +135,20 @@ static long long metric(const char *path, const char *name)
 static char *read_reply(int fd, size_t *lenp)
 {
 	size_t len = 0, cap = 1 << 20;
-	char *buf = malloc(cap);
+	char *buf = malloc(cap), *grown;
 
-	assert_non_null(buf);
+	if (!buf)
+		abort();
 	for (;;) {
 		ssize_t n;
 		const char *last;
 
 		if (len + 65536 > cap) {
 			cap *= 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
+			grown = realloc(buf, cap);
+			if (!grown)
+				abort();
+			buf = grown;
 		}
 		n = recv(fd, buf + len, 65536, 0);
 		assert_true(n > 0);
