@@ -11,7 +11,8 @@
  *                                            reads, less the final newline)
  *   SET <path> <value>    OK                (W_OK; value = rest of line, raw)
  *   APPLY <path> <value>  as SET, the write's origin a settings file's
- *                         (SYSCTL_ORIGIN_FILE): rcusysctl -p / --system
+ *                         (SYSCTL_ORIGIN_FILE) when the peer is root:
+ *                         rcusysctl -p / --system; anyone else's is a SET
  *   SETIF <path> <gen> <value>  OK, or ERR ESTALE when the entry's change
  *                         counter is not <gen> (another write came first);
  *                         nothing written then (W_OK)

@@ -37,6 +37,16 @@ struct sock_batch {
 	size_t bad;      /* its index */
 };
 
+/*
+ * A reply goes out in pieces of at most SOCK_PIECE bytes as it is built
+ * (a LIST of 100 000 entries, a DUMP, an escaped 1 MiB value): a
+ * connection's reply buffer never grows past one piece, whatever the
+ * tree or the values, and after each request a buffer past SOCK_KEEP
+ * bytes (the reply's, the value scratch's) is given back.
+ */
+#define SOCK_PIECE 65536
+#define SOCK_KEEP 4096
+
 struct conn {
 	struct sysctl_socket *server;
 	struct conn *next;
@@ -50,12 +60,20 @@ struct conn {
 	char in[SYSCTL_SOCKET_LINE_MAX];
 	size_t in_len;
 	int64_t line_deadline; /* ms: when the started line must be whole; 0: none started */
-	/* Output: one reply is built here, then sent in one go. */
+	/* Output: the reply being built, sent in pieces (SOCK_PIECE). */
 	char *out;
 	size_t out_len, out_cap;
 	int out_err;   /* -ENOMEM while building */
+	int send_err;  /* a piece could not be sent: the connection ends */
+	/* ms this reply's pieces waited for the peer: read_timeout_ms in all. */
+	int64_t send_waited;
 	char *val;     /* value / escape scratch */
 	size_t val_cap;
+	/*
+	 * out_cap + val_cap now, and the most they were, for METRICS
+	 * (stored relaxed by this connection's thread, read by a scrape).
+	 */
+	size_t held, held_peak;
 	/*
 	 * Counts for METRICS, written only by this connection's thread (a
 	 * relaxed store, no locked add: its own cache line, not a shared
@@ -86,6 +104,7 @@ struct sysctl_socket {
 	/* What reaped connections counted (under lock). */
 	uint64_t requests_done[SOCK_VERB_COUNT];
 	uint64_t reads_done;
+	size_t held_peak_done; /* the most one reaped connection's buffers held */
 	/*
 	 * Two budgets of one kind (sysctl_budget.h): @slots, the server's
 	 * own, bounds its threads (max_clients, root_reserve, max_per_uid,
@@ -110,6 +129,19 @@ void sock_conn_put(struct sysctl_socket *s, uid_t uid);
 bool sock_watch_get(struct conn *c);
 void sock_watch_put(struct conn *c);
 
+/*
+ * The origin of settings the peer sends as a file's (APPLY, MAPPLY),
+ * decided here once: root's are root's settings (SYSCTL_ORIGIN_FILE), which
+ * a settings file on disk could say again; anyone else's are that user's
+ * own writes (SYSCTL_ORIGIN_CLIENT), exactly as SET: the write check, the
+ * commit hooks (rcusysd keeps a client's write in its store) and the audit
+ * all see this one origin, never one re-decided from the uid.
+ */
+static inline enum sysctl_origin sock_apply_origin(const struct conn *c)
+{
+	return c->who.uid == 0 ? SYSCTL_ORIGIN_FILE : SYSCTL_ORIGIN_CLIENT;
+}
+
 /* Whether sysctl_socket_stop() has begun: every loop of a connection ends. */
 static inline bool sock_stopping(struct sysctl_socket *s)
 {
@@ -122,10 +154,20 @@ void sock_out_fmt(struct conn *c, const char *fmt, ...) __attribute__((format(pr
 /* @s escaped (sock_escape; @spaces: spaces too, as in a path). */
 void sock_out_escaped(struct conn *c, const char *s, size_t len, bool spaces);
 /*
- * Send the reply built so far, whole within the read timeout. Return 0 or
- * -errno (the peer is gone or does not read: end the connection).
+ * Send the reply built so far (the rest of it, when pieces went before),
+ * each piece within the read timeout. Return 0 or -errno (the peer is gone
+ * or does not read: end the connection).
  */
 int sock_out_flush(struct conn *c);
+/* What stops a reply being built: c->out_err (-ENOMEM) or a piece's send error; or 0. */
+static inline int sock_out_failed(const struct conn *c)
+{
+	return c->out_err ? c->out_err : c->send_err;
+}
+/* After a request: give back the buffers that grew past SOCK_KEEP. */
+void sock_out_trim(struct conn *c);
+/* c->out_cap or c->val_cap changed: c->held and c->held_peak follow. */
+void sock_held_note(struct conn *c);
 /* "ERR <n> <NAME> <path>: <message>\n" (@path NULL: no path). */
 void sock_reply_err(struct conn *c, int err, const char *path, size_t path_len, const char *fmt,
 		    ...) __attribute__((format(printf, 5, 6)));

@@ -114,11 +114,12 @@ static void batch_refused(struct conn *c, int err, size_t i)
 		       i + 1, b->count);
 }
 
-/* All item lines are in: one commit, for the peer, with the verb's origin. */
+/* All item lines are in: one commit, for the peer (MAPPLY: sock_apply_origin()'s origin). */
 static void batch_commit(struct conn *c)
 {
 	struct sock_batch *b = &c->batch;
 	struct sysctl_commit_item items[SYSCTL_COMMIT_MAX];
+	enum sysctl_origin origin;
 	size_t failed = 0;
 	int err;
 
@@ -137,8 +138,8 @@ static void batch_commit(struct conn *c)
 			items[i].len = 1;
 		}
 	}
-	err = sysctl_commit(c->server->tree, items, b->count, &c->who,
-			    b->verb == SOCK_MAPPLY ? SYSCTL_ORIGIN_FILE : SYSCTL_ORIGIN_CLIENT, &failed);
+	origin = b->verb == SOCK_MAPPLY ? sock_apply_origin(c) : SYSCTL_ORIGIN_CLIENT;
+	err = sysctl_commit(c->server->tree, items, b->count, &c->who, origin, &failed);
 	if (err)
 		batch_refused(c, err, failed < b->count ? failed : 0);
 	else

@@ -279,33 +279,58 @@ int sock_parse_item(const char *line, size_t len, struct sock_item *it, const ch
 	return 0;
 }
 
-size_t sock_escape(const char *in, size_t len, char *out, size_t size, bool spaces)
+/* The text of byte @c escaped into @tmp; its length (1, 2 or 4). */
+static size_t escape_byte(unsigned char c, char tmp[4], bool spaces)
 {
 	static const char hex[] = "0123456789abcdef";
+
+	if (c == '\\') {
+		tmp[0] = '\\', tmp[1] = '\\';
+		return 2;
+	}
+	if (c == '\n' || c == '\t') {
+		tmp[0] = '\\', tmp[1] = c == '\n' ? 'n' : 't';
+		return 2;
+	}
+	if (c < 0x20 || c == 0x7f || (spaces && c == ' ')) {
+		tmp[0] = '\\', tmp[1] = 'x', tmp[2] = hex[c >> 4], tmp[3] = hex[c & 15];
+		return 4;
+	}
+	tmp[0] = (char)c;
+	return 1;
+}
+
+size_t sock_escape(const char *in, size_t len, char *out, size_t size, bool spaces)
+{
 	size_t n = 0;
 
 	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)in[i];
 		char tmp[4];
-		size_t k;
+		size_t k = escape_byte((unsigned char)in[i], tmp, spaces);
 
-		if (c == '\\') {
-			tmp[0] = '\\', tmp[1] = '\\', k = 2;
-		} else if (c == '\n') {
-			tmp[0] = '\\', tmp[1] = 'n', k = 2;
-		} else if (c == '\t') {
-			tmp[0] = '\\', tmp[1] = 't', k = 2;
-		} else if (c < 0x20 || c == 0x7f || (spaces && c == ' ')) {
-			tmp[0] = '\\', tmp[1] = 'x', tmp[2] = hex[c >> 4], tmp[3] = hex[c & 15], k = 4;
-		} else {
-			tmp[0] = (char)c, k = 1;
-		}
 		for (size_t j = 0; j < k; j++, n++)
 			if (n + 1 < size)
 				out[n] = tmp[j];
 	}
 	if (size)
 		out[n < size ? n : size - 1] = '\0';
+	return n;
+}
+
+size_t sock_escape_fit(const char *in, size_t len, char *out, size_t room, bool spaces, size_t *used)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < len; i++) {
+		char tmp[4];
+		size_t k = escape_byte((unsigned char)in[i], tmp, spaces);
+
+		if (n + k > room)
+			break;
+		memcpy(out + n, tmp, k);
+		n += k;
+	}
+	*used = i;
 	return n;
 }
 

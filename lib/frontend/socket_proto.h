@@ -86,6 +86,16 @@ bool sock_next_path(const char **list, size_t *left, const char **path, size_t *
 size_t sock_escape(const char *in, size_t len, char *out, size_t size, bool spaces);
 
 /**
+ * sock_escape_fit - escape the longest head of @in (@len bytes) whose text
+ * fits in @room bytes of @out (no NUL written), for a value sent in pieces:
+ * escaping goes byte by byte, so the pieces join into sock_escape()'s text.
+ * @used: the input bytes taken
+ * Return: the bytes written.
+ */
+size_t sock_escape_fit(const char *in, size_t len, char *out, size_t room, bool spaces,
+		       size_t *used);
+
+/**
  * sock_unescape - undo sock_escape() into @out (room for @len + 1 bytes
  * always suffices; NUL-terminated)
  * Return: the length, or -EINVAL for a bad escape sequence.

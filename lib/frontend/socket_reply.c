@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A control socket reply: built whole in the connection's buffer, then sent
- * in one go within a deadline (rcustring-socket(7)'s "ERR" lines included);
+ * A control socket reply: built in the connection's buffer and sent in
+ * pieces of at most SOCK_PIECE bytes, each within a deadline
+ * (rcustring-socket(7)'s "ERR" lines included);
  * and what the verbs share before and while replying: an entry opened for
  * the peer (or the error reply), whether a watching peer is gone or stuck.
  */
@@ -55,32 +56,84 @@ static int send_by(int fd, const char *buf, size_t len, int64_t deadline)
 	return 0;
 }
 
-static void out_reserve(struct conn *c, size_t more)
+void sock_held_note(struct conn *c)
+{
+	size_t held = c->out_cap + c->val_cap;
+
+	__atomic_store_n(&c->held, held, __ATOMIC_RELAXED);
+	if (held > c->held_peak)
+		__atomic_store_n(&c->held_peak, held, __ATOMIC_RELAXED);
+}
+
+/*
+ * Send the piece built so far; a failure ends the reply (c->send_err).
+ * The pieces of one reply share one read timeout of waiting for the peer
+ * (the time spent building them is not the peer's): a client reading a
+ * little now and then gains nothing from the reply going in pieces.
+ */
+static int out_send_piece(struct conn *c)
+{
+	int64_t t0 = rcs_now_ms();
+	int err = send_by(c->fd, c->out, c->out_len,
+			  t0 + c->server->opt.read_timeout_ms - c->send_waited);
+
+	c->send_waited += rcs_now_ms() - t0;
+	c->out_len = 0;
+	if (err)
+		c->send_err = err;
+	return err;
+}
+
+/* A buffer of at least @need (at most SOCK_PIECE) bytes. */
+static bool out_grow(struct conn *c, size_t need)
 {
 	size_t cap;
 	char *p;
 
-	if (c->out_err || c->out_len + more <= c->out_cap)
-		return;
+	if (need <= c->out_cap)
+		return true;
 	cap = c->out_cap ? c->out_cap : 1024;
-	while (cap < c->out_len + more)
+	while (cap < need)
 		cap *= 2;
 	p = realloc(c->out, cap);
 	if (!p) {
 		c->out_err = -ENOMEM;
-		return;
+		return false;
 	}
 	c->out = p;
 	c->out_cap = cap;
+	sock_held_note(c);
+	return true;
+}
+
+/*
+ * Room for @more (at most SOCK_PIECE) bytes: the piece built so far goes
+ * first when they would take it past SOCK_PIECE, so the buffer never
+ * grows past one piece. The buffer is a whole piece before one is sent:
+ * past that no allocation of the reply can fail and cut a line sent in part.
+ */
+static bool out_room(struct conn *c, size_t more)
+{
+	if (sock_out_failed(c))
+		return false;
+	if (c->out_len + more > SOCK_PIECE && c->out_len &&
+	    (!out_grow(c, SOCK_PIECE) || out_send_piece(c)))
+		return false;
+	return out_grow(c, c->out_len + more);
 }
 
 void sock_out_add(struct conn *c, const char *s, size_t len)
 {
-	out_reserve(c, len);
-	if (c->out_err)
-		return;
-	memcpy(c->out + c->out_len, s, len);
-	c->out_len += len;
+	while (len) {
+		size_t take = len < SOCK_PIECE ? len : SOCK_PIECE;
+
+		if (!out_room(c, take))
+			return;
+		memcpy(c->out + c->out_len, s, take);
+		c->out_len += take;
+		s += take;
+		len -= take;
+	}
 }
 
 void sock_out_fmt(struct conn *c, const char *fmt, ...)
@@ -96,23 +149,45 @@ void sock_out_fmt(struct conn *c, const char *fmt, ...)
 		sock_out_add(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
+/*
+ * Escaped text longer than a piece (a value of up to 1 MiB is up to 4 MiB
+ * escaped) is escaped straight into the buffer a piece at a time.
+ */
 void sock_out_escaped(struct conn *c, const char *s, size_t len, bool spaces)
 {
 	size_t need = sock_escape(s, len, NULL, 0, spaces);
 
-	out_reserve(c, need + 1);
-	if (c->out_err)
+	if (c->out_len + need + 1 <= SOCK_PIECE) {
+		if (!out_room(c, need + 1))
+			return;
+		sock_escape(s, len, c->out + c->out_len, need + 1, spaces);
+		c->out_len += need;
 		return;
-	sock_escape(s, len, c->out + c->out_len, need + 1, spaces);
-	c->out_len += need;
+	}
+	while (len) {
+		size_t used = 0;
+
+		/* The whole piece's room (no send: it ends at SOCK_PIECE exactly). */
+		if (!out_room(c, SOCK_PIECE - c->out_len))
+			return;
+		c->out_len += sock_escape_fit(s, len, c->out + c->out_len, SOCK_PIECE - c->out_len,
+					      spaces, &used);
+		s += used;
+		len -= used;
+		if (len && out_send_piece(c))
+			return;
+	}
 }
 
 /* What socket_conn.h says; the reply is replaced by an error line on ENOMEM. */
 int sock_out_flush(struct conn *c)
 {
-	int64_t deadline = rcs_now_ms() + c->server->opt.read_timeout_ms;
 	int err;
 
+	if (c->send_err) {
+		c->out_len = 0;
+		return c->send_err;
+	}
 	if (c->out_err) {
 		/* Out of memory mid-reply: what was built may be cut; say so instead. */
 		static const char msg[] = "ERR 12 ENOMEM out of memory building the reply\n";
@@ -122,12 +197,29 @@ int sock_out_flush(struct conn *c)
 		sock_out_add(c, msg, sizeof(msg) - 1);
 		if (c->out_err) {
 			c->out_err = 0;
-			return send_by(c->fd, msg, sizeof(msg) - 1, deadline);
+			c->send_waited = 0;
+			return send_by(c->fd, msg, sizeof(msg) - 1,
+				       rcs_now_ms() + c->server->opt.read_timeout_ms);
 		}
 	}
-	err = send_by(c->fd, c->out, c->out_len, deadline);
-	c->out_len = 0;
+	err = c->out_len ? out_send_piece(c) : 0;
+	c->send_waited = 0; /* the next reply's own timeout */
 	return err;
+}
+
+void sock_out_trim(struct conn *c)
+{
+	if (c->out_cap > SOCK_KEEP && !c->out_len) {
+		free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
+	}
+	if (c->val_cap > SOCK_KEEP) {
+		free(c->val);
+		c->val = NULL;
+		c->val_cap = 0;
+	}
+	sock_held_note(c);
 }
 
 /* "ERR <n> <NAME> <path>: <message>\n" */

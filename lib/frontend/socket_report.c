@@ -21,6 +21,7 @@ struct totals {
 	uint64_t requests[SOCK_VERB_COUNT];
 	uint64_t reads;
 	unsigned conns;
+	size_t held, held_peak; /* reply buffers: now (open connections), one's most */
 };
 
 static void sum_counts(struct sysctl_socket *s, struct totals *t)
@@ -29,11 +30,16 @@ static void sum_counts(struct sysctl_socket *s, struct totals *t)
 	memcpy(t->requests, s->requests_done, sizeof(t->requests));
 	t->reads = s->reads_done;
 	t->conns = 0;
+	t->held = 0;
+	t->held_peak = s->held_peak_done;
 	for (struct conn *c = s->conns; c; c = c->next) {
 		for (int v = 0; v < SOCK_VERB_COUNT; v++)
 			t->requests[v] += __atomic_load_n(&c->requests[v], __ATOMIC_RELAXED);
 		t->reads += __atomic_load_n(&c->reads, __ATOMIC_RELAXED);
 		t->conns += !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
+		t->held += __atomic_load_n(&c->held, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&c->held_peak, __ATOMIC_RELAXED) > t->held_peak)
+			t->held_peak = __atomic_load_n(&c->held_peak, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&s->lock);
 }
@@ -56,6 +62,14 @@ static void server_metrics(struct sysctl_socket *s, FILE *f)
 		"# HELP rcustring_socket_connections Control socket connections open.\n"
 		"# TYPE rcustring_socket_connections gauge\n"
 		"rcustring_socket_connections %u\n", t.reads, t.conns);
+	fprintf(f, "# HELP rcustring_socket_reply_buffer_bytes Reply and value buffers the open "
+		"connections hold.\n"
+		"# TYPE rcustring_socket_reply_buffer_bytes gauge\n"
+		"rcustring_socket_reply_buffer_bytes %zu\n"
+		"# HELP rcustring_socket_reply_buffer_peak_bytes The most one connection's reply and "
+		"value buffers held.\n"
+		"# TYPE rcustring_socket_reply_buffer_peak_bytes gauge\n"
+		"rcustring_socket_reply_buffer_peak_bytes %zu\n", t.held, t.held_peak);
 	if (!w || sysctl_tree_get_write_stats(s->tree, w) != 0) {
 		free(w);
 		return;

@@ -86,6 +86,7 @@ static void *conn_main(void *arg)
 
 			if (sock_handle_line(c, c->in, len))
 				break;
+			sock_out_trim(c);
 			memmove(c->in, nl + 1, c->in_len - len - 1);
 			c->in_len -= len + 1;
 			/* Bytes of the next line already in start its clock now. */
@@ -148,6 +149,8 @@ static void reap(struct sysctl_socket *s, bool all)
 				s->requests_done[v] += __atomic_load_n(&c->requests[v],
 								       __ATOMIC_RELAXED);
 			s->reads_done += __atomic_load_n(&c->reads, __ATOMIC_RELAXED);
+			if (__atomic_load_n(&c->held_peak, __ATOMIC_RELAXED) > s->held_peak_done)
+				s->held_peak_done = __atomic_load_n(&c->held_peak, __ATOMIC_RELAXED);
 			*pp = c->next;
 			c->next = done;
 			done = c;

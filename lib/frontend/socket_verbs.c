@@ -47,6 +47,7 @@ static int read_value(struct conn *c, struct sysctl_entry *e, size_t *lenp)
 				return -ENOMEM;
 			c->val = p;
 			c->val_cap = VALUE_START;
+			sock_held_note(c);
 		}
 		len = c->val_cap - 1;
 		err = sysctl_entry_read(e, c->val, &len, &off);
@@ -67,6 +68,7 @@ static int read_value(struct conn *c, struct sysctl_entry *e, size_t *lenp)
 				return -ENOMEM;
 			c->val = p;
 			c->val_cap *= 2;
+			sock_held_note(c);
 		}
 	}
 }
@@ -113,7 +115,7 @@ static void do_set(struct conn *c, const char *path, const char *value, size_t l
 		len = 1;
 	}
 	if (!expected) {
-		/* APPLY: a settings file's value (SYSCTL_ORIGIN_FILE), no runtime write. */
+		/* SET, or APPLY with sock_apply_origin()'s origin. */
 		err = sysctl_set_from(c->server->tree, path, value, len, &c->who, origin);
 	} else {
 		e = sysctl_lookup(c->server->tree, path);
@@ -190,16 +192,25 @@ static int list_one(struct sysctl_entry *e, void *arg)
 	sock_out_escaped(c, path, strlen(path), true);
 	sock_out_add(c, "\n", 1);
 	l->count++;
-	return 0;
+	return sock_out_failed(c);
 }
 
+/*
+ * LIST: sent in pieces as it is built (SOCK_PIECE), as DUMP's lines, so a
+ * tree of 100 000 entries costs one piece per connection, not the text of
+ * the whole listing. An error ends the reply with its ERR line: before the
+ * first entry (no such prefix, no memory for the walk) it is the whole
+ * reply; later (no memory for the reply, the peer gone) the lines before
+ * it are not all.
+ */
 static void do_list(struct conn *c, const char *prefix)
 {
 	struct list_ctx l = { c, 0 };
 	int err = sysctl_walk(c->server->tree, prefix, list_one, &l);
 
 	if (err) {
-		c->out_len = 0; /* drop a partial listing */
+		c->out_len = 0; /* drop the lines not sent yet */
+		c->out_err = 0;
 		sock_reply_tree_err(c, err, prefix);
 	} else {
 		sock_out_fmt(c, "OK %lu\n", l.count);
@@ -209,12 +220,10 @@ static void do_list(struct conn *c, const char *prefix)
 /*
  * DUMP: names and values of every entry the peer may read, in one reply
  * ("VALUE <path> <value>" each, as GET and LIST write them). The walk
- * holds references, not locks, while it runs, so the reply is sent in
- * pieces (DUMP_PIECE) as it grows: the values' text is never held whole.
- * The walk's snapshot still holds one reference per entry, and LIST
- * (do_list) builds its whole reply before sending it.
+ * holds references, not locks, while it runs, and the reply is sent in
+ * pieces (SOCK_PIECE) as it grows: the values' text is never held whole.
+ * The walk's snapshot still holds one reference (a pointer) per entry.
  */
-#define DUMP_PIECE 65536
 
 struct dump_ctx {
 	struct conn *c;
@@ -252,9 +261,7 @@ static int dump_one(struct sysctl_entry *e, void *arg)
 		sock_out_add(c, "\n", 1);
 	}
 	d->count++;
-	if (c->out_err)
-		return c->out_err;
-	return c->out_len >= DUMP_PIECE ? sock_out_flush(c) : 0;
+	return sock_out_failed(c);
 }
 
 static void do_dump(struct conn *c, const char *prefix)
@@ -405,7 +412,7 @@ int sock_handle_line(struct conn *c, const char *line, size_t len)
 	switch (req.verb) {
 	case SOCK_GET: do_get(c, path); break;
 	case SOCK_SET: do_set(c, path, req.value, req.value_len, NULL, SYSCTL_ORIGIN_CLIENT); break;
-	case SOCK_APPLY: do_set(c, path, req.value, req.value_len, NULL, SYSCTL_ORIGIN_FILE); break;
+	case SOCK_APPLY: do_set(c, path, req.value, req.value_len, NULL, sock_apply_origin(c)); break;
 	case SOCK_SETIF:
 		do_set(c, path, req.value, req.value_len, &req.expected, SYSCTL_ORIGIN_CLIENT);
 		break;

@@ -150,6 +150,46 @@ static void test_floods(const char *log)
 	free(st);
 }
 
+/*
+ * A settings file's write with a caller that is not root: the socket never
+ * sends one (a non-root APPLY is that client's write), so the policy refuses
+ * it rather than take it as root's settings, whatever the mode lets the
+ * user write (here everyone may write the entry).
+ */
+static void test_file_from_user(void)
+{
+	static char open_val[64] = "def";
+	static struct ctl_table open_table[] = {
+		{ "val", open_val, sizeof(open_val), 0666, proc_dostring, NULL, NULL, "anyone" },
+	};
+	const struct sysctl_caller nobody = { .uid = 65534, .gid = 65534, .pid = 4242 };
+	struct policy p = { .log_limit = { .interval_s = HOUR } };
+	struct sysctl_table_header *h;
+	struct sysctl_tree *tree = sysctl_tree_new();
+	struct sysctl_entry *e;
+	char why[256] = "";
+	int as_file, as_client, decided;
+
+	if (!tree || sysctl_register_table(tree, "open", open_table, 1, &h) || policy_install(&p, tree) ||
+	    !(e = sysctl_lookup(tree, "open.val"))) {
+		check("set up the second tree", 0, "%s", strerror(errno));
+		exit(1);
+	}
+	as_file = sysctl_set_from(tree, "open.val", "file", 4, &nobody, SYSCTL_ORIGIN_FILE);
+	check("a user's write sent as a settings file's is refused",
+	      as_file == -EACCES && !strcmp(open_val, "def"), "returned %d, the value is %s", as_file,
+	      open_val);
+	decided = policy_decide(&p, e, SYSCTL_ORIGIN_FILE, &nobody, why, sizeof(why));
+	check("the refusal names the uid", decided == -EACCES && strstr(why, "uid 65534"), "%d: %s",
+	      decided, why);
+	as_client = sysctl_set_from(tree, "open.val", "user", 4, &nobody, SYSCTL_ORIGIN_CLIENT);
+	check("the same user's own write is written", as_client == 0 && !strcmp(open_val, "user"),
+	      "returned %d, the value is %s", as_client, open_val);
+	sysctl_entry_put(e);
+	sysctl_unregister_table(h);
+	sysctl_tree_free(tree);
+}
+
 /* The limit alone, on a chosen clock (seconds). */
 static void test_windows(const char *log)
 {
@@ -198,6 +238,7 @@ int main(void)
 	log_init();
 	test_floods(log);
 	test_windows(log);
+	test_file_from_user();
 	if (nfailed) {
 		FILE *f = fopen(log, "r");
 		char line[4096];

@@ -8,6 +8,8 @@
  * feeds is also read as a multi-line request: an MSET or MAPPLY header and
  * its item lines (each a path and a value ending the line), or an MGET or
  * MWATCH whose paths, walked, are as many as counted and lie in the line.
+ * Escaping in pieces (sock_escape_fit(), as long replies are sent) joins
+ * into the escape of the whole.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -69,6 +71,30 @@ static void multi_line(const char *data, size_t size)
 	}
 }
 
+/*
+ * The escape of @in written in pieces of rooms 1, 2, ... 7 bytes, as a
+ * reply sent in pieces writes a long value: the pieces join into @esc (@n
+ * bytes, sock_escape()'s text), no piece past its room, and a piece takes
+ * no input only when the next byte's escape does not fit.
+ */
+static void escape_in_pieces(const char *in, size_t len, const char *esc, size_t n, bool spaces)
+{
+	char piece[8];
+	size_t at = 0, done = 0, room = 1;
+
+	while (done < len) {
+		size_t used = 0, w = sock_escape_fit(in + done, len - done, piece, room, spaces, &used);
+
+		if (w > room || at + w > n || memcmp(esc + at, piece, w) != 0 || (!used && room >= 4))
+			abort();
+		at += w;
+		done += used;
+		room = room % 7 + 1;
+	}
+	if (at != n)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -113,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (sock_unescape(esc, n, back) != (long)size || memcmp(back, line, size) != 0)
 			abort();
+		escape_in_pieces(line, size, esc, n, spaces);
 		free(esc);
 		free(back);
 	}

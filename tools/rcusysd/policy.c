@@ -40,12 +40,19 @@ static int mode_allows(const struct sysctl_entry *e, const struct sysctl_caller 
 }
 
 /*
- * A client may send settings as a file's (APPLY, MAPPLY: rcusysctl -p);
- * only root's are held as root's files. Another uid's is a client write.
+ * A settings file's write with a caller that is not root: the socket
+ * decides a client's origin once (a non-root APPLY is that client's write,
+ * rcustring-socket(7)) and never sends this; refused rather than held as
+ * root's settings or re-decided here, where persistence would not see it.
  */
-static enum sysctl_origin effective_origin(enum sysctl_origin origin, const struct sysctl_caller *who)
+static int file_from_user(enum sysctl_origin origin, const struct sysctl_caller *who, char *why,
+			  size_t size)
 {
-	return origin == SYSCTL_ORIGIN_FILE && who && who->uid != 0 ? SYSCTL_ORIGIN_CLIENT : origin;
+	if (origin != SYSCTL_ORIGIN_FILE || !who || who->uid == 0)
+		return 0;
+	snprintf(why, size, "a settings file's write from uid %u (only root's are settings)",
+		 (unsigned)who->uid);
+	return -EACCES;
 }
 
 /* An entry root executes: root-owned local sources, and the mirror when named and on TLS. */
@@ -85,7 +92,9 @@ int policy_decide(const struct policy *p, const struct sysctl_entry *e, enum sys
 		snprintf(why, size, "a client write without credentials");
 		return -EACCES;
 	}
-	origin = effective_origin(origin, who);
+	err = file_from_user(origin, who, why, size);
+	if (err)
+		return err;
 	err = mode_allows(e, who ? who : &local_root, origin, why, size);
 	if (!err && sysctl_entry_exec(e))
 		err = exec_allows(p, origin, who, why, size);
@@ -100,15 +109,15 @@ int policy_decide(const struct policy *p, const struct sysctl_entry *e, enum sys
 static void refused(struct policy *p, const struct sysctl_entry *e, const struct sysctl_change *ch,
 		    int err, const char *why)
 {
-	enum sysctl_origin from = effective_origin(ch->origin, ch->who);
+	bool user = ch->who && ch->who->uid != 0;
 	unsigned origin = (unsigned)ch->origin < POLICY_ORIGINS ? (unsigned)ch->origin
 								 : POLICY_ORIGINS - 1;
 	char key[LOG_LIMIT_KEY];
 
 	__atomic_add_fetch(&p->refused[origin], 1, __ATOMIC_RELAXED);
-	if (from == SYSCTL_ORIGIN_FILE)
+	if (ch->origin == SYSCTL_ORIGIN_FILE && !user)
 		return; /* root's settings: the reload names the line */
-	if (from == SYSCTL_ORIGIN_CLIENT && ch->who)
+	if ((ch->origin == SYSCTL_ORIGIN_CLIENT || ch->origin == SYSCTL_ORIGIN_FILE) && ch->who)
 		snprintf(key, sizeof(key), "refused writes (%s) of uid %u", err == -EPERM ?
 			 "EPERM" : "EACCES", (unsigned)ch->who->uid);
 	else
