@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The attack tests' shared verdicts and waits, sourced by test_attack.sh and
-# test_trust.sh: each attack either held (the defence worked) or failed,
-# with why; the callers count both in nheld/nfailed and set $nobody.
+# The attack tests' shared verdicts, waits and scratch folder, sourced by
+# tests/attack/test_*.sh: each attack either held (the defence worked) or
+# failed, with why; the callers count both in nheld/nfailed and set $nobody.
 
 held() { echo "held: $1"; nheld=$((nheld + 1)); }
 failed() { echo "failed: $1${2:+ ($2)}"; nfailed=$((nfailed + 1)); }
@@ -23,3 +23,19 @@ wait_for() {
 	done
 }
 alive() { kill -0 "$1" 2>/dev/null; }
+
+# attack_workdir: $dir, a scratch folder the local user can reach (0755: it
+# holds the sockets), and an EXIT trap that kills every pid in $pids, runs
+# attack_extra_cleanup if the test defines one, and removes $dir.
+attack_workdir() {
+	dir=$(mktemp -d) || exit 1
+	chmod 755 "$dir"
+	pids=()
+	trap attack_cleanup EXIT
+}
+attack_cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	if declare -F attack_extra_cleanup >/dev/null; then attack_extra_cleanup; fi
+	rm -rf "$dir"
+}

@@ -24,16 +24,8 @@ if [ -z "$py" ]; then
 	echo "skip: /usr/bin/python3 (the raw protocol client) is not installed"
 	exit 77
 fi
-dir=$(mktemp -d)
-chmod 755 "$dir"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-
 . "$(dirname "$0")/attack_lib.sh"
+attack_workdir
 run=$dir/run
 said_ready() { grep -qF "rcusysd: ready: control socket $run/control.sock," "$dir/d.log" 2>/dev/null; }
 ready_or_gone() { said_ready || ! alive "$pid"; }

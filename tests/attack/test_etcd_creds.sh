@@ -20,15 +20,8 @@ usage="usage: test_etcd_creds.sh RCUSYSD RCUSYSCTL"
 rcusysd=${1:?$usage} cli=${2:?$usage}
 nheld=0 nfailed=0 nobody=65534
 command -v python3 > /dev/null || { echo "skip: python3 (the stand-in for etcd) is missing"; exit 77; }
-dir=$(mktemp -d)
-chmod 755 "$dir"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$dir"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/attack_lib.sh"
+attack_workdir
 
 # The stand-in: answers every POST with {} and logs "PATH AUTHORIZATION";
 # user eve gets a 401 whose error echoes her Authorization header and password.

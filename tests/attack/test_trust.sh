@@ -18,17 +18,11 @@ if [ "$(id -u)" != 0 ]; then
 	echo "skip: the trust matrix needs root (files owned by another user, setpriv)"
 	exit 77
 fi
-dir=$(mktemp -d)
-chmod 755 "$dir"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	for m in "$dir"/*/sys; do mountpoint -q "$m" 2>/dev/null && umount -l "$m"; done
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-
 . "$(dirname "$0")/attack_lib.sh"
+attack_workdir
+attack_extra_cleanup() {
+	for m in "$dir"/*/sys; do mountpoint -q "$m" 2>/dev/null && umount -l "$m"; done
+}
 said_ready() { grep -qF "rcusysd: ready: control socket $2/control.sock," "$1" 2>/dev/null; }
 ready_or_gone() { said_ready "$2" "$3" || ! alive "$1"; }
 # start RUN LOG [rcusysd args...]: sets $pid; 1 if it did not say ready (a hang guard of 20 s).
