@@ -24,29 +24,11 @@
 
 #include "log.h"
 #include "policy.h"
+#include "attack_check.h"
 
 #define FLOOD 10000
 #define HOUR 3600
 
-static int nfailed;
-
-static void check(const char *name, int ok, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void check(const char *name, int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: %s", ok ? "held" : "failed", name);
-	if (!ok) {
-		printf(" (");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf(")");
-	}
-	printf("\n");
-	nfailed += !ok;
-}
 
 /* Lines of the log file @path containing @needle. */
 static unsigned long lines_with(const char *path, const char *needle)

@@ -26,26 +26,8 @@
 #include "sysctl_conf.h"
 
 #include "log.h"
+#include "attack_check.h"
 
-static int nfailed;
-
-static void check(const char *name, int ok, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void check(const char *name, int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: %s", ok ? "held" : "failed", name);
-	if (!ok) {
-		printf(" (");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf(")");
-	}
-	printf("\n");
-	nfailed += !ok;
-}
 
 /* The file's bytes, NUL-terminated; *len without the NUL. */
 static char *slurp(const char *path, size_t *len)

@@ -27,17 +27,11 @@
 
 #include "persist.h"
 #include "store_has.h"
+#include "attack_check.h"
 
 static struct sysctl_tree *tree;
 static struct sysctl_entry *entry;
-static int nfailed;
 
-static void check(const char *name, int ok, const char *why)
-{
-	printf("%s: %s%s%s%s\n", ok ? "held" : "failed", name, ok ? "" : " (", ok ? "" : why,
-	       ok ? "" : ")");
-	nfailed += !ok;
-}
 
 /* The gate: the first call in the mirror's thread waits for the client's change. */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -146,16 +140,16 @@ int main(void)
 	gate_armed = 1;
 	run(&mirror, &client);
 	snprintf(msg, sizeof(msg), "writes returned %d and %d", mirror.err, client.err);
-	check("both writes succeed", !mirror.err && !client.err, msg);
+	check("both writes succeed", !mirror.err && !client.err, "%s", msg);
 	check("the order was forced (the client published while the mirror's thread was held)",
 	      client_published, "the client's change never came");
 	snprintf(msg, sizeof(msg), "state file lacks 'app.v = from-client'");
 	check("a client's write landing with a mirrored one is kept in the state file",
-	      file_has(path, "app.v = from-client\n"), msg);
+	      file_has(path, "app.v = from-client\n"), "%s", msg);
 	snprintf(msg, sizeof(msg), "change 2 seen with origin %d in thread '%s'", (int)seen2_origin,
 		 seen2_thread);
 	check("change 2 is the client's, whichever thread runs its callback",
-	      seen2_origin == SYSCTL_ORIGIN_CLIENT, msg);
+	      seen2_origin == SYSCTL_ORIGIN_CLIENT, "%s", msg);
 	printf("measured: change 2 (the client's) ran its callback in thread '%s'\n", seen2_thread);
 
 	/* Client first, mirror second: etcd holds the key now; the file lets it go. */

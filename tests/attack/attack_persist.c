@@ -18,15 +18,9 @@
 
 #include "persist.h"
 #include "store_has.h"
+#include "attack_check.h"
 
-static int nfailed;
 
-static void check(const char *name, int ok, const char *why)
-{
-	printf("%s: %s%s%s%s\n", ok ? "held" : "failed", name, ok ? "" : " (", ok ? "" : why,
-	       ok ? "" : ")");
-	nfailed += !ok;
-}
 
 /* Stores the bytes written as they are, newlines included (no lock: one writer here). */
 static char raw[256] = "plain";
@@ -86,7 +80,7 @@ int main(void)
 	err = sysctl_set(tree, "app.raw", "two\nlines", 9, &client);
 	snprintf(msg, sizeof(msg), "the write returned %d (%s); the entry holds \"%s\"", err,
 		 err ? strerror(-err) : "acknowledged", raw);
-	check("a value with a newline inside is acknowledged", err == 0, msg);
+	check("a value with a newline inside is acknowledged", err == 0, "%s", msg);
 	check("and kept byte for byte", store_has(path, "app.raw", "two\nlines"),
 	      "the store does not hold \"two\\nlines\"");
 	printf("measured: %s\n", msg);
@@ -96,7 +90,7 @@ int main(void)
 	strcpy(raw, "plain");
 	if (persist_open(tree, path, &p, why, sizeof(why)) || persist_apply(p) || persist_watch(p))
 		return fprintf(stderr, "state file: %s\n", why), 1;
-	check("it comes back exactly after a restart", !strcmp(raw, "two\nlines"), raw);
+	check("it comes back exactly after a restart", !strcmp(raw, "two\nlines"), "%s", raw);
 	persist_close(p);
 	sysctl_unregister_table(h);
 	sysctl_tree_free(tree);
