@@ -29,10 +29,7 @@ tmp=$(mktemp -d)
 daemon=
 cleanup() {
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
-	for i in 1 2 3; do
-		[ -n "${member_pid[$i]:-}" ] && kill "${member_pid[$i]}" 2>/dev/null &&
-			wait "${member_pid[$i]}" 2>/dev/null
-	done
+	stop_members # etcd.sh's
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -21,10 +21,7 @@ if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
 fi
 tmp=$(mktemp -d)
 cleanup() {
-	for i in 1 2 3; do
-		[ -n "${member_pid[$i]:-}" ] && kill "${member_pid[$i]}" 2>/dev/null &&
-			wait "${member_pid[$i]}" 2>/dev/null
-	done
+	stop_members # etcd.sh's
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -189,19 +189,36 @@ static int run_cap(void)
 	return 0;
 }
 
+/* A mirror of an empty tree, its etcd never reached (the tests feed it replies). */
+static int mirror_new(struct sysctl_tree **tree, struct etcd_sync **s)
+{
+	struct etcd_sync_opts so = { .endpoints = "http://127.0.0.1:9", .prefix = PREFIX,
+				     .host = "h", .log = quiet };
+
+	*tree = sysctl_tree_new();
+	if (!*tree || etcd_sync_new(*tree, &so, s)) {
+		printf("FAIL: setup\n");
+		sysctl_tree_free(*tree);
+		return 1;
+	}
+	return 0;
+}
+
+static void mirror_free(struct sysctl_tree *tree, struct etcd_sync *s)
+{
+	etcd_sync_stop(s);
+	sysctl_tree_free(tree);
+}
+
 /* The report queue lowered to 1000: the refusals past it are counted, not queued. */
 static int run_queue(void)
 {
-	struct sysctl_tree *tree = sysctl_tree_new();
-	struct etcd_sync_opts so = { .endpoints = "http://127.0.0.1:9", .prefix = PREFIX,
-				     .host = "h", .log = quiet };
+	struct sysctl_tree *tree;
 	struct etcd_sync_status st;
 	struct etcd_sync *s;
 
-	if (!tree || etcd_sync_new(tree, &so, &s)) {
-		printf("FAIL: setup\n");
+	if (mirror_new(&tree, &s))
 		return 1;
-	}
 	s->queue_max = 1000;
 	put_unnamed(s, 0, 3000);
 	etcd_sync_status(s, &st);
@@ -211,8 +228,7 @@ static int run_queue(void)
 	check(report_queued(s, PREFIX "nx/key0000999", "ENOENT") &&
 	      !report_queued(s, PREFIX "nx/key0001000", "ENOENT"),
 	      "the first 1000 queued, the next not", 0, 1);
-	etcd_sync_stop(s);
-	sysctl_tree_free(tree);
+	mirror_free(tree, s);
 	return 0;
 }
 
@@ -223,24 +239,19 @@ static int run_queue(void)
  */
 static int run_bad_values(void)
 {
-	struct sysctl_tree *tree = sysctl_tree_new();
-	struct etcd_sync_opts so = { .endpoints = "http://127.0.0.1:9", .prefix = PREFIX,
-				     .host = "h", .log = quiet };
+	struct sysctl_tree *tree;
 	struct etcd_sync_status st;
 	struct etcd_sync *s;
 
-	if (!tree || etcd_sync_new(tree, &so, &s)) {
-		printf("FAIL: setup\n");
+	if (mirror_new(&tree, &s))
 		return 1;
-	}
 	s->unnamed_max = 1000;
 	put_unnamed_value(s, 0, 3000, "a\nb");
 	etcd_sync_status(s, &st);
 	check(st.keys == 1000, "keys of values refused before the write stop at the cap",
 	      (long long)st.keys, 1000);
 	check(st.untracked == 2000, "the ones past it counted", (long long)st.untracked, 2000);
-	etcd_sync_stop(s);
-	sysctl_tree_free(tree);
+	mirror_free(tree, s);
 	return 0;
 }
 
