@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Thin wrapper over Meson: installs missing Debian packages, then builds.
 #   make demo    build and run the main job
-#   make check   build and run every test (plain, ASan+UBSan, valgrind, fuzz smoke,
+#   make check   build and run every test (plain, ASan+UBSan but suite 'once', valgrind, fuzz smoke,
 #                the benchmark as a 0.1 s torn-read check: suite 'bench')
 #   make bench   benchmarks (BENCH_SECONDS=N for short runs)
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
@@ -116,7 +116,7 @@ $(ASAN_BUILD)/build.ninja:
 
 check-asan: deps $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
-	meson test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 --no-suite valgrind
+	meson test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 --no-suite valgrind --no-suite once
 
 $(FUZZ_BUILD)/build.ninja:
 	CC=clang meson setup $(FUZZ_BUILD) -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
