@@ -105,8 +105,18 @@ demo: deps-runtime
 	{ tail -n 30 $(BUILD)/demo-build.log; echo "demo: build failed"; exit 1; }
 	@examples/demo.sh $(BUILD)
 
-check: build check-plain check-asan check-fuzz kernel-check
-	@tests/summarize $(BUILD)/meson-logs/testlog.json $(ASAN_BUILD)/meson-logs/testlog.json
+# The plain and ASan+UBSan suites and the fuzz smoke run two at a time
+# (make -j2): most tests wait on processes, sockets and etcd, so one suite
+# alone leaves a CPU idle. Each part's output is printed whole when it ends
+# (--output-sync); every part runs even when one fails, then the kernel
+# part, and the closing line counts both suites.
+check: build
+	@echo "check: the plain and ASan+UBSan suites and the fuzz smoke run two at a time; each one's output follows when it ends"
+	@st=0; \
+	$(MAKE) --no-print-directory -k -j2 --output-sync=target check-plain check-asan check-fuzz || st=1; \
+	$(MAKE) --no-print-directory kernel-check || st=1; \
+	tests/summarize $(BUILD)/meson-logs/testlog.json $(ASAN_BUILD)/meson-logs/testlog.json || st=1; \
+	exit $$st
 
 check-plain: build
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2
