@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Thin wrapper over Meson: installs missing Debian packages, then builds.
 #   make demo    build and run the main job
-#   make check   build and run every test (plain, ASan+UBSan, valgrind, fuzz smoke,
+#   make check   build and run every test (plain, ASan+UBSan but suite 'once', valgrind, fuzz smoke,
 #                the benchmark as a 0.1 s torn-read check: suite 'bench')
 #   make bench   benchmarks (BENCH_SECONDS=N for short runs)
 #   make fuzz    longer fuzzing runs (FUZZ_SECONDS=N per target)
@@ -105,8 +105,18 @@ demo: deps-runtime
 	{ tail -n 30 $(BUILD)/demo-build.log; echo "demo: build failed"; exit 1; }
 	@examples/demo.sh $(BUILD)
 
-check: build check-plain check-asan check-fuzz kernel-check
-	@tests/summarize $(BUILD)/meson-logs/testlog.json $(ASAN_BUILD)/meson-logs/testlog.json
+# The plain and ASan+UBSan suites and the fuzz smoke run two at a time
+# (make -j2): most tests wait on processes, sockets and etcd, so one suite
+# alone leaves a CPU idle. Each part's output is printed whole when it ends
+# (--output-sync); every part runs even when one fails, then the kernel
+# part, and the closing line counts both suites.
+check: build
+	@echo "check: the plain and ASan+UBSan suites and the fuzz smoke run two at a time; each one's output follows when it ends"
+	@st=0; \
+	$(MAKE) --no-print-directory -k -j2 --output-sync=target check-plain check-asan check-fuzz || st=1; \
+	$(MAKE) --no-print-directory kernel-check || st=1; \
+	tests/summarize $(BUILD)/meson-logs/testlog.json $(ASAN_BUILD)/meson-logs/testlog.json || st=1; \
+	exit $$st
 
 check-plain: build
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2
@@ -116,7 +126,7 @@ $(ASAN_BUILD)/build.ninja:
 
 check-asan: deps $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
-	meson test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 --no-suite valgrind
+	meson test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 --no-suite valgrind --no-suite once
 
 $(FUZZ_BUILD)/build.ninja:
 	CC=clang meson setup $(FUZZ_BUILD) -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
