@@ -40,6 +40,7 @@ struct fault {
 	int at, err, seen;
 	bool armed, hit, short_done;
 	bool chain; /* and the truncate that cuts the refused batch off fails too */
+	bool slow_fsync; /* each fsync takes 2 ms, as a disk's does (tmpfs: ~0) */
 };
 
 static struct fault fault = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -81,7 +82,11 @@ static ssize_t f_pwrite(void *arg, int fd, const void *buf, size_t len, off_t of
 static int f_fsync(void *arg, int fd)
 {
 	(void)arg;
-	return trip(C_FSYNC) ? -1 : fdatasync(fd);
+	if (trip(C_FSYNC))
+		return -1;
+	if (fault.slow_fsync)
+		usleep(2000); /* writers that come meanwhile wait to join the next batch */
+	return fdatasync(fd);
 }
 
 static int f_rename(void *arg, int dirfd, const char *from, const char *to)
@@ -261,7 +266,7 @@ static void threads_fault(const char *dir)
 		return;
 	pthread_mutex_lock(&fault.lock);
 	fault = (struct fault){ .lock = fault.lock, .kind = C_FSYNC, .at = 20, .err = EIO,
-				.armed = true };
+				.armed = true, .slow_fsync = true };
 	pthread_mutex_unlock(&fault.lock);
 	for (int i = 0; i < NTHREADS; i++) {
 		w[i] = (struct writer){ .l = &l, .k = i };
