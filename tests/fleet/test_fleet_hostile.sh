@@ -219,6 +219,10 @@ check "host alive" alive "$(alive)"
 # comes meanwhile: the queued refusal is put once more before the exit.
 # Then the same with that last put never answered: the stop still ends.
 swap_status=$(b64 /rcustring-status/web/h/vm/swappiness) round=0
+# Its 1 s flush and the exit; AddressSanitizer's shutdown alone took 1.5 s at load 15.
+sanitized=$(grep -ao __asan_init "$host_bin" | head -1)
+stop_bound=4000
+[ -n "$sanitized" ] && stop_bound=10000
 for last in '{"body": "{\"header\":{\"revision\":\"11\"}}"}' '{"hang": true}'; do
 	cat > "$tmp/s7.json" <<EOF
 {"/v3/kv/range": [{"body": $(jstr "$(range_one vm/swappiness 1000 5)")}],
@@ -238,7 +242,7 @@ EOF
 	check "the host stopped cleanly ($last)" 0 "$rc"
 	check "the stop put the queued status key ($last)" 2 \
 		"$(grep -c "^body /v3/kv/txn .*$swap_status" "$tmp/requests")"
-	check "the stop took under 4 s ($last; took $took ms)" 1 "$([ "$took" -lt 4000 ] && echo 1)"
+	check "the stop took under $stop_bound ms ($last; took $took ms)" 1 "$([ "$took" -lt "$stop_bound" ] && echo 1)"
 	if [ "$last" = '{"hang": true}' ]; then
 		check "what the stop could not write is logged" 1 \
 			"$(grep -c 'not written to etcd at the stop' "$tmp/h.err")"
@@ -252,7 +256,6 @@ done
 # took a daemon to 538 MB). The kvs and events all set kernel.modprobe, so
 # that the memory measured is the decoding's, not per-key state.
 hwm() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$host_pid/status"; } # kB
-sanitized=$(grep -ao __asan_init "$host_bin" | head -1)
 big() { # FILE KIND(range|watch) MIB: a scenario with one reply of about MIB MiB
 	python3 - "$@" "$P" <<'PY'
 import base64, json, sys
@@ -297,13 +300,18 @@ for kind in range watch; do
 done
 # A stop while a message of 24 MiB is being applied ends within a second:
 # the events are handed on in chunks, and the stop is asked between them.
+# The host is frozen as soon as it has applied some (it applies all of them
+# in about 0.6 s), so that the stop comes before the message's end however
+# late this shell runs; the time is taken from the TERM, without a fork.
 read -r bytes last < <(big "$tmp/s8.json" watch 24)
 start "$tmp/s8.json"
 for _ in $(seq $guard); do [ "$(get etcd.applied)" -gt 1 ] 2>/dev/null && break; sleep 0.05; done
-t0=$(date +%s%3N)
-kill "$host_pid"
+kill -STOP "$host_pid"
+t0=${EPOCHREALTIME/./}
+kill -TERM "$host_pid"
+kill -CONT "$host_pid"
 wait "$host_pid"
-rc=$? took=$(($(date +%s%3N) - t0))
+rc=$? took=$(((${EPOCHREALTIME/./} - t0) / 1000))
 host_pid=
 check "a stop during a message of $bytes bytes: clean" 0 "$rc"
 # The cut below is the count that proves it; the second is a bound for the
