@@ -45,7 +45,7 @@ static void gate(struct sysctl_entry *e, const struct sysctl_change *ch, void *a
 	if (gate_armed && !strcmp(thread_name, "mirror")) {
 		gate_armed = 0;
 		/* Hang guard: a client that never publishes fails the check, not the run. */
-		for (int i = 0; i < 200 && sysctl_entry_changes(e) < 2; i++) {
+		for (int i = 0; i < 3000 && sysctl_entry_changes(e) < 2; i++) {
 			pthread_mutex_unlock(&gate_lock);
 			usleep(10000);
 			pthread_mutex_lock(&gate_lock);

@@ -41,7 +41,7 @@ case "${INSIDE_NS:-}" in
 	mnt=$(mktemp -d)
 	"$fixture" "$mnt" &
 	pid=$!
-	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
+	for _ in $(seq 600); do mountpoint -q "$mnt" && break; sleep 0.05; done
 	if ! mountpoint -q "$mnt"; then
 		echo "FAIL: fixture did not mount $mnt"
 		kill "$pid" 2>/dev/null

@@ -88,7 +88,7 @@ chmod 755 "$dir/crash" "$dir/core-helper"
 "$rcusysd" --no-fuse --no-persist --log-level debug -d "$dir/run" -t "$dir/tunables.conf" \
 	-c "$dir/settings.conf" 2> "$dir/log" &
 pid=$!
-for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
+for _ in $(seq 600); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
 S=(--socket "$dir/run/control.sock")
 check "declared string" "hello world" "$("$cli" "${S[@]}" -n app.greeting)"
 # app.workers = 8, then app.workers = 99: as in systemd-sysctl, the later line replaces the earlier.
@@ -167,7 +167,7 @@ check "journal priority prefix under systemd" "<3>rcusysd: $dir/bad.conf:1: kern
 # Helper calls are debug lines, not shown at the default level.
 "$rcusysd" --no-fuse --no-persist -d "$dir/run" 2> "$dir/log2" &
 pid=$!
-for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
+for _ in $(seq 600); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
 "$cli" "${S[@]}" -q -w kernel.modprobe=/bin/true
 check "helper call at the default level" "OK 0" "$("$rcusysd" -d "$dir/run" -e "MODULE foo")"
 kill -TERM "$pid"
@@ -183,7 +183,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		"$rcusysd" --no-fuse --no-persist -d "$dir/run" -t "$dir/tunables.conf" \
 			${owner:+--owner "$owner"} 2> "$dir/log3" &
 		pid=$!
-		for _ in $(seq 100); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
+		for _ in $(seq 600); do [ -S "$dir/run/events.sock" ] && break; sleep 0.05; done
 		if [ -n "$owner" ]; then
 			check "--owner: the owner writes a 0644 entry" "app.workers = 5" "$(as_nobody -w app.workers=5)"
 			check "--owner: the owner reads a 0600 entry" "0" "$(as_nobody -n app.secret)"
@@ -205,7 +205,7 @@ python3 -c 'import socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); print("up", flush=True)
 time.sleep(30)' "$dir/run2/events.sock" > "$dir/listener.out" &
 listener=$!
-for _ in $(seq 100); do grep -q up "$dir/listener.out" && break; sleep 0.05; done
+for _ in $(seq 600); do grep -q up "$dir/listener.out" && break; sleep 0.05; done
 check "a live events socket is not taken over" \
 	"err rcusysd: cannot serve $dir/run2/events.sock: Address already in use (another rcusysd is serving this run directory)
 rc=1" "$(timeout 20 "$rcusysd" --no-fuse --no-persist -d "$dir/run2" 2>&1 | untime | grep -v '^info'
