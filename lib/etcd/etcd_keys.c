@@ -437,7 +437,10 @@ void etcd_apply_finish(struct etcd_sync *s, struct etcd_pending *p, bool resync)
 	k->mod_revision = kv->mod_revision;
 	k->refused = err < 0 ? err : 0;
 	set_unnamed(s, k, unnamed);
-	held = err >= 0 ? hold(s, p->path) : 0;
+	/* Once in the held set, always: a re-read of 100 000 keys skips 100 000 lookups. */
+	held = err >= 0 && !k->held ? hold(s, p->path) : 0;
+	if (err >= 0 && !held)
+		k->held = true;
 	pthread_mutex_unlock(&s->lock);
 	if (held)
 		etcd_say(s, "out of memory: a settings file read again may overwrite %s", p->path);

@@ -40,6 +40,7 @@ struct key_state {
 	bool queued : 1;        /* in the report queue */
 	bool sending : 1;       /* in a batch being written (the reporter holds it) */
 	bool unnamed : 1;       /* names no entry (counted in n_unnamed) */
+	bool held : 1;          /* its entry is in the held set (which never shrinks) */
 	char *report;           /* JSON to put, or NULL to delete */
 	struct key_state *qnext;
 	char key[];             /* NUL-free, checked by etcd_key_check() */
