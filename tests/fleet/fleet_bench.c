@@ -44,8 +44,8 @@
  * own). --read-stall runs that part alone, with no etcd. --read-stall-test
  * MS is its test (make check): one write phase; it fails unless the puts
  * waited at least 2 s (else it proves nothing) and each entry was read
- * meanwhile, and it fails if a read of either entry slept or took MS
- * milliseconds or more.
+ * meanwhile, and it fails if a read of either entry slept, took MS
+ * milliseconds or more with no context switch, or 4 * MS in all.
  * Prints
  *   summary {fleet_propagation,etcdctl_watch,gateway_watch,fleet_applied,put_reply}_{p50,p99}_ms X
  *   summary fleet_vs_etcdctl_watch_p50 X     (target <= 1.1)
@@ -588,8 +588,16 @@ static int stall_test(struct stall *st, double limit)
 		fail = failed("an entry was not read");
 	if (st->t[0].sleeps || st->t[1].sleeps)
 		fail = failed("a read slept (waited) during a write-through");
-	if (all.wall_max >= limit) {
-		printf("FAIL: a read took %.3f ms, at least %.0f\n", all.wall_max, limit);
+	/* A read's own time is a quiet one's; a preempted read also holds the
+	 * time the scheduler gave away (1 043 ms was seen under make check's
+	 * load), so its bound is 4 times that, still under the put's 5 s. */
+	if (all.quiet_max >= limit) {
+		printf("FAIL: a read no context switch interrupted took %.3f ms, at least %.0f\n",
+		       all.quiet_max, limit);
+		fail = 1;
+	}
+	if (all.wall_max >= 4 * limit) {
+		printf("FAIL: a read took %.3f ms, at least %.0f\n", all.wall_max, 4 * limit);
 		fail = 1;
 	}
 	return fail;

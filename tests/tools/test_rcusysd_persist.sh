@@ -36,6 +36,7 @@ check "no state file yet: the default" "initial" "$("$cli" "${S[@]}" -n app.s)"
 expected_prev=initial
 n=0 bad=0 empty=0 acked_total=0
 for round in $(seq "$rounds"); do
+	last_day=$(date -u +%Y-%m-%d)
 	rm -f "$dir/acked" "$dir/attempt"
 	(
 		while :; do
@@ -77,7 +78,10 @@ check "every restart held the last acknowledged value (or the one in flight), wh
 check "the state file was never empty" "0" "$empty"
 check "writes were acknowledged before each kill" "$rounds" "$acked_total"
 check "rcusysctl --kept lists the kept value" "app.s = $("$cli" "${S[@]}" -n app.s)" "$(kept | cut -f1)"
-check "with its origin and time" "# client, $(date -u +%Y-%m-%d)" "$(kept | cut -f2 | cut -c1-20)"
+# The day it was written: the last round's, or the next (a run over midnight).
+stamp=$(kept | cut -f2 | cut -c1-20)
+[ "$stamp" = "# client, $(date -u +%Y-%m-%d)" ] && day=$(date -u +%Y-%m-%d) || day=$last_day
+check "with its origin and time" "# client, $day" "$stamp"
 check "a killed daemon's temporary file is removed at start (the lock stays)" ".state.conf.lock state.conf" \
 	"$(ls -A "$dir/state" | tr '\n' ' ' | sed 's/ $//')"
 kill -TERM "$pid"
