@@ -207,6 +207,8 @@ struct flip {
 	const char *a, *b;
 	atomic_bool stop;
 	atomic_int done;   /* calls completed */
+	atomic_int phase;  /* the flipper's phases so far */
+	atomic_int parked; /* workers waiting before their last call */
 	atomic_int writes; /* values written by the flipper */
 	int (*call)(int worker, int i);
 	atomic_int errors;
@@ -220,9 +222,12 @@ static struct flip flip;
  * churn, hold b, churn. A hold writes one value over and over (a new buffer
  * each time, the old one retired under the readers) until WORKERS + 1 calls
  * completed, so at least one call started and finished within it: both
- * values are surely used, with no timing involved. A churn alternates a and
- * b at every write, so that reads land on changes and a consumer that reads
- * the value twice (a test, then a use) stitches the two together.
+ * values are surely used, with no timing involved. A flipper that gets no
+ * CPU while the calls run (a loaded machine) would leave b unused, so the
+ * workers wait before their last call until it reached hold b, and once all
+ * wait, it moves on at once. A churn alternates a and b at every write, so
+ * that reads land on changes and a consumer that reads the value twice (a
+ * test, then a use) stitches the two together.
  */
 static void *flipper(void *arg)
 {
@@ -233,7 +238,8 @@ static void *flipper(void *arg)
 	while (!atomic_load(&flip.stop)) {
 		const char *v;
 
-		if (atomic_load(&flip.done) >= mark + WORKERS + 1) {
+		if (atomic_load(&flip.done) >= mark + WORKERS + 1 ||
+		    (atomic_load(&flip.parked) == WORKERS && phase < 2)) {
 			phase++;
 			mark = atomic_load(&flip.done);
 		}
@@ -247,6 +253,7 @@ static void *flipper(void *arg)
 			v = "\n";
 		if (sysctl_set(tree, flip.path, v, strlen(v), NULL))
 			atomic_fetch_add(&flip.errors, 1);
+		atomic_store(&flip.phase, (int)phase); /* after its value is in */
 		atomic_fetch_add(&flip.writes, 1);
 		sched_yield();
 	}
@@ -258,6 +265,12 @@ static void *worker(void *arg)
 	int w = (int)(long)arg, i, ret;
 
 	for (i = 0; i < CALLS; i++) {
+		if (i == CALLS - 1) { /* hang guard 30 s: then check_log() says b was not used */
+			atomic_fetch_add(&flip.parked, 1);
+			for (int t = 0; t < 30000 && atomic_load(&flip.phase) < 2; t++)
+				usleep(1000);
+			atomic_fetch_sub(&flip.parked, 1);
+		}
 		ret = flip.call(w, i);
 		if (ret != 0) {
 			flip.last_error = ret;
@@ -281,6 +294,8 @@ static void run_flipped(const char *path, const char *a, const char *b, int (*ca
 	atomic_store(&flip.stop, false);
 	atomic_store(&flip.errors, 0);
 	atomic_store(&flip.done, 0);
+	atomic_store(&flip.phase, 0);
+	atomic_store(&flip.parked, 0);
 	atomic_store(&flip.writes, 0);
 	assert_int_equal(pthread_create(&f, NULL, flipper, NULL), 0);
 	for (i = 0; i < WORKERS; i++)
