@@ -411,7 +411,7 @@ void etcd_apply_finish(struct etcd_sync *s, struct etcd_pending *p, bool resync)
 {
 	const struct etcd_kv *kv = p->kv;
 	struct key_state *k = p->k;
-	int err = p->err, held;
+	int err = p->err, no_room = 0;
 	/* Only the write tells -ENOENT; a value refused before it (a newline
 	 * inside, undecodable) says nothing of the entry: look, or such values
 	 * would take keys naming no entry past ETCD_UNNAMED_MAX. */
@@ -437,12 +437,13 @@ void etcd_apply_finish(struct etcd_sync *s, struct etcd_pending *p, bool resync)
 	k->mod_revision = kv->mod_revision;
 	k->refused = err < 0 ? err : 0;
 	set_unnamed(s, k, unnamed);
-	/* Once in the held set, always: a re-read of 100 000 keys skips 100 000 lookups. */
-	held = err >= 0 && !k->held ? hold(s, p->path) : 0;
-	if (err >= 0 && !held)
-		k->held = true;
+	/* Once in the held set, always: a re-read of 100 000 keys skips 100 000 searches. */
+	if (err >= 0 && !k->held) {
+		no_room = hold(s, p->path);
+		k->held = !no_room;
+	}
 	pthread_mutex_unlock(&s->lock);
-	if (held)
+	if (no_room)
 		etcd_say(s, "out of memory: a settings file read again may overwrite %s", p->path);
 }
 
